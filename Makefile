@@ -1,0 +1,36 @@
+# Strata — top-level commands. `make demo` and `make test` work on a fresh Debian 12 machine:
+# both install what is missing (scripts/setup.sh), configure and build first.
+SHELL := /bin/bash
+BUILD ?= build
+JOBS ?= $(shell nproc)
+VENV := .venv
+PY := $(VENV)/bin/python
+# Open MPI refuses to run as root without these; harmless otherwise.
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+.PHONY: all setup build test unit-test mpi-test python-test demo bench clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	$(PY) -m pytest -q tests/python
+
+demo: build
+	$(PY) bench/compare_backends.py --preset demo
+
+bench: build
+	$(PY) bench/compare_backends.py --preset bench
+
+clean:
+	rm -rf $(BUILD) demo-output bench-output

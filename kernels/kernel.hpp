@@ -1,0 +1,39 @@
+// The kernel interface: a kernel is a Decomposition plus its options.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "common/options.hpp"
+#include "decomp/decomposition.hpp"
+
+namespace strata {
+
+struct KernelSetup {
+  Decomposition decomposition;  // this rank's part
+  nlohmann::json params;        // the kernel's parameters as they were resolved
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual std::string name() const = 0;
+  virtual std::string summary() const = 0;
+  virtual void add_options(OptionSet& options) const = 0;
+  // Builds rank `rank`'s decomposition of `ranks`. Pure: depends only on the options and the
+  // two numbers, so a serial reference writer can build every rank's part. Throws a usage
+  // Error for bad parameters.
+  virtual KernelSetup build(const OptionSet& options, int rank, int ranks) const = 0;
+};
+
+const std::vector<const Kernel*>& kernel_list();
+// Throws a usage Error naming the available kernels.
+const Kernel& find_kernel(const std::string& name);
+
+// Shared option readers for kernels: a positive size with units, a positive count, the seed.
+uint64_t positive_size_option(const OptionSet& o, const std::string& name);
+uint64_t positive_count_option(const OptionSet& o, const std::string& name);
+
+}  // namespace strata

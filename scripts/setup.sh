@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Install what Strata needs to build and test: Debian packages and a Python venv.
+# Idempotent: when everything is present it only checks and returns (well under a second
+# for the packages; the venv is rebuilt only when python/requirements.txt changes).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libopenmpi-dev openmpi-bin
+  libhdf5-openmpi-dev hdf5-tools
+  libpnetcdf-dev pnetcdf-bin
+  libhwloc-dev hwloc
+  nlohmann-json3-dev
+  libgtest-dev
+  python3-venv
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python venv for the harness and the Python tests, from pinned requirements.
+venv="$here/.venv"
+req="$here/python/requirements.txt"
+stamp="$venv/.requirements.sha256"
+if [ -f "$req" ]; then
+  want=$(sha256sum "$req" | cut -d' ' -f1)
+  have=$(cat "$stamp" 2>/dev/null || true)
+  if [ ! -x "$venv/bin/python" ] || [ "$want" != "$have" ]; then
+    echo "setup: creating Python venv in .venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip >/dev/null
+    "$venv/bin/pip" install -q -r "$req"
+    if [ -f "$here/python/pyproject.toml" ]; then
+      "$venv/bin/pip" install -q -e "$here/python" >/dev/null
+    fi
+    echo "$want" > "$stamp"
+  fi
+fi

@@ -1,0 +1,304 @@
+// hdf5: parallel HDF5 through the MPI-IO driver. One dataset per variable (contiguous layout,
+// early allocation, no fill), collective H5Dwrite/H5Dread of a hyperslab selection: the OR of
+// the rank's blocks, or, when a transfer size splits the data into steps, the boxes of each
+// step's runs. Memory is the rank's data in file order, as HDF5 iterates a selection.
+#include <hdf5.h>
+
+#include <optional>
+#include <vector>
+
+#include "backends/backend_factories.hpp"
+#include "backends/hints_in_effect.hpp"
+#include "backends/transfer_steps.hpp"
+#include "common/error.hpp"
+
+namespace strata {
+
+namespace {
+
+// The innermost message on HDF5's error stack.
+herr_t collect_error(unsigned, const H5E_error2_t* e, void* out) {
+  auto* text = static_cast<std::string*>(out);
+  if (e->desc != nullptr && *e->desc != '\0') *text = e->desc;
+  return 0;
+}
+
+[[noreturn]] void throw_hdf5(const std::string& what) {
+  std::string detail;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_error, &detail);
+  H5Eclear2(H5E_DEFAULT);
+  throw_runtime(what + (detail.empty() ? std::string() : ": " + detail));
+}
+
+hid_t check_id(hid_t id, const std::string& what) {
+  if (id < 0) throw_hdf5(what);
+  return id;
+}
+
+void check_status(herr_t rc, const std::string& what) {
+  if (rc < 0) throw_hdf5(what);
+}
+
+// Owns any HDF5 identifier.
+class H5Id {
+ public:
+  H5Id() = default;
+  explicit H5Id(hid_t id) : id_(id) {}
+  ~H5Id() { reset(); }
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  H5Id(H5Id&& o) noexcept : id_(o.id_) { o.id_ = H5I_INVALID_HID; }
+  H5Id& operator=(H5Id&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = o.id_;
+      o.id_ = H5I_INVALID_HID;
+    }
+    return *this;
+  }
+  hid_t get() const { return id_; }
+  hid_t release() {
+    hid_t id = id_;
+    id_ = H5I_INVALID_HID;
+    return id;
+  }
+  void reset() {
+    if (id_ >= 0) H5Idec_ref(id_);
+    id_ = H5I_INVALID_HID;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+hid_t memory_type(ElemType t) {
+  switch (t) {
+    case ElemType::u8: return H5T_NATIVE_UINT8;
+    case ElemType::i32: return H5T_NATIVE_INT32;
+    case ElemType::i64: return H5T_NATIVE_INT64;
+    case ElemType::u64: return H5T_NATIVE_UINT64;
+    case ElemType::f32: return H5T_NATIVE_FLOAT;
+    case ElemType::f64: return H5T_NATIVE_DOUBLE;
+  }
+  return H5T_NATIVE_UINT8;
+}
+
+hid_t file_type(ElemType t) {
+  switch (t) {
+    case ElemType::u8: return H5T_STD_U8LE;
+    case ElemType::i32: return H5T_STD_I32LE;
+    case ElemType::i64: return H5T_STD_I64LE;
+    case ElemType::u64: return H5T_STD_U64LE;
+    case ElemType::f32: return H5T_IEEE_F32LE;
+    case ElemType::f64: return H5T_IEEE_F64LE;
+  }
+  return H5T_STD_U8LE;
+}
+
+class Hdf5Backend final : public Backend {
+ public:
+  Hdf5Backend(const BackendContext& ctx, const Decomposition& d, const Target& t) : ctx_(ctx), d_(d), t_(t) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become messages, not stack dumps
+  }
+  ~Hdf5Backend() override {
+    datasets_.clear();
+    if (file_.get() >= 0) H5Fclose(file_.release());
+  }
+
+  std::string name() const override { return "hdf5"; }
+
+  void open(Access access) override {
+    access_ = access;
+    H5Id fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
+    MpiInfo info(ctx_.hints);
+    check_status(H5Pset_fapl_mpio(fapl.get(), ctx_.comm, info.get()), "H5Pset_fapl_mpio");
+    check_status(H5Pset_all_coll_metadata_ops(fapl.get(), true), "H5Pset_all_coll_metadata_ops");
+    check_status(H5Pset_coll_metadata_write(fapl.get(), true), "H5Pset_coll_metadata_write");
+    Hints printed, from_info;
+    RomioHintCapture capture(ctx_.io_component == "romio");
+    if (access == Access::write) {
+      file_ = H5Id(check_id(H5Fcreate(t_.path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                            "cannot create HDF5 file \"" + t_.path + "\""));
+      H5Id dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"));
+      check_status(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+      check_status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+      check_status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+      for (const Variable& v : d_.variables) {
+        std::vector<hsize_t> dims(v.shape.begin(), v.shape.end());
+        H5Id space(check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), "H5Screate_simple"));
+        if (printed.empty()) printed = capture.finish();
+        datasets_.emplace_back(check_id(H5Dcreate2(file_.get(), v.name.c_str(), file_type(v.type), space.get(),
+                                                   H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                                        "cannot create dataset \"" + v.name + "\" in \"" + t_.path + "\""));
+      }
+    } else {
+      file_ = H5Id(check_id(H5Fopen(t_.path.c_str(), H5F_ACC_RDONLY, fapl.get()),
+                            "cannot open HDF5 file \"" + t_.path + "\" for reading"));
+      printed = capture.finish();
+      for (const Variable& v : d_.variables) {
+        if (H5Lexists(file_.get(), v.name.c_str(), H5P_DEFAULT) <= 0) {
+          throw_runtime("HDF5 file \"" + t_.path + "\" has no dataset \"" + v.name + "\"");
+        }
+        H5Id ds(check_id(H5Dopen2(file_.get(), v.name.c_str(), H5P_DEFAULT), "cannot open dataset \"" + v.name + "\""));
+        check_shape(ds.get(), v);
+        datasets_.push_back(std::move(ds));
+      }
+    }
+    printed = printed.empty() ? capture.finish() : printed;
+    hid_t driver_fapl = H5Fget_access_plist(file_.get());
+    void* handle = nullptr;
+    if (driver_fapl >= 0 && H5Fget_vfd_handle(file_.get(), driver_fapl, &handle) >= 0 && handle != nullptr) {
+      mpi_file_ = *static_cast<MPI_File*>(handle);
+      MPI_Info got = MPI_INFO_NULL;
+      if (MPI_File_get_info(mpi_file_, &got) == MPI_SUCCESS) from_info = MpiInfo(got).entries();
+    }
+    in_effect_ = effective_hints(ctx_.io_component, from_info, printed);
+    if (driver_fapl >= 0) H5Pclose(driver_fapl);
+  }
+
+  void transfer(Access access, std::byte* buffer) override {
+    requests_ = 0;
+    FileOrderBuffer stream(d_, buffer, access);
+    const TransferSteps steps = transfer_steps(ctx_.comm, d_);
+    H5Id dxpl(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"));
+    check_status(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+    std::optional<Error> failure;  // every rank makes every collective call, then reports
+    std::byte dummy[8] = {};
+    for (uint64_t s = 0; s < steps.count; ++s) {
+      std::vector<Extent> step_extents =
+          steps.count == 1 ? stream.extents()
+                           : clip_to_memory(d_, stream.extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes);
+      for (size_t v = 0; v < d_.variables.size(); ++v) {
+        const Variable& var = d_.variables[v];
+        uint64_t n = 0;
+        std::byte* first = nullptr;
+        for (const Extent& e : step_extents) {
+          if (e.var != static_cast<int>(v)) continue;
+          if (first == nullptr) first = stream.data() + e.mem_offset;
+          n += e.elems;
+        }
+        try {
+          H5Id filespace(check_id(H5Dget_space(datasets_[v].get()), "H5Dget_space"));
+          if (n == 0) {
+            check_status(H5Sselect_none(filespace.get()), "H5Sselect_none");
+          } else if (steps.count == 1) {
+            select_blocks(filespace.get(), static_cast<int>(v));
+          } else {
+            select_boxes(filespace.get(), var, step_extents, static_cast<int>(v));
+          }
+          hsize_t mem_n = n == 0 ? 1 : n;
+          H5Id memspace(check_id(H5Screate_simple(1, &mem_n, nullptr), "H5Screate_simple"));
+          if (n == 0) check_status(H5Sselect_none(memspace.get()), "H5Sselect_none");
+          void* ptr = first != nullptr ? static_cast<void*>(first) : static_cast<void*>(dummy);
+          herr_t rc = access == Access::write
+                          ? H5Dwrite(datasets_[v].get(), memory_type(var.type), memspace.get(), filespace.get(),
+                                     dxpl.get(), ptr)
+                          : H5Dread(datasets_[v].get(), memory_type(var.type), memspace.get(), filespace.get(),
+                                    dxpl.get(), ptr);
+          ++requests_;
+          check_status(rc, std::string(access == Access::write ? "H5Dwrite" : "H5Dread") + " of dataset \"" +
+                               var.name + "\" in \"" + t_.path + "\" failed");
+        } catch (const Error& e) {
+          if (!failure) failure = e;
+        }
+      }
+    }
+    if (failure) throw *failure;
+    if (access == Access::read) stream.finish_read();
+  }
+
+  void close() override {
+    datasets_.clear();
+    if (file_.get() < 0) return;
+    std::optional<Error> failure;
+    if (ctx_.fsync && access_ == Access::write) {
+      if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
+        try {
+          throw_hdf5("H5Fflush of \"" + t_.path + "\" failed");
+        } catch (const Error& e) {
+          failure = e;
+        }
+      }
+      if (mpi_file_ != MPI_FILE_NULL) {
+        int rc = MPI_File_sync(mpi_file_);
+        if (rc != MPI_SUCCESS && !failure) failure = Error(ErrorKind::runtime, "MPI_File_sync of \"" + t_.path + "\" failed");
+      }
+    }
+    mpi_file_ = MPI_FILE_NULL;
+    herr_t rc = H5Fclose(file_.release());
+    if (failure) throw *failure;
+    if (rc < 0) throw_hdf5("H5Fclose of \"" + t_.path + "\" failed");
+  }
+
+  Hints hints_in_effect() const override { return in_effect_; }
+  uint64_t requests() const override { return requests_; }
+
+ private:
+  void check_shape(hid_t ds, const Variable& v) const {
+    H5Id space(check_id(H5Dget_space(ds), "H5Dget_space"));
+    int nd = H5Sget_simple_extent_ndims(space.get());
+    std::vector<hsize_t> dims(static_cast<size_t>(nd > 0 ? nd : 0));
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    std::vector<uint64_t> got(dims.begin(), dims.end());
+    if (got != v.shape) {
+      std::string want_s, got_s;
+      for (auto x : v.shape) want_s += (want_s.empty() ? "" : "x") + std::to_string(x);
+      for (auto x : got) got_s += (got_s.empty() ? "" : "x") + std::to_string(x);
+      throw_runtime("dataset \"" + v.name + "\" in \"" + t_.path + "\" has shape " + got_s + ", the kernel expects " +
+                    want_s);
+    }
+    H5Id type(check_id(H5Dget_type(ds), "H5Dget_type"));
+    if (H5Tget_size(type.get()) != elem_size(v.type)) {
+      throw_runtime("dataset \"" + v.name + "\" in \"" + t_.path + "\" holds " + std::to_string(H5Tget_size(type.get())) +
+                    "-byte elements, the kernel expects " + elem_name(v.type));
+    }
+  }
+
+  void select_blocks(hid_t space, int var) const {
+    bool first = true;
+    for (const Block& b : d_.blocks) {
+      if (b.var != var) continue;
+      std::vector<hsize_t> start(b.start.begin(), b.start.end()), count(b.count.begin(), b.count.end());
+      check_status(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
+                                       count.data(), nullptr),
+                   "H5Sselect_hyperslab");
+      first = false;
+    }
+  }
+
+  void select_boxes(hid_t space, const Variable& v, const std::vector<Extent>& extents, int var) const {
+    bool first = true;
+    for (const Extent& e : extents) {
+      if (e.var != var) continue;
+      for (const Box& box : linear_range_to_boxes(v.shape, e.elem_begin, e.elems)) {
+        std::vector<hsize_t> start(box.start.begin(), box.start.end()), count(box.count.begin(), box.count.end());
+        check_status(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
+                                         count.data(), nullptr),
+                     "H5Sselect_hyperslab");
+        first = false;
+      }
+    }
+  }
+
+  BackendContext ctx_;
+  const Decomposition& d_;
+  Target t_;
+  Access access_ = Access::read;
+  H5Id file_;
+  std::vector<H5Id> datasets_;
+  MPI_File mpi_file_ = MPI_FILE_NULL;
+  Hints in_effect_;
+  uint64_t requests_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_hdf5_backend(const BackendContext& ctx, const Decomposition& d, const Target& t) {
+  if (t.file_per_process) {
+    throw_usage("backend hdf5 writes one shared file; it cannot express --file-per-process (use posix, mpiio-ind "
+                "or mpiio-coll)");
+  }
+  return std::make_unique<Hdf5Backend>(ctx, d, t);
+}
+
+}  // namespace strata

@@ -1,0 +1,159 @@
+// mpiio-ind: MPI_File_write_at/read_at of each extent (split at the transfer size).
+// mpiio-coll: a file view of the rank's extents built as an hindexed datatype, then
+// MPI_File_write_at_all/read_at_all in transfer steps (IOR's collective pattern: in step s
+// every rank moves its bytes [s·t, (s+1)·t) of the view; ranks with less data join with 0).
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <vector>
+
+#include "backends/backend_factories.hpp"
+#include "backends/mpiio_file.hpp"
+#include "backends/transfer_steps.hpp"
+#include "common/error.hpp"
+#include "common/mpi_handles.hpp"
+
+namespace strata {
+
+namespace {
+
+class MpiioBackend final : public Backend {
+ public:
+  MpiioBackend(const BackendContext& ctx, const Decomposition& d, const Target& t, bool collective)
+      : ctx_(ctx), d_(d), t_(t), collective_(collective) {}
+
+  std::string name() const override { return collective_ ? "mpiio-coll" : "mpiio-ind"; }
+
+  void open(Access access) override {
+    MPI_Comm comm = t_.file_per_process ? MPI_COMM_SELF : ctx_.comm;
+    file_.open(comm, file_path_for_rank(t_, ctx_.rank), access, hints_for_open(ctx_.hints, ctx_.io_component),
+               ctx_.io_component);
+  }
+
+  void transfer(Access access, std::byte* buffer) override {
+    requests_ = 0;
+    if (collective_) {
+      transfer_collective(access, buffer);
+    } else {
+      transfer_independent(access, buffer);
+    }
+  }
+
+  void close() override { file_.close(ctx_.fsync); }
+
+  Hints hints_in_effect() const override { return file_.hints_in_effect(); }
+  uint64_t requests() const override { return requests_; }
+
+ private:
+  uint64_t file_offset(const Extent& e) const {
+    if (t_.file_per_process) return e.mem_offset;
+    return d_.variable_offset(e.var) + e.elem_begin * elem_size(d_.variables[static_cast<size_t>(e.var)].type);
+  }
+  uint64_t extent_bytes(const Extent& e) const {
+    return e.elems * elem_size(d_.variables[static_cast<size_t>(e.var)].type);
+  }
+
+  void check_status(int rc, Access access, const char* call, uint64_t offset) const {
+    if (rc != MPI_SUCCESS) {
+      throw_mpi(std::string(call) + (access == Access::write ? " to \"" : " from \"") + file_.path() +
+                    "\" at offset " + std::to_string(offset) + " failed",
+                rc);
+    }
+  }
+
+  void check_count(const MPI_Status& st, uint64_t want, Access access, uint64_t offset) const {
+    int got = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    if (static_cast<uint64_t>(got) != want) {
+      throw_runtime(std::string(access == Access::write ? "short write to \"" : "short read from \"") +
+                    file_.path() + "\" at offset " + std::to_string(offset) + ": " + std::to_string(got) + " of " +
+                    std::to_string(want) + " bytes" +
+                    (access == Access::read ? " (the file is shorter than the decomposition)" : ""));
+    }
+  }
+
+  void transfer_independent(Access access, std::byte* buffer) {
+    const auto pieces = split_extents(d_, flatten(d_), d_.transfer_bytes ? d_.transfer_bytes : kMaxRequestBytes);
+    for (const Extent& e : pieces) {
+      const uint64_t off = file_offset(e);
+      const uint64_t n = extent_bytes(e);
+      MPI_Status st;
+      int rc = access == Access::write
+                   ? MPI_File_write_at(file_.get(), static_cast<MPI_Offset>(off), buffer + e.mem_offset,
+                                       static_cast<int>(n), MPI_BYTE, &st)
+                   : MPI_File_read_at(file_.get(), static_cast<MPI_Offset>(off), buffer + e.mem_offset,
+                                      static_cast<int>(n), MPI_BYTE, &st);
+      ++requests_;
+      check_status(rc, access, access == Access::write ? "MPI_File_write_at" : "MPI_File_read_at", off);
+      check_count(st, n, access, off);
+    }
+  }
+
+  void transfer_collective(Access access, std::byte* buffer) {
+    MPI_Comm comm = t_.file_per_process ? MPI_COMM_SELF : ctx_.comm;
+    FileOrderBuffer stream(d_, buffer, access);
+    // The view: this rank's extents in file order, lengths kept within int.
+    const auto pieces = split_extents(d_, stream.extents(), kMaxRequestBytes);
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> displs;
+    lengths.reserve(pieces.size());
+    displs.reserve(pieces.size());
+    for (const Extent& e : pieces) {
+      lengths.push_back(static_cast<int>(extent_bytes(e)));
+      displs.push_back(static_cast<MPI_Aint>(file_offset(e)));
+    }
+    Datatype filetype;
+    if (!pieces.empty()) {
+      check_mpi(MPI_Type_create_hindexed(static_cast<int>(pieces.size()), lengths.data(), displs.data(), MPI_BYTE,
+                                         filetype.out()),
+                "MPI_Type_create_hindexed");
+      check_mpi(MPI_Type_commit(filetype.address()), "MPI_Type_commit");
+    }
+    MPI_Datatype ft = pieces.empty() ? MPI_BYTE : filetype.get();
+    char native[] = "native";
+    int rc = MPI_File_set_view(file_.get(), 0, MPI_BYTE, ft, native, MPI_INFO_NULL);
+    check_status(rc, access, "MPI_File_set_view", 0);
+
+    const TransferSteps steps = transfer_steps(comm, d_);
+    const uint64_t local = d_.local_bytes();
+    // Every rank makes every collective call even after a local failure (or the others would
+    // wait forever); the first failure is raised once all steps are done.
+    std::optional<Error> failure;
+    for (uint64_t s = 0; s < steps.count; ++s) {
+      const uint64_t begin = std::min(local, s * steps.step_bytes);
+      const uint64_t n = std::min(steps.step_bytes, local - begin);
+      MPI_Status st;
+      rc = access == Access::write
+               ? MPI_File_write_at_all(file_.get(), static_cast<MPI_Offset>(begin), stream.data() + begin,
+                                       static_cast<int>(n), MPI_BYTE, &st)
+               : MPI_File_read_at_all(file_.get(), static_cast<MPI_Offset>(begin), stream.data() + begin,
+                                      static_cast<int>(n), MPI_BYTE, &st);
+      ++requests_;
+      if (failure) continue;
+      try {
+        check_status(rc, access, access == Access::write ? "MPI_File_write_at_all" : "MPI_File_read_at_all", begin);
+        if (n > 0) check_count(st, n, access, begin);
+      } catch (const Error& e) {
+        failure = e;
+      }
+    }
+    if (failure) throw *failure;
+    if (access == Access::read) stream.finish_read();
+  }
+
+  BackendContext ctx_;
+  const Decomposition& d_;
+  Target t_;
+  bool collective_;
+  MpiioFile file_;
+  uint64_t requests_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_mpiio_backend(const BackendContext& ctx, const Decomposition& d, const Target& t,
+                                            bool collective) {
+  return std::make_unique<MpiioBackend>(ctx, d, t, collective);
+}
+
+}  // namespace strata

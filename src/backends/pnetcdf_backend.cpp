@@ -1,0 +1,219 @@
+// pnetcdf: a CDF-5 file with one netCDF variable per Strata variable. Every block (or, when a
+// transfer size splits the data into steps, every box of each step's runs) is posted with a
+// non-blocking iput_vara/iget_vara, then one collective ncmpi_wait_all moves them together.
+#include <pnetcdf.h>
+
+#include <optional>
+#include <vector>
+
+#include "backends/backend_factories.hpp"
+#include "backends/hints_in_effect.hpp"
+#include "backends/transfer_steps.hpp"
+#include "common/error.hpp"
+
+namespace strata {
+
+namespace {
+
+void check_nc(int rc, const std::string& what) {
+  if (rc != NC_NOERR) throw_runtime(what + ": " + ncmpi_strerror(rc));
+}
+
+nc_type nc_type_of(ElemType t) {
+  switch (t) {
+    case ElemType::u8: return NC_UBYTE;
+    case ElemType::i32: return NC_INT;
+    case ElemType::i64: return NC_INT64;
+    case ElemType::u64: return NC_UINT64;
+    case ElemType::f32: return NC_FLOAT;
+    case ElemType::f64: return NC_DOUBLE;
+  }
+  return NC_UBYTE;
+}
+
+MPI_Datatype mpi_type_of(ElemType t) {
+  switch (t) {
+    case ElemType::u8: return MPI_UNSIGNED_CHAR;
+    case ElemType::i32: return MPI_INT;
+    case ElemType::i64: return MPI_LONG_LONG;
+    case ElemType::u64: return MPI_UNSIGNED_LONG_LONG;
+    case ElemType::f32: return MPI_FLOAT;
+    case ElemType::f64: return MPI_DOUBLE;
+  }
+  return MPI_BYTE;
+}
+
+class PnetcdfBackend final : public Backend {
+ public:
+  PnetcdfBackend(const BackendContext& ctx, const Decomposition& d, const Target& t) : ctx_(ctx), d_(d), t_(t) {}
+  ~PnetcdfBackend() override {
+    if (ncid_ >= 0) ncmpi_close(ncid_);
+  }
+
+  std::string name() const override { return "pnetcdf"; }
+
+  void open(Access access) override {
+    access_ = access;
+    MpiInfo info(ctx_.hints);
+    varids_.clear();
+    RomioHintCapture capture(ctx_.io_component == "romio");
+    if (access == Access::write) {
+      check_nc(ncmpi_create(ctx_.comm, t_.path.c_str(), NC_CLOBBER | NC_64BIT_DATA, info.get(), &ncid_),
+               "cannot create netCDF file \"" + t_.path + "\"");
+      printed_ = capture.finish();
+      int old_mode = 0;
+      check_nc(ncmpi_set_fill(ncid_, NC_NOFILL, &old_mode), "ncmpi_set_fill");
+      for (const Variable& v : d_.variables) {
+        std::vector<int> dimids;
+        for (size_t k = 0; k < v.shape.size(); ++k) {
+          int id = -1;
+          std::string dname = v.name + "_dim" + std::to_string(k);
+          check_nc(ncmpi_def_dim(ncid_, dname.c_str(), static_cast<MPI_Offset>(v.shape[k]), &id),
+                   "ncmpi_def_dim \"" + dname + "\"");
+          dimids.push_back(id);
+        }
+        int varid = -1;
+        check_nc(ncmpi_def_var(ncid_, v.name.c_str(), nc_type_of(v.type), static_cast<int>(dimids.size()),
+                               dimids.data(), &varid),
+                 "ncmpi_def_var \"" + v.name + "\"");
+        varids_.push_back(varid);
+      }
+      check_nc(ncmpi_enddef(ncid_), "ncmpi_enddef of \"" + t_.path + "\"");
+    } else {
+      check_nc(ncmpi_open(ctx_.comm, t_.path.c_str(), NC_NOWRITE, info.get(), &ncid_),
+               "cannot open netCDF file \"" + t_.path + "\" for reading");
+      printed_ = capture.finish();
+      for (const Variable& v : d_.variables) {
+        int varid = -1;
+        check_nc(ncmpi_inq_varid(ncid_, v.name.c_str(), &varid),
+                 "netCDF file \"" + t_.path + "\" has no variable \"" + v.name + "\"");
+        check_shape(varid, v);
+        varids_.push_back(varid);
+      }
+    }
+    Hints from_info;
+    MPI_Info got = MPI_INFO_NULL;
+    if (ncmpi_inq_file_info(ncid_, &got) == NC_NOERR) from_info = MpiInfo(got).entries();
+    // PnetCDF's own nc_* hints come from ncmpi_inq_file_info; ROMIO's from its report.
+    Hints nc_hints, mpi_hints;
+    for (const auto& kv : from_info) (kv.first.rfind("nc_", 0) == 0 ? nc_hints : mpi_hints).push_back(kv);
+    in_effect_ = merge_hints(effective_hints(ctx_.io_component, mpi_hints, printed_), nc_hints);
+  }
+
+  void transfer(Access access, std::byte* buffer) override {
+    requests_ = 0;
+    const TransferSteps steps = transfer_steps(ctx_.comm, d_);
+    std::optional<Error> failure;  // every rank makes every wait_all, then reports
+    if (steps.count == 1) {
+      // One request per block, straight from the user's buffer (blocks in memory order).
+      uint64_t mem = 0;
+      for (const Block& b : d_.blocks) {
+        const Variable& v = d_.variables[static_cast<size_t>(b.var)];
+        std::vector<MPI_Offset> start(b.start.begin(), b.start.end()), count(b.count.begin(), b.count.end());
+        post(access, b.var, start, count, buffer + mem, b.elements(), failure);
+        mem += b.elements() * elem_size(v.type);
+      }
+      wait_all(failure);
+    } else {
+      FileOrderBuffer stream(d_, buffer, access);
+      for (uint64_t s = 0; s < steps.count; ++s) {
+        for (const Extent& e :
+             clip_to_memory(d_, stream.extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes)) {
+          const Variable& v = d_.variables[static_cast<size_t>(e.var)];
+          uint64_t done = 0;
+          for (const Box& box : linear_range_to_boxes(v.shape, e.elem_begin, e.elems)) {
+            std::vector<MPI_Offset> start(box.start.begin(), box.start.end()), count(box.count.begin(), box.count.end());
+            uint64_t n = 1;
+            for (auto c : box.count) n *= c;
+            post(access, e.var, start, count, stream.data() + e.mem_offset + done * elem_size(v.type), n, failure);
+            done += n;
+          }
+        }
+        wait_all(failure);
+      }
+      if (!failure && access == Access::read) stream.finish_read();
+    }
+    if (failure) throw *failure;
+  }
+
+  void close() override {
+    if (ncid_ < 0) return;
+    std::optional<Error> failure;
+    if (ctx_.fsync && access_ == Access::write) {
+      int rc = ncmpi_sync(ncid_);
+      if (rc != NC_NOERR) failure = Error(ErrorKind::runtime, "ncmpi_sync of \"" + t_.path + "\": " + ncmpi_strerror(rc));
+    }
+    int rc = ncmpi_close(ncid_);
+    ncid_ = -1;
+    if (failure) throw *failure;
+    check_nc(rc, "ncmpi_close of \"" + t_.path + "\"");
+  }
+
+  Hints hints_in_effect() const override { return in_effect_; }
+  uint64_t requests() const override { return requests_; }
+
+ private:
+  void post(Access access, int var, const std::vector<MPI_Offset>& start, const std::vector<MPI_Offset>& count,
+            std::byte* ptr, uint64_t n, std::optional<Error>& failure) {
+    const Variable& v = d_.variables[static_cast<size_t>(var)];
+    int req = NC_REQ_NULL;
+    int rc = access == Access::write
+                 ? ncmpi_iput_vara(ncid_, varids_[static_cast<size_t>(var)], start.data(), count.data(), ptr,
+                                   static_cast<MPI_Offset>(n), mpi_type_of(v.type), &req)
+                 : ncmpi_iget_vara(ncid_, varids_[static_cast<size_t>(var)], start.data(), count.data(), ptr,
+                                   static_cast<MPI_Offset>(n), mpi_type_of(v.type), &req);
+    ++requests_;
+    if (rc != NC_NOERR && !failure) {
+      failure = Error(ErrorKind::runtime, std::string(access == Access::write ? "ncmpi_iput_vara" : "ncmpi_iget_vara") +
+                                              " of variable \"" + v.name + "\": " + ncmpi_strerror(rc));
+    }
+  }
+
+  void wait_all(std::optional<Error>& failure) {
+    int rc = ncmpi_wait_all(ncid_, NC_REQ_ALL, nullptr, nullptr);
+    if (rc != NC_NOERR && !failure) {
+      failure = Error(ErrorKind::runtime, "ncmpi_wait_all on \"" + t_.path + "\": " + ncmpi_strerror(rc));
+    }
+  }
+
+  void check_shape(int varid, const Variable& v) const {
+    int nd = 0;
+    check_nc(ncmpi_inq_varndims(ncid_, varid, &nd), "ncmpi_inq_varndims");
+    std::vector<int> dimids(static_cast<size_t>(nd));
+    check_nc(ncmpi_inq_vardimid(ncid_, varid, dimids.data()), "ncmpi_inq_vardimid");
+    std::vector<uint64_t> got;
+    for (int id : dimids) {
+      MPI_Offset len = 0;
+      check_nc(ncmpi_inq_dimlen(ncid_, id, &len), "ncmpi_inq_dimlen");
+      got.push_back(static_cast<uint64_t>(len));
+    }
+    nc_type type{};
+    check_nc(ncmpi_inq_vartype(ncid_, varid, &type), "ncmpi_inq_vartype");
+    if (got != v.shape || type != nc_type_of(v.type)) {
+      throw_runtime("variable \"" + v.name + "\" in \"" + t_.path +
+                    "\" does not have the shape and type the kernel expects (" + elem_name(v.type) + ")");
+    }
+  }
+
+  BackendContext ctx_;
+  const Decomposition& d_;
+  Target t_;
+  Access access_ = Access::read;
+  int ncid_ = -1;
+  std::vector<int> varids_;
+  Hints in_effect_;
+  Hints printed_;
+  uint64_t requests_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_pnetcdf_backend(const BackendContext& ctx, const Decomposition& d, const Target& t) {
+  if (t.file_per_process) {
+    throw_usage("backend pnetcdf writes one shared file; it cannot express --file-per-process (use posix, mpiio-ind "
+                "or mpiio-coll)");
+  }
+  return std::make_unique<PnetcdfBackend>(ctx, d, t);
+}
+
+}  // namespace strata

@@ -1,0 +1,64 @@
+// Errors and their collective agreement.
+//
+// Every failure in Strata is a strata::Error carrying an exit status class. Collective
+// operations run their local part inside `collectively`, which agrees on the outcome with one
+// MPI_Allreduce: if any rank failed, every rank throws the same Error (the lowest failing
+// rank's message), so all ranks report the same thing and exit with the same status.
+#pragma once
+
+#include <mpi.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace strata {
+
+enum class ErrorKind : int {
+  runtime = 1,       // I/O or system failure
+  usage = 2,         // bad input: options, hints, sizes, unsupported layout
+  verification = 3,  // data read back differs from what was written
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+  int exit_status() const { return static_cast<int>(kind_); }
+
+ private:
+  ErrorKind kind_;
+};
+
+[[noreturn]] void throw_usage(const std::string& message);
+[[noreturn]] void throw_runtime(const std::string& message);
+// Appends strerror(errnum) to `message`.
+[[noreturn]] void throw_system(const std::string& message, int errnum);
+// Converts an MPI error code to a readable message and throws.
+[[noreturn]] void throw_mpi(const std::string& message, int mpi_code);
+// Checks an MPI return code.
+inline void check_mpi(int code, const char* what) {
+  if (code != MPI_SUCCESS) throw_mpi(what, code);
+}
+
+// Agrees on the outcome of a step that every rank of `comm` ran. `local` is null on success.
+// Throws the lowest failing rank's error on every rank when any rank failed.
+void agree(MPI_Comm comm, const Error* local);
+
+// Runs `fn` on this rank, then agrees on the outcome across `comm`.
+template <class F>
+void collectively(MPI_Comm comm, F&& fn) {
+  bool failed = false;
+  Error local(ErrorKind::runtime, "");
+  try {
+    fn();
+  } catch (const Error& e) {
+    failed = true;
+    local = e;
+  } catch (const std::exception& e) {
+    failed = true;
+    local = Error(ErrorKind::runtime, e.what());
+  }
+  agree(comm, failed ? &local : nullptr);
+}
+
+}  // namespace strata

@@ -1,0 +1,106 @@
+#include "common/mpi_env.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "common/hints.hpp"
+
+namespace strata {
+
+namespace {
+
+// Parses "Open MPI v4.1.4, package: ..." or "MPICH Version: 4.0.2 ...".
+void parse_library_string(const std::string& s, MpiLibrary& lib) {
+  std::string first = s.substr(0, s.find('\n'));
+  lib.full = first;
+  if (first.rfind("Open MPI", 0) == 0) {
+    lib.name = "Open MPI";
+    auto v = first.find('v');
+    if (v != std::string::npos) {
+      auto end = first.find_first_of(", ", v);
+      lib.version = first.substr(v + 1, end == std::string::npos ? std::string::npos : end - v - 1);
+    }
+  } else if (first.find("MPICH") != std::string::npos) {
+    lib.name = "MPICH";
+    auto v = first.find("Version:");
+    if (v != std::string::npos) {
+      std::istringstream in(first.substr(v + 8));
+      in >> lib.version;
+    }
+  } else if (first.find("Intel") != std::string::npos) {
+    lib.name = "Intel MPI";
+  } else {
+    lib.name = first.substr(0, first.find(' '));
+  }
+}
+
+// a.b.c as a comparable number.
+long version_number(const std::string& v) {
+  int a = 0, b = 0, c = 0;
+  std::sscanf(v.c_str(), "%d.%d.%d", &a, &b, &c);
+  return a * 10000L + b * 100L + c;
+}
+
+}  // namespace
+
+MpiLibrary mpi_library() {
+  MpiLibrary lib;
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<size_t>(len));
+  s = s.substr(0, s.find('\0'));
+  parse_library_string(s, lib);
+  MPI_Get_version(&lib.standard_major, &lib.standard_minor);
+  return lib;
+}
+
+std::vector<std::string> apply_mpi_workarounds_before_init() {
+  std::vector<std::string> applied;
+  MpiLibrary lib = mpi_library();
+  if (lib.name != "Open MPI") return applied;
+  long v = version_number(lib.version);
+  struct Fix {
+    const char* variable;
+    long fixed_in;
+    const char* why;
+  } fixes[] = {
+      {"OMPI_MCA_fbtl_posix_write_datasieving", 40107, "OMPIO write data sieving can corrupt data (ompi #12718)"},
+      {"OMPI_MCA_fbtl_posix_read_datasieving", 40105, "OMPIO read data sieving length bug (ompi #10546)"},
+  };
+  for (const auto& f : fixes) {
+    if (v >= f.fixed_in || std::getenv(f.variable) != nullptr) continue;
+    setenv(f.variable, "0", 0);
+    applied.push_back(std::string(f.variable) + "=0: " + f.why);
+  }
+  return applied;
+}
+
+std::string io_component() {
+  MpiLibrary lib = mpi_library();
+  if (lib.name == "MPICH" || lib.name == "Intel MPI") return "romio";
+  if (lib.name != "Open MPI") return "unknown";
+  const char* io = std::getenv("OMPI_MCA_io");
+  if (io != nullptr) {
+    std::string s = io;
+    // "^ompio" excludes OMPIO; "romio321" selects ROMIO.
+    if (s.find("romio") != std::string::npos && s[0] != '^') return "romio";
+    if (s.find("ompio") != std::string::npos && s[0] == '^') return "romio";
+  }
+  return "ompio";
+}
+
+std::string io_component_of(MPI_File fh) {
+  MPI_Info info = MPI_INFO_NULL;
+  if (MPI_File_get_info(fh, &info) != MPI_SUCCESS) return io_component();
+  MpiInfo owned(info);
+  for (const auto& [k, v] : owned.entries()) {
+    if (k.rfind("romio_", 0) == 0) return "romio";
+  }
+  MpiLibrary lib = mpi_library();
+  return lib.name == "Open MPI" ? "ompio" : io_component();
+}
+
+}  // namespace strata

@@ -1,0 +1,35 @@
+// The MPI library underneath: its name and version, the MPI-IO component in use, and the
+// settings Strata applies before MPI_Init to steer around known defects.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct MpiLibrary {
+  std::string name;          // "Open MPI", "MPICH", ...
+  std::string version;       // "4.1.4"
+  std::string full;          // MPI_Get_library_version, first line
+  int standard_major = 0;    // MPI standard version
+  int standard_minor = 0;
+};
+
+MpiLibrary mpi_library();
+
+// Known-defect workarounds (MPI-IO-NOTES.md): Open MPI < 4.1.7 can corrupt data with OMPIO's
+// write data sieving (ompi #12718) and < 4.1.5 mis-sizes read data sieving (#10546). Before
+// MPI_Init, Strata turns both off through OMPI_MCA_* variables unless the user set them.
+// Returns a description of each setting applied. Must be called before MPI_Init.
+std::vector<std::string> apply_mpi_workarounds_before_init();
+
+// "ompio", "romio" or "unknown": the MPI-IO component files are opened with.
+// Open MPI picks OMPIO unless the io MCA parameter selects ROMIO (mpirun --mca io romio321
+// exports OMPI_MCA_io); MPICH always uses ROMIO.
+std::string io_component();
+// The same, decided from the info keys of an open file (ROMIO reports romio_* keys).
+std::string io_component_of(MPI_File fh);
+
+}  // namespace strata

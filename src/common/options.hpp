@@ -1,0 +1,43 @@
+// Command-line options: declared once, parsed, and printed as --help.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+class OptionSet {
+ public:
+  // An option taking a value: --name VALUE or --name=VALUE.
+  void add(const std::string& name, const std::string& metavar, const std::string& help,
+           const std::string& default_value = "");
+  // A boolean switch: --name.
+  void add_flag(const std::string& name, const std::string& help);
+  // Starts a titled group in the help text.
+  void section(const std::string& title);
+
+  // Parses `args`; returns the positional arguments. Throws a usage Error on an unknown
+  // option, a missing value or a value given to a flag. "--help" sets help_requested().
+  std::vector<std::string> parse(const std::vector<std::string>& args);
+
+  bool help_requested() const { return help_; }
+  bool given(const std::string& name) const;  // set on the command line
+  bool flag(const std::string& name) const;
+  std::string get(const std::string& name) const;  // the value, or its default
+  std::string help_text() const;
+  bool declared(const std::string& name) const;
+
+ private:
+  struct Spec {
+    std::string name, metavar, help, default_value;
+    bool is_flag = false;
+    bool is_section = false;
+  };
+  const Spec* find(const std::string& name) const;
+  std::vector<Spec> specs_;
+  std::map<std::string, std::string> values_;
+  bool help_ = false;
+};
+
+}  // namespace strata

@@ -1,0 +1,20 @@
+// Sizes with units ("4M", "64KiB", "100K", "1g") and their printing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata {
+
+// Parses a byte count: a non-negative integer with an optional binary suffix
+// K, M, G, T (optionally followed by "i", "B" or "iB"; k = 1024 as in IOR).
+// Throws a usage Error naming `what` on anything else.
+uint64_t parse_size(const std::string& text, const std::string& what);
+// Parses a non-negative integer without units.
+uint64_t parse_count(const std::string& text, const std::string& what);
+// Parses a floating-point number.
+double parse_real(const std::string& text, const std::string& what);
+// "4 MiB", "512 B", "1.50 GiB".
+std::string format_size(uint64_t bytes);
+
+}  // namespace strata

@@ -1,0 +1,60 @@
+// The Decomposition: variables (name, element type, global shape) and, for one rank, the
+// blocks of those variables it holds. Kernels build one; every backend writes and reads one.
+//
+// Memory: a rank's buffer holds its blocks one after another in declaration order, each
+// block's elements in row-major order of the block.
+// Raw file layout (posix, mpiio-*): variables one after another in declaration order, each a
+// row-major global array with no header; file per process: the rank's buffer as it is.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+enum class ElemType { u8, i32, i64, u64, f32, f64 };
+
+size_t elem_size(ElemType t);
+std::string elem_name(ElemType t);
+// "int32", "float64", ...; throws a usage Error for other names.
+ElemType elem_type_from_name(const std::string& name);
+
+struct Variable {
+  std::string name;
+  ElemType type = ElemType::u8;
+  std::vector<uint64_t> shape;  // global dimensions, slowest first
+  uint64_t elements() const;
+  uint64_t bytes() const { return elements() * elem_size(type); }
+};
+
+struct Block {
+  int var = 0;                  // index into Decomposition::variables
+  std::vector<uint64_t> start;  // per dimension
+  std::vector<uint64_t> count;  // per dimension
+  uint64_t elements() const;
+};
+
+struct Decomposition {
+  std::vector<Variable> variables;
+  std::vector<Block> blocks;    // this rank's blocks, in memory order
+  uint64_t transfer_bytes = 0;  // largest request per I/O call (IOR's -t); 0 = one call
+
+  // Bytes this rank holds.
+  uint64_t local_bytes() const;
+  // Byte offset of variable `v` in the raw shared-file layout.
+  uint64_t variable_offset(int v) const;
+  // Bytes of all variables in the raw layout.
+  uint64_t global_bytes() const;
+  // Checks the declaration: at least one variable, known types, blocks inside their variable
+  // with matching rank and non-zero counts, no two of this rank's blocks overlapping, transfer
+  // size a multiple of every element size. Throws a usage Error naming the block.
+  void validate() const;
+};
+
+// Row-major linear index of `index` in `shape`, and back.
+uint64_t linear_index(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& index);
+std::vector<uint64_t> unravel_index(const std::vector<uint64_t>& shape, uint64_t linear);
+
+}  // namespace strata

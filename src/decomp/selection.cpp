@@ -1,0 +1,116 @@
+#include "decomp/selection.hpp"
+
+#include <algorithm>
+
+namespace strata {
+
+std::vector<Extent> flatten(const Decomposition& d) {
+  std::vector<Extent> out;
+  uint64_t mem = 0;
+  auto push = [&out](const Extent& e, size_t esize) {
+    if (!out.empty()) {
+      Extent& last = out.back();
+      if (last.var == e.var && last.elem_begin + last.elems == e.elem_begin &&
+          last.mem_offset + last.elems * esize == e.mem_offset) {
+        last.elems += e.elems;
+        return;
+      }
+    }
+    out.push_back(e);
+  };
+  for (const Block& b : d.blocks) {
+    if (b.var < 0 || static_cast<size_t>(b.var) >= d.variables.size()) continue;  // validate() reports it
+    const Variable& v = d.variables[static_cast<size_t>(b.var)];
+    const size_t nd = v.shape.size();
+    if (b.count.size() != nd || b.start.size() != nd) continue;
+    const size_t esize = elem_size(v.type);
+    // Innermost dimensions that the block covers entirely merge into one run.
+    size_t run_dims = 1;  // number of trailing dims forming one contiguous run
+    uint64_t run = b.count[nd - 1];
+    while (run_dims < nd && b.count[nd - run_dims] == v.shape[nd - run_dims] && b.start[nd - run_dims] == 0) {
+      run *= b.count[nd - run_dims - 1];
+      ++run_dims;
+    }
+    uint64_t runs = b.elements() / (run == 0 ? 1 : run);
+    if (b.elements() == 0) continue;
+    // Iterate over the outer (nd - run_dims) dimensions.
+    std::vector<uint64_t> idx(b.start);
+    const size_t outer = nd - run_dims;
+    for (uint64_t r = 0; r < runs; ++r) {
+      Extent e{b.var, linear_index(v.shape, idx), run, mem};
+      push(e, esize);
+      mem += run * esize;
+      for (size_t k = outer; k-- > 0;) {  // odometer over outer dims
+        if (++idx[k] < b.start[k] + b.count[k]) break;
+        idx[k] = b.start[k];
+      }
+    }
+  }
+  return out;
+}
+
+bool memory_in_file_order(const std::vector<Extent>& extents) {
+  for (size_t i = 1; i < extents.size(); ++i) {
+    const Extent& a = extents[i - 1];
+    const Extent& b = extents[i];
+    if (b.var < a.var || (b.var == a.var && b.elem_begin < a.elem_begin + a.elems)) return false;
+  }
+  return true;
+}
+
+std::vector<Extent> clip_to_memory(const Decomposition& d, const std::vector<Extent>& extents, uint64_t mem_begin,
+                                   uint64_t mem_end) {
+  std::vector<Extent> out;
+  for (const Extent& e : extents) {
+    const uint64_t esize = elem_size(d.variables[static_cast<size_t>(e.var)].type);
+    const uint64_t e_end = e.mem_offset + e.elems * esize;
+    const uint64_t lo = std::max(mem_begin, e.mem_offset);
+    const uint64_t hi = std::min(mem_end, e_end);
+    if (lo >= hi) continue;
+    // Steps are multiples of every element size (validate() checks), so cuts fall on elements.
+    const uint64_t skip = (lo - e.mem_offset) / esize;
+    out.push_back({e.var, e.elem_begin + skip, (hi - lo) / esize, lo});
+  }
+  return out;
+}
+
+std::vector<Extent> split_extents(const Decomposition& d, const std::vector<Extent>& extents, uint64_t max_bytes) {
+  if (max_bytes == 0) return extents;
+  std::vector<Extent> out;
+  for (const Extent& e : extents) {
+    const uint64_t esize = elem_size(d.variables[static_cast<size_t>(e.var)].type);
+    const uint64_t per = std::max<uint64_t>(1, max_bytes / esize);
+    for (uint64_t done = 0; done < e.elems; done += per) {
+      const uint64_t n = std::min(per, e.elems - done);
+      out.push_back({e.var, e.elem_begin + done, n, e.mem_offset + done * esize});
+    }
+  }
+  return out;
+}
+
+std::vector<Box> linear_range_to_boxes(const std::vector<uint64_t>& shape, uint64_t begin, uint64_t n) {
+  const size_t nd = shape.size();
+  std::vector<uint64_t> stride(nd, 1);
+  for (size_t d = nd - 1; d-- > 0;) stride[d] = stride[d + 1] * shape[d + 1];
+  std::vector<Box> out;
+  uint64_t pos = begin;
+  const uint64_t end = begin + n;
+  while (pos < end) {
+    std::vector<uint64_t> idx = unravel_index(shape, pos);
+    // The outermost dimension d at which pos is aligned and a whole slab of stride[d] fits.
+    size_t d = 0;
+    while (d < nd && (pos % stride[d] != 0 || end - pos < stride[d])) ++d;
+    // d < nd always: stride[nd-1] == 1 divides everything and fits since pos < end.
+    const uint64_t c = std::min(shape[d] - idx[d], (end - pos) / stride[d]);
+    Box box;
+    box.start = idx;
+    box.count.assign(nd, 1);
+    box.count[d] = c;
+    for (size_t k = d + 1; k < nd; ++k) box.count[k] = shape[k];
+    out.push_back(std::move(box));
+    pos += c * stride[d];
+  }
+  return out;
+}
+
+}  // namespace strata

@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "array1d/array1d_kernel.hpp"
+#include "common/error.hpp"
+#include "ior/ior_kernel.hpp"
+#include "kernel.hpp"
+
+using namespace strata;
+
+namespace {
+OptionSet options_for(const Kernel& k, std::vector<std::string> args) {
+  OptionSet o;
+  o.add("seed", "S", "seed", "1");
+  k.add_options(o);
+  o.parse(args);
+  return o;
+}
+}  // namespace
+
+TEST(IorKernel, StridedLayoutMatchesIor) {
+  const Kernel& k = find_kernel("ior");
+  auto o = options_for(k, {"--block-size", "64K", "--transfer-size", "16K", "--segments", "3"});
+  auto s = k.build(o, 2, 4);
+  const auto& d = s.decomposition;
+  ASSERT_EQ(d.blocks.size(), 3u);
+  const uint64_t words = 64 * 1024 / 8;
+  for (uint64_t seg = 0; seg < 3; ++seg) EXPECT_EQ(d.blocks[seg].start[0], (seg * 4 + 2) * words);
+  EXPECT_EQ(d.variables[0].shape[0], 4 * 3 * words);
+  EXPECT_EQ(d.transfer_bytes, 16u * 1024);
+  EXPECT_NO_THROW(d.validate());
+}
+
+TEST(IorKernel, SequentialLayoutKeepsARanksSegmentsTogether) {
+  const Kernel& k = find_kernel("ior");
+  auto o = options_for(k, {"--block-size", "8K", "--transfer-size", "8K", "--segments", "2", "--layout", "sequential"});
+  auto s = k.build(o, 1, 3);
+  EXPECT_EQ(s.decomposition.blocks[0].start[0], 2u * 1024);
+  EXPECT_EQ(s.decomposition.blocks[1].start[0], 3u * 1024);
+}
+
+TEST(IorKernel, RejectsBadSizes) {
+  const Kernel& k = find_kernel("ior");
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {"--block-size", "0"},
+           {"--block-size", "-4K"},
+           {"--block-size", "64K", "--transfer-size", "24K"},
+           {"--block-size", "64K", "--transfer-size", "128K"},
+           {"--segments", "0"},
+           {"--layout", "diagonal"},
+           {"--block-size", "12", "--transfer-size", "12"}}) {
+    auto o = options_for(k, bad);
+    EXPECT_THROW(k.build(o, 0, 2), Error) << bad[0] << " " << bad[1];
+  }
+}
+
+TEST(Array1dKernel, ChunksTileTheArray) {
+  const Kernel& k = find_kernel("array1d");
+  for (const char* dist : {"uniform", "random", "normal"}) {
+    auto o = options_for(k, {"--dist", dist, "--size", "4K", "--seed", "42"});
+    uint64_t expect_start = 0;
+    for (int r = 0; r < 5; ++r) {
+      auto s = k.build(o, r, 5);
+      s.decomposition.validate();
+      for (const auto& b : s.decomposition.blocks) {
+        EXPECT_EQ(b.start[0], expect_start) << dist;
+        expect_start += b.count[0];
+      }
+      if (r == 4) {
+        EXPECT_EQ(expect_start, s.decomposition.variables[0].shape[0]) << dist;
+      }
+    }
+  }
+}
+
+TEST(Array1dKernel, RandomSizesStayWithinTheMaximumAndDependOnTheSeed) {
+  auto a = array1d_counts("random", 1000, 0, 1, 64);
+  auto b = array1d_counts("random", 1000, 0, 2, 64);
+  EXPECT_NE(a, b);
+  for (auto c : a) EXPECT_LE(c, 1000u);
+  auto n = array1d_counts("normal", 1000, 250, 1, 4000);
+  double mean = std::accumulate(n.begin(), n.end(), 0.0) / 4000.0;
+  EXPECT_NEAR(mean, 1000.0, 20.0);
+}
+
+TEST(Kernels, UnknownKernelNamesTheKnownOnes) {
+  try {
+    find_kernel("hacc");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ior"), std::string::npos);
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+  }
+}

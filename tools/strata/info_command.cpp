@@ -1,0 +1,153 @@
+// strata info [PATH]: what Strata sees of the MPI library, the MPI-IO component, the ranks and
+// nodes, the file system of PATH and the node's hardware.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "arch/hwloc_summary.hpp"
+#include "arch/node_map.hpp"
+#include "backends/hints_in_effect.hpp"
+#include "commands.hpp"
+#include "common/error.hpp"
+#include "common/hints.hpp"
+#include "common/mpi_env.hpp"
+#include "common/options.hpp"
+#include "common/units.hpp"
+#include "fs/fs_info.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+const char* kInfoUsage =
+    "usage: [mpirun -np N] strata info [PATH] [--json FILE]\n\n"
+    "Prints the MPI library and version, the MPI-IO component in use (confirmed by opening a\n"
+    "probe file beside PATH and reading its hints back), ranks and nodes (and whether the node map\n"
+    "is virtual: STRATA_RANKS_PER_NODE / STRATA_NODE_MAP), the file system type and block size\n"
+    "of PATH (default: the current directory) and a short hwloc summary of the node.\n";
+
+// Opens and deletes a probe file in `dir` to learn the component and its default hints.
+bool probe_io(MPI_Comm comm, const std::string& dir, std::string& component, Hints& hints) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  long tag = static_cast<long>(getpid());
+  MPI_Bcast(&tag, 1, MPI_LONG, 0, comm);
+  std::string path = (std::filesystem::path(dir) / (".strata-info-probe-" + std::to_string(tag))).string();
+  MPI_File fh = MPI_FILE_NULL;
+  RomioHintCapture capture(io_component() == "romio");
+  int rc = MPI_File_open(comm, path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &fh);
+  Hints printed = capture.finish();
+  if (rc != MPI_SUCCESS) return false;
+  component = printed.empty() ? io_component_of(fh) : "romio";
+  Hints from_info;
+  MPI_Info got = MPI_INFO_NULL;
+  if (MPI_File_get_info(fh, &got) == MPI_SUCCESS) from_info = MpiInfo(got).entries();
+  hints = effective_hints(component, from_info, printed);
+  MPI_File_close(&fh);
+  return true;
+}
+
+}  // namespace
+
+int info_command(const std::vector<std::string>& args, const Environment& env) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  OptionSet o;
+  o.add("json", "FILE", "also write the information as JSON (rank 0)");
+  std::vector<std::string> positional;
+  collectively(comm, [&] {
+    positional = o.parse(args);
+    if (positional.size() > 1) throw_usage("strata info takes at most one PATH");
+  });
+  if (o.help_requested()) {
+    if (rank == 0) std::printf("%s\noptions:\n%s", kInfoUsage, o.help_text().c_str());
+    return 0;
+  }
+  const std::string path = positional.empty() ? "." : positional[0];
+
+  NodeMap nodes = node_map(comm);
+  FsInfo fs;
+  collectively(comm, [&] { fs = fs_info(path); });
+  std::string dir = std::filesystem::is_directory(fs.path) ? fs.path : std::filesystem::path(fs.path).parent_path().string();
+  std::string component = io_component();
+  Hints defaults;
+  bool confirmed = probe_io(comm, dir, component, defaults);
+  NodeSummary hw;
+  collectively(comm, [&] {
+    if (rank == 0) hw = hwloc_summary();
+  });
+  MpiLibrary lib = mpi_library();
+
+  // Ranks per node, as lists.
+  std::vector<std::vector<int>> members(static_cast<size_t>(nodes.node_count));
+  for (int r = 0; r < size; ++r) members[static_cast<size_t>(nodes.node_of_rank[static_cast<size_t>(r)])].push_back(r);
+
+  collectively(comm, [&] {
+  if (rank != 0) return;
+  std::ostringstream out;
+  out << "MPI library      " << lib.name << " " << lib.version << " (MPI " << lib.standard_major << "."
+      << lib.standard_minor << ")\n";
+  out << "MPI-IO component " << component
+      << (confirmed ? " (confirmed by opening a file in " + dir + ")" : " (from the environment; no probe file could be created in " + dir + ")")
+      << "\n";
+  for (const auto& w : env.mpi_workarounds) out << "  workaround     " << w << "\n";
+  out << "ranks            " << size << "\n";
+  out << "nodes            " << nodes.node_count << (nodes.is_virtual ? " (virtual, from " : " (from ") << nodes.source << ")\n";
+  for (size_t n = 0; n < members.size() && n < 16; ++n) {
+    std::string list;
+    for (int r : members[n]) list += (list.empty() ? "" : ",") + std::to_string(r);
+    out << "  node " << n << "         ranks " << list << "\n";
+  }
+  if (members.size() > 16) out << "  ...\n";
+  out << "path             " << path << " (examined " << fs.path << ")\n";
+  out << "file system      " << fs.type << " (magic 0x" << std::hex << fs.magic << std::dec << "), block size "
+      << fs.block_size << " B, " << format_size(fs.free_bytes) << " free of " << format_size(fs.total_bytes) << "\n";
+  out << "node hardware    " << hw.packages << " package(s), " << hw.numa_nodes << " NUMA node(s), " << hw.cores
+      << " core(s), " << hw.pus << " PU(s), " << format_size(hw.memory_bytes) << " memory";
+  if (hw.l3_bytes) out << ", L3 " << format_size(hw.l3_bytes);
+  out << "\n";
+  if (!hw.cpu_model.empty()) out << "cpu              " << hw.cpu_model << "\n";
+  out << "hwloc            " << hw.hwloc_version << "\n";
+  if (!defaults.empty()) {
+    out << "default hints    ";
+    std::string line;
+    for (const auto& [k, v] : defaults) line += (line.empty() ? "" : " ") + k + "=" + v;
+    out << line << "\n";
+  }
+  std::fputs(out.str().c_str(), stdout);
+
+  if (o.given("json")) {
+    nlohmann::json hints_json = nlohmann::json::object();
+    for (const auto& [k, v] : defaults) hints_json[k] = v;
+    nlohmann::json j = {
+        {"mpi", {{"library", lib.name}, {"version", lib.version}, {"full", lib.full}}},
+        {"io_component", component},
+        {"io_component_confirmed", confirmed},
+        {"mpi_workarounds", env.mpi_workarounds},
+        {"ranks", size},
+        {"nodes", nodes.node_count},
+        {"node_map", {{"virtual", nodes.is_virtual}, {"source", nodes.source}, {"node_of_rank", nodes.node_of_rank}}},
+        {"path", path},
+        {"fs", {{"type", fs.type}, {"magic", fs.magic}, {"block_size", fs.block_size}, {"total_bytes", fs.total_bytes},
+                {"free_bytes", fs.free_bytes}}},
+        {"hardware", {{"packages", hw.packages}, {"numa_nodes", hw.numa_nodes}, {"cores", hw.cores}, {"pus", hw.pus},
+                      {"memory_bytes", hw.memory_bytes}, {"l3_bytes", hw.l3_bytes}, {"cpu_model", hw.cpu_model},
+                      {"hwloc_version", hw.hwloc_version}}},
+        {"default_hints", hints_json},
+    };
+    std::ofstream f(o.get("json"));
+    f << j.dump(2) << "\n";
+    if (!f) throw_usage("cannot write the JSON file \"" + o.get("json") + "\"");
+  }
+  });
+  return 0;
+}
+
+}  // namespace strata::cli

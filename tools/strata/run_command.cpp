@@ -1,0 +1,299 @@
+// strata run KERNEL: build the kernel's decomposition, then for each repetition write (and/or
+// read) it through a backend, time open / transfer / close, verify, and report.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "arch/node_map.hpp"
+#include "backends/backend.hpp"
+#include "commands.hpp"
+#include "common/error.hpp"
+#include "common/hints.hpp"
+#include "common/log.hpp"
+#include "common/mpi_env.hpp"
+#include "common/options.hpp"
+#include "common/units.hpp"
+#include "decomp/values.hpp"
+#include "fs/fs_info.hpp"
+#include "kernel.hpp"
+#include "run_report.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+void add_run_options(OptionSet& o) {
+  o.section("run options");
+  o.add("backend", "NAME", "posix, mpiio-ind, mpiio-coll, hdf5 or pnetcdf (required)");
+  o.add("output", "PATH", "file to write or read; with --file-per-process, the prefix of PATH.<rank>",
+        "strata-KERNEL.dat in the current directory");
+  o.add("hints", "K=V,K=V", "MPI-IO hints, applied over those of the file named by STRATA_HINTS");
+  o.add_flag("file-per-process", "each rank its own file PATH.<rank, 8 digits> (IOR -F)");
+  o.add_flag("write", "write the data (the default unless --read is given alone)");
+  o.add_flag("read", "read the data; alone, read an existing file without writing it");
+  o.add_flag("verify", "compare every element read back with the generator (after a write: read back first)");
+  o.add_flag("fsync", "sync to storage before close completes (counted in close time)");
+  o.add("repetitions", "N", "how many times to repeat; the output is removed before each write", "1");
+  o.add("seed", "S", "seed of the value generator and of random kernel parameters", "1");
+  o.add("step", "K", "output step mixed into the generated values", "0");
+  o.add("json", "FILE", "write a machine-readable record of the run (rank 0)");
+  o.add_flag("quiet", "do not print the table");
+}
+
+std::string run_help(const Kernel* k) {
+  std::string text =
+      "usage: mpirun -np N strata run KERNEL --backend NAME [options]\n\n"
+      "Writes (and/or reads) KERNEL's data through a backend, times open / transfer / close per\n"
+      "repetition, verifies every element with --verify, prints a table and writes --json.\n\n"
+      "kernels:\n";
+  for (const Kernel* kk : kernel_list()) text += "  " + kk->name() + std::string(10 - kk->name().size(), ' ') + kk->summary() + "\n";
+  text += "\nbackends:\n";
+  for (const auto& b : backend_list()) text += "  " + b.name + std::string(12 - b.name.size(), ' ') + b.summary + "\n";
+  OptionSet o;
+  add_run_options(o);
+  if (k != nullptr) k->add_options(o);
+  text += o.help_text();
+  if (k == nullptr) text += "\n`strata run KERNEL --help` adds the kernel's own options.\n";
+  text += "\nexample:\n  mpirun -np 4 strata run array1d --dist random --backend mpiio-coll --verify --json r.json\n";
+  return text;
+}
+
+std::string default_output(const std::string& kernel, const std::string& backend) {
+  std::string ext = backend == "hdf5" ? ".h5" : backend == "pnetcdf" ? ".nc" : ".dat";
+  return "strata-" + kernel + ext;
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+struct Settings {
+  const Kernel* kernel = nullptr;
+  OptionSet options;
+  std::string backend;
+  Target target;
+  bool do_write = true;
+  bool do_read = false;
+  bool verify = false;
+  bool fsync = false;
+  bool quiet = false;
+  uint64_t repetitions = 1;
+  ValueStream values;
+  std::string json_path;
+  Hints hints;
+};
+
+Settings parse(const std::vector<std::string>& args) {
+  Settings s;
+  if (args.empty() || args[0].rfind("-", 0) == 0) {
+    throw_usage("strata run needs a KERNEL first (see strata run --help)");
+  }
+  s.kernel = &find_kernel(args[0]);
+  add_run_options(s.options);
+  s.kernel->add_options(s.options);
+  auto extra = s.options.parse({args.begin() + 1, args.end()});
+  if (s.options.help_requested()) return s;
+  if (!extra.empty()) throw_usage("unexpected argument \"" + extra[0] + "\" (see strata run " + args[0] + " --help)");
+  if (!s.options.given("backend")) throw_usage("strata run needs --backend NAME (see strata run --help)");
+  s.backend = s.options.get("backend");
+  check_backend_name(s.backend);
+  s.target.path = s.options.given("output") ? s.options.get("output") : default_output(s.kernel->name(), s.backend);
+  if (s.target.path.empty()) throw_usage("--output must not be empty");
+  s.target.file_per_process = s.options.flag("file-per-process");
+  s.do_read = s.options.flag("read");
+  s.do_write = s.options.flag("write") || !s.do_read;
+  s.verify = s.options.flag("verify");
+  s.fsync = s.options.flag("fsync");
+  s.quiet = s.options.flag("quiet");
+  s.repetitions = parse_count(s.options.get("repetitions"), "--repetitions");
+  if (s.repetitions == 0) throw_usage("--repetitions must be at least 1");
+  s.values.seed = parse_count(s.options.get("seed"), "--seed");
+  s.values.step = parse_count(s.options.get("step"), "--step");
+  s.json_path = s.options.get("json");
+  s.hints = hints_from_environment_and(s.options.get("hints"));
+  return s;
+}
+
+// Times one access of the target: open, transfer, close, each agreed collectively.
+PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::byte* buffer, uint64_t local_bytes) {
+  MPI_Barrier(comm);
+  const double t0 = MPI_Wtime();
+  collectively(comm, [&] { backend.open(access); });
+  const double t1 = MPI_Wtime();
+  collectively(comm, [&] { backend.transfer(access, buffer); });
+  const double t2 = MPI_Wtime();
+  collectively(comm, [&] { backend.close(); });
+  const double t3 = MPI_Wtime();
+  double local[4] = {t1 - t0, t2 - t1, t3 - t2, t3 - t0}, worst[4];
+  MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, comm);
+  unsigned long long counts[2] = {local_bytes, backend.requests()}, sums[2];
+  MPI_Allreduce(counts, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  PhaseTiming p;
+  p.open_s = worst[0];
+  p.xfer_s = worst[1];
+  p.close_s = worst[2];
+  p.time_s = worst[3];
+  p.bytes = sums[0];
+  p.requests = sums[1];
+  return p;
+}
+
+// Agrees on the verification of `buffer`; returns the first mismatch's description (lowest
+// failing rank) or nothing.
+std::optional<std::string> verify_everywhere(MPI_Comm comm, const Decomposition& d, const ValueStream& vs,
+                                             const std::byte* buffer) {
+  auto mismatch = verify(d, vs, buffer);
+  std::optional<Error> local;
+  if (mismatch) local = Error(ErrorKind::verification, mismatch->describe());
+  try {
+    agree(comm, local ? &*local : nullptr);
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args, const Environment& env) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+
+  Settings s;
+  collectively(comm, [&] {
+    bool want_help = args.empty() || args[0] == "--help" || args[0] == "-h";
+    if (want_help) {
+      s.options.parse({"--help"});
+      return;
+    }
+    s = parse(args);
+  });
+  if (s.options.help_requested()) {
+    if (rank == 0) std::fputs(run_help(s.kernel).c_str(), stdout);
+    return 0;
+  }
+
+  NodeMap nodes = node_map(comm);
+  KernelSetup setup;
+  collectively(comm, [&] {
+    setup = s.kernel->build(s.options, rank, size);
+    setup.decomposition.validate();
+  });
+  const Decomposition& d = setup.decomposition;
+
+  BackendContext ctx;
+  ctx.comm = comm;
+  ctx.rank = rank;
+  ctx.size = size;
+  ctx.hints = s.hints;
+  ctx.fsync = s.fsync;
+  ctx.io_component = io_component();
+  std::unique_ptr<Backend> backend;
+  collectively(comm, [&] { backend = make_backend(s.backend, ctx, d, s.target); });
+
+  FsInfo fs;
+  collectively(comm, [&] { fs = fs_info(s.target.path); });
+
+  const uint64_t local = d.local_bytes();
+  std::vector<std::byte> data(local), back;
+  fill(d, s.values, data.data());
+  if (s.do_read || s.verify) back.resize(local);
+
+  RunRecord record;
+  record.verify_requested = s.verify;
+  record.fsync = s.fsync;
+  bool verified_everything = s.verify;
+  std::optional<std::string> failure;
+  Hints in_effect;
+
+  for (uint64_t rep = 0; rep < s.repetitions && !failure; ++rep) {
+    Repetition r;
+    if (s.do_write) {
+      collectively(comm, [&] { remove_output(ctx, s.target); });
+      r.write = timed_access(*backend, comm, Access::write, data.data(), local);
+      if (rep == 0) in_effect = backend->hints_in_effect();
+      if (s.verify && !s.do_read) {  // untimed read-back
+        std::fill(back.begin(), back.end(), std::byte{0xA5});
+        collectively(comm, [&] { backend->open(Access::read); });
+        collectively(comm, [&] { backend->transfer(Access::read, back.data()); });
+        collectively(comm, [&] { backend->close(); });
+        failure = verify_everywhere(comm, d, s.values, back.data());
+      }
+    }
+    if (s.do_read && !failure) {
+      std::fill(back.begin(), back.end(), std::byte{0xA5});
+      r.read = timed_access(*backend, comm, Access::read, back.data(), local);
+      if (rep == 0 && !s.do_write) in_effect = backend->hints_in_effect();
+      if (s.verify) failure = verify_everywhere(comm, d, s.values, back.data());
+    }
+    record.repetitions.push_back(r);
+  }
+  record.verified = verified_everything && !failure;
+
+  // The record: rank 0 describes the run for everyone.
+  MpiLibrary lib = mpi_library();
+  nlohmann::json hints_json = nlohmann::json::object(), asked_json = nlohmann::json::object();
+  for (const auto& [k, v] : in_effect) hints_json[k] = v;
+  for (const auto& [k, v] : s.hints) asked_json[k] = v;
+  nlohmann::json params = setup.params;
+  params["seed"] = s.values.seed;
+  params["step"] = s.values.step;
+  record.header = {
+      {"strata_version", STRATA_VERSION},
+      {"git_rev", STRATA_GIT_REV},
+      {"timestamp", now_iso8601()},
+      {"host", hostname()},
+      {"kernel", s.kernel->name()},
+      {"backend", s.backend},
+      {"params", params},
+      {"ranks", size},
+      {"nodes", nodes.node_count},
+      {"node_map", {{"virtual", nodes.is_virtual}, {"source", nodes.source}, {"node_of_rank", nodes.node_of_rank}}},
+      {"hints", hints_json},
+      {"hints_requested", asked_json},
+      {"mpi", {{"library", lib.name}, {"version", lib.version}, {"full", lib.full},
+               {"standard", std::to_string(lib.standard_major) + "." + std::to_string(lib.standard_minor)}}},
+      {"io_component", ctx.io_component},
+      {"mpi_workarounds", env.mpi_workarounds},
+      {"fs_type", fs.type},
+      {"fs_block_size", fs.block_size},
+      {"output", s.target.path},
+      {"file_per_process", s.target.file_per_process},
+      {"operations", nlohmann::json::array()},
+      {"bytes_per_rank", {{"local", local}}},
+      {"global_bytes", d.global_bytes()},
+  };
+  if (s.do_write) record.header["operations"].push_back("write");
+  if (s.do_read) record.header["operations"].push_back("read");
+  if (failure) record.header["error"] = *failure;
+
+  collectively(comm, [&] {
+    if (rank != 0 || s.json_path.empty()) return;
+    std::ofstream out(s.json_path);
+    if (!out) throw_system("cannot write the JSON record \"" + s.json_path + "\"", errno);
+    out << to_json(record).dump(2) << "\n";
+    if (!out) throw_system("cannot write the JSON record \"" + s.json_path + "\"", errno);
+  });
+  if (rank == 0 && !s.quiet) std::fputs(to_table(record).c_str(), stdout);
+  if (failure) throw Error(ErrorKind::verification, "verification failed: " + *failure);
+  return 0;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,126 @@
+#include "run_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+#include "common/units.hpp"
+
+namespace strata::cli {
+
+nlohmann::json PhaseTiming::to_json() const {
+  return {{"bytes", bytes},   {"time_s", time_s},   {"bandwidth_mib_s", bandwidth_mib_s()},
+          {"open_s", open_s}, {"xfer_s", xfer_s},   {"close_s", close_s},
+          {"requests", requests}};
+}
+
+nlohmann::json describe(std::vector<double> v) {
+  if (v.empty()) return nullptr;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  const double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(n);
+  return {{"min", v.front()}, {"max", v.back()}, {"mean", mean}, {"median", median}};
+}
+
+namespace {
+
+template <class Get>
+std::vector<double> collect(const RunRecord& r, bool write, Get get) {
+  std::vector<double> out;
+  for (const auto& rep : r.repetitions) {
+    const auto& p = write ? rep.write : rep.read;
+    if (p) out.push_back(get(*p));
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const RunRecord& r) {
+  nlohmann::json j = r.header;
+  j["verify_requested"] = r.verify_requested;
+  j["verified"] = r.verified;
+  j["fsync"] = r.fsync;
+  j["repetitions"] = nlohmann::json::array();
+  for (const auto& rep : r.repetitions) {
+    nlohmann::json e = nlohmann::json::object();
+    if (rep.write) e["write"] = rep.write->to_json();
+    if (rep.read) e["read"] = rep.read->to_json();
+    j["repetitions"].push_back(e);
+  }
+  nlohmann::json summary = nlohmann::json::object();
+  for (bool write : {true, false}) {
+    auto bw = collect(r, write, [](const PhaseTiming& p) { return p.bandwidth_mib_s(); });
+    if (bw.empty()) continue;
+    summary[write ? "write" : "read"] = {
+        {"bandwidth_mib_s", describe(bw)},
+        {"time_s", describe(collect(r, write, [](const PhaseTiming& p) { return p.time_s; }))},
+        {"open_s", describe(collect(r, write, [](const PhaseTiming& p) { return p.open_s; }))},
+        {"xfer_s", describe(collect(r, write, [](const PhaseTiming& p) { return p.xfer_s; }))},
+        {"close_s", describe(collect(r, write, [](const PhaseTiming& p) { return p.close_s; }))},
+    };
+  }
+  j["summary"] = summary;
+  return j;
+}
+
+std::string to_table(const RunRecord& r) {
+  const auto& h = r.header;
+  std::ostringstream out;
+  char line[256];
+  out << "strata run " << h["kernel"].get<std::string>() << " --backend " << h["backend"].get<std::string>() << "\n";
+  out << "  ranks " << h["ranks"].get<int>() << " on " << h["nodes"].get<int>() << " node(s)"
+      << (h["node_map"]["virtual"].get<bool>() ? " (virtual: " + h["node_map"]["source"].get<std::string>() + ")" : "")
+      << ", MPI " << h["mpi"]["library"].get<std::string>() << " " << h["mpi"]["version"].get<std::string>()
+      << ", MPI-IO " << h["io_component"].get<std::string>() << "\n";
+  out << "  output " << h["output"].get<std::string>() << " (" << h["fs_type"].get<std::string>() << ")"
+      << (h["file_per_process"].get<bool>() ? ", file per process" : "") << "\n";
+  out << "  params " << h["params"].dump() << "\n";
+  if (!h["hints"].empty()) {
+    std::string hints;
+    for (auto it = h["hints"].begin(); it != h["hints"].end(); ++it) {
+      hints += (hints.empty() ? "" : " ") + it.key() + "=" + it.value().get<std::string>();
+    }
+    out << "  hints in effect: " << hints << "\n";
+  }
+  out << "\n";
+  std::snprintf(line, sizeof line, "%-7s %4s %14s %10s %10s %10s %10s %12s\n", "access", "rep", "bw(MiB/s)",
+                "open(s)", "xfer(s)", "close(s)", "total(s)", "bytes");
+  out << line;
+  for (size_t i = 0; i < r.repetitions.size(); ++i) {
+    for (bool write : {true, false}) {
+      const auto& p = write ? r.repetitions[i].write : r.repetitions[i].read;
+      if (!p) continue;
+      std::snprintf(line, sizeof line, "%-7s %4zu %14.2f %10.4f %10.4f %10.4f %10.4f %12s\n", write ? "write" : "read",
+                    i, p->bandwidth_mib_s(), p->open_s, p->xfer_s, p->close_s, p->time_s,
+                    format_size(p->bytes).c_str());
+      out << line;
+    }
+  }
+  out << "\nSummary of " << r.repetitions.size() << " repetition(s):\n";
+  std::snprintf(line, sizeof line, "%-7s %12s %12s %12s %12s %12s\n", "access", "max(MiB/s)", "min(MiB/s)",
+                "mean(MiB/s)", "median", "mean time(s)");
+  out << line;
+  for (bool write : {true, false}) {
+    auto bw = collect(r, write, [](const PhaseTiming& p) { return p.bandwidth_mib_s(); });
+    if (bw.empty()) continue;
+    auto d = describe(bw);
+    auto t = describe(collect(r, write, [](const PhaseTiming& p) { return p.time_s; }));
+    std::snprintf(line, sizeof line, "%-7s %12.2f %12.2f %12.2f %12.2f %12.4f\n", write ? "write" : "read",
+                  d["max"].get<double>(), d["min"].get<double>(), d["mean"].get<double>(), d["median"].get<double>(),
+                  t["mean"].get<double>());
+    out << line;
+  }
+  out << "\n";
+  out << (r.fsync ? "fsync: included in close time\n" : "fsync: not included (add --fsync)\n");
+  if (!r.verify_requested) {
+    out << "verification: NOT verified (add --verify)\n";
+  } else {
+    out << (r.verified ? "verification: passed, every element read back and compared\n" : "verification: FAILED\n");
+  }
+  return out.str();
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,43 @@
+// What a run measured, and its two presentations: a table for people (IOR-like: per
+// repetition and a min/max/mean/median summary) and a JSON record for machines.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace strata::cli {
+
+struct PhaseTiming {
+  uint64_t bytes = 0;     // over all ranks
+  double open_s = 0;      // max over ranks
+  double xfer_s = 0;
+  double close_s = 0;
+  double time_s = 0;      // open + transfer + close, max over ranks
+  uint64_t requests = 0;  // I/O library calls, summed over ranks
+  double bandwidth_mib_s() const { return time_s > 0 ? static_cast<double>(bytes) / time_s / 1048576.0 : 0.0; }
+  nlohmann::json to_json() const;
+};
+
+struct Repetition {
+  std::optional<PhaseTiming> write;
+  std::optional<PhaseTiming> read;
+};
+
+struct RunRecord {
+  nlohmann::json header;  // kernel, backend, params, ranks, nodes, hints, mpi, ... (see run_command.cpp)
+  std::vector<Repetition> repetitions;
+  bool verify_requested = false;
+  bool verified = false;
+  bool fsync = false;
+};
+
+// {"min","max","mean","median"} of the values.
+nlohmann::json describe(std::vector<double> values);
+nlohmann::json to_json(const RunRecord& r);
+std::string to_table(const RunRecord& r);
+
+}  // namespace strata::cli
