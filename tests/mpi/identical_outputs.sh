@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Writes one decomposition with every raw backend (and mpiio-coll under each I/O component)
+# and with the serial reference writer, then checks every output is byte-identical.
+# usage: identical_outputs.sh MPIEXEC STRATA REFERENCE DIR NP shared|fpp OPEN_MPI KERNEL [kernel args]
+set -euo pipefail
+mpiexec=$1 strata=$2 reference=$3 dir=$4 np=$5 layout=$6 open_mpi=$7 kernel=$8
+shift 8
+rm -rf "$dir" && mkdir -p "$dir"
+fpp=()
+[ "$layout" = fpp ] && fpp=(--file-per-process)
+
+"$reference" "$np" "$dir/reference" "${fpp[@]}" "$kernel" "$@"
+
+variants=("posix:" "mpiio-ind:" "mpiio-coll:")
+if [ "$open_mpi" = ON ]; then
+  variants+=("mpiio-coll:--mca io romio321" "mpiio-ind:--mca io romio321")
+fi
+for v in "${variants[@]}"; do
+  backend=${v%%:*}
+  mca=${v#*:}
+  name="$backend${mca:+-romio}"
+  # shellcheck disable=SC2086
+  timeout 100 "$mpiexec" $mca -n "$np" --oversubscribe "$strata" run "$kernel" "$@" --backend "$backend" \
+    "${fpp[@]}" --quiet --output "$dir/$name"
+  if [ "$layout" = fpp ]; then
+    for ((r = 0; r < np; r++)); do
+      suffix=$(printf '.%08d' "$r")
+      cmp "$dir/reference$suffix" "$dir/$name$suffix" || { echo "FAIL: $name rank $r differs from the reference"; exit 1; }
+    done
+  else
+    cmp "$dir/reference" "$dir/$name" || { echo "FAIL: $name differs from the reference"; exit 1; }
+  fi
+  echo "ok: $name identical to the serial reference"
+done
+rm -rf "$dir"
