@@ -28,6 +28,16 @@ class MpiioBackend final : public Backend {
     MPI_Comm comm = t_.file_per_process ? MPI_COMM_SELF : ctx_.comm;
     file_.open(comm, file_path_for_rank(t_, ctx_.rank), access, hints_for_open(ctx_.hints, ctx_.io_component),
                ctx_.io_component);
+    if (access == Access::read) {
+      // Collective reads past the end do not always report short counts (OMPIO), so check first.
+      MPI_Offset size = 0;
+      check_mpi(MPI_File_get_size(file_.get(), &size), "MPI_File_get_size");
+      const uint64_t need = t_.file_per_process ? d_.local_bytes() : d_.global_bytes();
+      if (static_cast<uint64_t>(size) < need) {
+        throw_runtime("\"" + file_.path() + "\" holds " + std::to_string(size) + " bytes but the decomposition needs " +
+                      std::to_string(need) + " (the file is shorter than the decomposition)");
+      }
+    }
   }
 
   void transfer(Access access, std::byte* buffer) override {

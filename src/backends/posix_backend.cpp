@@ -36,6 +36,15 @@ class PosixBackend final : public Backend {
       return;
     }
     open_fd(flags);
+    if (access == Access::read) {
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0) throw_system("cannot stat \"" + path_ + "\"", errno);
+      const uint64_t need = t_.file_per_process ? d_.local_bytes() : d_.global_bytes();
+      if (static_cast<uint64_t>(st.st_size) < need) {
+        throw_runtime("\"" + path_ + "\" holds " + std::to_string(st.st_size) + " bytes but the decomposition needs " +
+                      std::to_string(need) + " (the file is shorter than the decomposition)");
+      }
+    }
   }
 
   void transfer(Access access, std::byte* buffer) override {

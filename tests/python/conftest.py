@@ -1,0 +1,55 @@
+"""Shared fixtures: where the strata binary is, and how to run it under mpirun so that every
+rank's own exit status is seen (not just the first non-zero one mpirun passes on)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STRATA = Path(os.environ.get("STRATA_BIN", ROOT / "build" / "bin" / "strata"))
+MPIRUN = shutil.which("mpirun") or "mpirun"
+
+BASE_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+@dataclass
+class Outcome:
+    statuses: dict[int, int]  # rank -> exit status
+    stdout: str
+    stderr: str
+
+    @property
+    def status(self) -> int:
+        values = set(self.statuses.values())
+        assert len(values) == 1, f"ranks disagree on the exit status: {self.statuses}\n{self.stderr}"
+        return values.pop()
+
+
+def run_ranks(np: int, args: list[str], env: dict[str, str] | None = None, timeout: float = 90,
+              mca: list[str] | None = None, cwd: Path | None = None) -> Outcome:
+    """Runs `strata ARGS` on `np` ranks; each rank reports its own exit status."""
+    full_env = dict(BASE_ENV)
+    exports: list[str] = []
+    for key, value in (env or {}).items():
+        full_env[key] = value
+        exports += ["-x", key]
+    wrapper = 'status=0; "$0" "$@" || status=$?; echo "STRATA-RANK-EXIT ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} $status"'
+    cmd = [MPIRUN, *(mca or []), *exports, "-n", str(np), "--oversubscribe",
+           "bash", "-c", wrapper, str(STRATA), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)
+    statuses = {int(m.group(1)): int(m.group(2))
+                for m in re.finditer(r"STRATA-RANK-EXIT (\d+) (\d+)", proc.stdout)}
+    assert len(statuses) == np, f"expected {np} rank reports, got {statuses}\n{proc.stdout}\n{proc.stderr}"
+    return Outcome(statuses, proc.stdout, proc.stderr)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def strata_is_built() -> None:
+    assert STRATA.exists(), f"{STRATA} is missing: run `make build` first"
