@@ -152,7 +152,7 @@ class Hdf5Backend final : public Backend {
       MPI_Info got = MPI_INFO_NULL;
       if (MPI_File_get_info(mpi_file_, &got) == MPI_SUCCESS) from_info = MpiInfo(got).entries();
     }
-    in_effect_ = effective_hints(ctx_.io_component, from_info, printed);
+    in_effect_ = effective_hints(from_info, printed);
     if (driver_fapl >= 0) H5Pclose(driver_fapl);
   }
 

@@ -118,13 +118,8 @@ Hints ompio_settings() {
   return out;
 }
 
-Hints effective_hints(const std::string& component, const Hints& from_get_info, const Hints& romio_printed) {
-  if (!romio_printed.empty()) return romio_printed;
-  Hints out = from_get_info;
-  if (component == "ompio") {
-    for (const auto& kv : ompio_settings()) out.push_back(kv);
-  }
-  return out;
+Hints effective_hints(const Hints& from_get_info, const Hints& romio_printed) {
+  return romio_printed.empty() ? from_get_info : romio_printed;
 }
 
 }  // namespace strata

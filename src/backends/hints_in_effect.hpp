@@ -36,12 +36,13 @@ class RomioHintCapture {
 // Parses ROMIO's "key = NAME value = VALUE" lines; other lines pass through to stdout.
 Hints parse_romio_hint_print(const std::string& text, std::string* other_output);
 
-// OMPIO's collective-I/O settings from MCA parameters: fcoll, io_ompio_bytes_per_agg,
-// io_ompio_num_aggregators, fbtl_posix_write_datasieving, fs_ufs_lock_algorithm.
+// OMPIO's collective-I/O settings from MCA parameters, as "ompio:<parameter>": fcoll,
+// io_ompio_bytes_per_agg, io_ompio_num_aggregators, data sieving, fs_ufs_lock_algorithm.
+// Scans the MPI_T control variables (slow: call it outside timed regions).
 Hints ompio_settings();
 
-// What to record: ROMIO's printed hints when there are some; otherwise get_info's keys, with
-// OMPIO's settings under "ompio:<parameter>" for what info does not override.
-Hints effective_hints(const std::string& component, const Hints& from_get_info, const Hints& romio_printed);
+// ROMIO's printed hints when there are some, otherwise get_info's keys. Under OMPIO, callers add
+// ompio_settings() for what the info keys leave to the MCA defaults.
+Hints effective_hints(const Hints& from_get_info, const Hints& romio_printed);
 
 }  // namespace strata

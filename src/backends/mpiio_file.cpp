@@ -40,7 +40,7 @@ void MpiioFile::open(MPI_Comm comm, const std::string& path, Access access, cons
   Hints from_info;
   MPI_Info got = MPI_INFO_NULL;
   if (MPI_File_get_info(fh_, &got) == MPI_SUCCESS) from_info = MpiInfo(got).entries();
-  in_effect_ = effective_hints(component, from_info, printed);
+  in_effect_ = effective_hints(from_info, printed);
 }
 
 void MpiioFile::close(bool sync) {

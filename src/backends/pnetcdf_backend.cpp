@@ -97,7 +97,7 @@ class PnetcdfBackend final : public Backend {
     // PnetCDF's own nc_* hints come from ncmpi_inq_file_info; ROMIO's from its report.
     Hints nc_hints, mpi_hints;
     for (const auto& kv : from_info) (kv.first.rfind("nc_", 0) == 0 ? nc_hints : mpi_hints).push_back(kv);
-    in_effect_ = merge_hints(effective_hints(ctx_.io_component, mpi_hints, printed_), nc_hints);
+    in_effect_ = merge_hints(effective_hints(mpi_hints, printed_), nc_hints);
   }
 
   void transfer(Access access, std::byte* buffer) override {

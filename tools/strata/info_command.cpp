@@ -47,7 +47,8 @@ bool probe_io(MPI_Comm comm, const std::string& dir, std::string& component, Hin
   Hints from_info;
   MPI_Info got = MPI_INFO_NULL;
   if (MPI_File_get_info(fh, &got) == MPI_SUCCESS) from_info = MpiInfo(got).entries();
-  hints = effective_hints(component, from_info, printed);
+  hints = effective_hints(from_info, printed);
+  if (component == "ompio") hints = merge_hints(hints, ompio_settings());
   MPI_File_close(&fh);
   return true;
 }

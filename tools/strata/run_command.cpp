@@ -12,6 +12,7 @@
 
 #include "arch/node_map.hpp"
 #include "backends/backend.hpp"
+#include "backends/hints_in_effect.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "common/hints.hpp"
@@ -246,6 +247,8 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
     record.repetitions.push_back(r);
   }
   record.verified = verified_everything && !failure;
+
+  if (ctx.io_component == "ompio" && s.backend != "posix") in_effect = merge_hints(in_effect, ompio_settings());
 
   // The record: rank 0 describes the run for everyone.
   MpiLibrary lib = mpi_library();
