@@ -1,6 +1,7 @@
 #include "kernel.hpp"
 
 #include "array1d/array1d_kernel.hpp"
+#include "blocks/blocks_kernel.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "ior/ior_kernel.hpp"
@@ -10,7 +11,8 @@ namespace strata {
 const std::vector<const Kernel*>& kernel_list() {
   static const IorKernel ior;
   static const Array1dKernel array1d;
-  static const std::vector<const Kernel*> list = {&ior, &array1d};
+  static const BlocksKernel blocks;
+  static const std::vector<const Kernel*> list = {&ior, &array1d, &blocks};
   return list;
 }
 

@@ -4,17 +4,76 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 
+#include "arch/node_local.hpp"
 #include "backends/backend_factories.hpp"
 #include "common/error.hpp"
 
 namespace strata {
 
-std::string file_path_for_rank(const Target& t, int rank) {
-  if (!t.file_per_process) return t.path;
-  char suffix[16];
-  std::snprintf(suffix, sizeof suffix, ".%08d", rank);
-  return t.path + suffix;
+std::string layout_name(Layout l) {
+  switch (l) {
+    case Layout::shared: return "shared";
+    case Layout::file_per_process: return "file-per-process";
+    case Layout::file_per_node: return "file-per-node";
+  }
+  return "?";
+}
+
+FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& t, const Decomposition& d) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  FileGroup f;
+  std::string path = t.path;
+  collectively(comm, [&] {
+    if (t.node_local) {
+      if (t.layout == Layout::shared) {
+        throw_usage("--node-local needs --file-per-node or --file-per-process: a shared file cannot live on "
+                    "node-local storage");
+      }
+      path = (std::filesystem::path(node_local_dir(nodes.node)) / std::filesystem::path(t.path).filename()).string();
+    }
+  });
+  char suffix[24];
+  const unsigned long long local = d.local_bytes();
+  switch (t.layout) {
+    case Layout::shared:
+      f.path = path;
+      f.comm = comm;
+      f.creator = rank == 0;
+      f.bytes_needed = d.global_bytes();
+      f.files = 1;
+      break;
+    case Layout::file_per_process:
+      std::snprintf(suffix, sizeof suffix, ".%08d", rank);
+      f.path = path + suffix;
+      f.comm = MPI_COMM_SELF;
+      f.raw_layout = false;
+      f.bytes_needed = local;
+      f.files = size;
+      break;
+    case Layout::file_per_node: {
+      std::snprintf(suffix, sizeof suffix, ".node%05d", nodes.node);
+      f.path = path + suffix;
+      f.comm = nodes.node_comm.get();
+      f.raw_layout = false;
+      unsigned long long before = 0;
+      MPI_Exscan(&local, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, f.comm);
+      f.base = nodes.local_rank == 0 ? 0 : before;
+      f.bytes_needed = f.base + local;
+      f.creator = nodes.local_rank == 0;
+      f.files = nodes.node_count;
+      break;
+    }
+  }
+  return f;
+}
+
+uint64_t file_offset(const FileGroup& f, const Decomposition& d, int var, uint64_t elem_begin, uint64_t mem_offset) {
+  if (!f.raw_layout) return f.base + mem_offset;
+  return d.variable_offset(var) + elem_begin * elem_size(d.variables[static_cast<size_t>(var)].type);
 }
 
 std::vector<BackendInfo> backend_list() {
@@ -56,9 +115,9 @@ void check_backend_name(const std::string& name) {
   throw_usage("unknown backend \"" + name + "\" (available: " + known + ")");
 }
 
-void remove_output(const BackendContext& ctx, const Target& target) {
-  if (!target.file_per_process && ctx.rank != 0) return;
-  const std::string path = file_path_for_rank(target, ctx.rank);
+void remove_output(const BackendContext& ctx) {
+  if (!ctx.file.creator) return;
+  const std::string& path = ctx.file.path;
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     throw_system("cannot remove the previous output \"" + path + "\"", errno);
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/node_map.hpp"
 #include "common/hints.hpp"
 #include "decomp/decomposition.hpp"
 
@@ -18,18 +19,40 @@ namespace strata {
 
 enum class Access { write, read };
 
+enum class Layout {
+  shared,            // one file, the raw layout (variables one after another, row-major)
+  file_per_process,  // rank r writes PATH.<r, 8 digits>: its buffer as it is
+  file_per_node,     // the ranks of node k write PATH.node<k, 5 digits>: their buffers in rank order
+};
+std::string layout_name(Layout l);
+
 struct Target {
-  std::string path;               // the shared file, or the prefix of per-process files
-  bool file_per_process = false;  // rank r uses path.<r, 8 digits>
+  std::string path;              // the shared file, or the prefix of per-process / per-node files
+  Layout layout = Layout::shared;
+  bool node_local = false;       // files go to node_local_dir(node)/<file name of PATH>
 };
 
-// Path of the file rank `rank` uses for `t`.
-std::string file_path_for_rank(const Target& t, int rank);
+// The file a rank uses and who shares it.
+struct FileGroup {
+  std::string path;
+  MPI_Comm comm = MPI_COMM_WORLD;  // ranks sharing the file (not owned)
+  bool raw_layout = true;          // offsets from the raw layout; otherwise base + memory offset
+  uint64_t base = 0;               // this rank's first byte in a per-process or per-node file
+  uint64_t bytes_needed = 0;       // a file shorter than this cannot hold this rank's data
+  bool creator = true;             // this rank creates and removes the file
+  int files = 1;                   // how many files the whole target has
+};
+
+// Resolves `target` for this rank: its file, communicator, base offset. Collective over
+// `comm` (an exclusive scan inside each node for per-node files); creates node-local
+// directories. Throws a usage Error for a node-local shared file.
+FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& target, const Decomposition& d);
 
 struct BackendContext {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
   int size = 1;
+  FileGroup file;             // the file this rank reads or writes
   Hints hints;                // MPI-IO hints asked for (--hints and STRATA_HINTS)
   bool fsync = false;         // sync data to storage before close completes
   std::string io_component;   // "ompio" or "romio"
@@ -64,8 +87,11 @@ void check_backend_name(const std::string& name);
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& ctx, const Decomposition& d,
                                       const Target& target);
 
-// Removes the output of `target` (rank 0 for a shared file, each rank its own otherwise).
-// Missing files are not an error. Local part of a collective step.
-void remove_output(const BackendContext& ctx, const Target& target);
+// Removes the output (each file by its creator). Missing files are not an error. Local part of
+// a collective step.
+void remove_output(const BackendContext& ctx);
+
+// Byte offset in the rank's file of extent `e` (raw layout, or base + memory offset).
+uint64_t file_offset(const FileGroup& f, const Decomposition& d, int var, uint64_t elem_begin, uint64_t mem_offset);
 
 }  // namespace strata

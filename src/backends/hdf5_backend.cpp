@@ -97,7 +97,7 @@ hid_t file_type(ElemType t) {
 
 class Hdf5Backend final : public Backend {
  public:
-  Hdf5Backend(const BackendContext& ctx, const Decomposition& d, const Target& t) : ctx_(ctx), d_(d), t_(t) {
+  Hdf5Backend(const BackendContext& ctx, const Decomposition& d, const Target&) : ctx_(ctx), d_(d) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become messages, not stack dumps
   }
   ~Hdf5Backend() override {
@@ -117,8 +117,8 @@ class Hdf5Backend final : public Backend {
     Hints printed, from_info;
     RomioHintCapture capture(ctx_.io_component == "romio");
     if (access == Access::write) {
-      file_ = H5Id(check_id(H5Fcreate(t_.path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                            "cannot create HDF5 file \"" + t_.path + "\""));
+      file_ = H5Id(check_id(H5Fcreate(ctx_.file.path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                            "cannot create HDF5 file \"" + ctx_.file.path + "\""));
       H5Id dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"));
       check_status(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
       check_status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
@@ -129,15 +129,15 @@ class Hdf5Backend final : public Backend {
         if (printed.empty()) printed = capture.finish();
         datasets_.emplace_back(check_id(H5Dcreate2(file_.get(), v.name.c_str(), file_type(v.type), space.get(),
                                                    H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                                        "cannot create dataset \"" + v.name + "\" in \"" + t_.path + "\""));
+                                        "cannot create dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\""));
       }
     } else {
-      file_ = H5Id(check_id(H5Fopen(t_.path.c_str(), H5F_ACC_RDONLY, fapl.get()),
-                            "cannot open HDF5 file \"" + t_.path + "\" for reading"));
+      file_ = H5Id(check_id(H5Fopen(ctx_.file.path.c_str(), H5F_ACC_RDONLY, fapl.get()),
+                            "cannot open HDF5 file \"" + ctx_.file.path + "\" for reading"));
       printed = capture.finish();
       for (const Variable& v : d_.variables) {
         if (H5Lexists(file_.get(), v.name.c_str(), H5P_DEFAULT) <= 0) {
-          throw_runtime("HDF5 file \"" + t_.path + "\" has no dataset \"" + v.name + "\"");
+          throw_runtime("HDF5 file \"" + ctx_.file.path + "\" has no dataset \"" + v.name + "\"");
         }
         H5Id ds(check_id(H5Dopen2(file_.get(), v.name.c_str(), H5P_DEFAULT), "cannot open dataset \"" + v.name + "\""));
         check_shape(ds.get(), v);
@@ -197,7 +197,7 @@ class Hdf5Backend final : public Backend {
                                     dxpl.get(), ptr);
           ++requests_;
           check_status(rc, std::string(access == Access::write ? "H5Dwrite" : "H5Dread") + " of dataset \"" +
-                               var.name + "\" in \"" + t_.path + "\" failed");
+                               var.name + "\" in \"" + ctx_.file.path + "\" failed");
         } catch (const Error& e) {
           if (!failure) failure = e;
         }
@@ -214,20 +214,20 @@ class Hdf5Backend final : public Backend {
     if (ctx_.fsync && access_ == Access::write) {
       if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
         try {
-          throw_hdf5("H5Fflush of \"" + t_.path + "\" failed");
+          throw_hdf5("H5Fflush of \"" + ctx_.file.path + "\" failed");
         } catch (const Error& e) {
           failure = e;
         }
       }
       if (mpi_file_ != MPI_FILE_NULL) {
         int rc = MPI_File_sync(mpi_file_);
-        if (rc != MPI_SUCCESS && !failure) failure = Error(ErrorKind::runtime, "MPI_File_sync of \"" + t_.path + "\" failed");
+        if (rc != MPI_SUCCESS && !failure) failure = Error(ErrorKind::runtime, "MPI_File_sync of \"" + ctx_.file.path + "\" failed");
       }
     }
     mpi_file_ = MPI_FILE_NULL;
     herr_t rc = H5Fclose(file_.release());
     if (failure) throw *failure;
-    if (rc < 0) throw_hdf5("H5Fclose of \"" + t_.path + "\" failed");
+    if (rc < 0) throw_hdf5("H5Fclose of \"" + ctx_.file.path + "\" failed");
   }
 
   Hints hints_in_effect() const override { return in_effect_; }
@@ -244,12 +244,12 @@ class Hdf5Backend final : public Backend {
       std::string want_s, got_s;
       for (auto x : v.shape) want_s += (want_s.empty() ? "" : "x") + std::to_string(x);
       for (auto x : got) got_s += (got_s.empty() ? "" : "x") + std::to_string(x);
-      throw_runtime("dataset \"" + v.name + "\" in \"" + t_.path + "\" has shape " + got_s + ", the kernel expects " +
+      throw_runtime("dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\" has shape " + got_s + ", the kernel expects " +
                     want_s);
     }
     H5Id type(check_id(H5Dget_type(ds), "H5Dget_type"));
     if (H5Tget_size(type.get()) != elem_size(v.type)) {
-      throw_runtime("dataset \"" + v.name + "\" in \"" + t_.path + "\" holds " + std::to_string(H5Tget_size(type.get())) +
+      throw_runtime("dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\" holds " + std::to_string(H5Tget_size(type.get())) +
                     "-byte elements, the kernel expects " + elem_name(v.type));
     }
   }
@@ -282,7 +282,6 @@ class Hdf5Backend final : public Backend {
 
   BackendContext ctx_;
   const Decomposition& d_;
-  Target t_;
   Access access_ = Access::read;
   H5Id file_;
   std::vector<H5Id> datasets_;
@@ -294,9 +293,9 @@ class Hdf5Backend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_hdf5_backend(const BackendContext& ctx, const Decomposition& d, const Target& t) {
-  if (t.file_per_process) {
-    throw_usage("backend hdf5 writes one shared file; it cannot express --file-per-process (use posix, mpiio-ind "
-                "or mpiio-coll)");
+  if (t.layout != Layout::shared) {
+    throw_usage("backend hdf5 writes one shared file; it cannot express --" + layout_name(t.layout) +
+                " (use posix, mpiio-ind or mpiio-coll)");
   }
   return std::make_unique<Hdf5Backend>(ctx, d, t);
 }

@@ -19,20 +19,19 @@ namespace {
 
 class MpiioBackend final : public Backend {
  public:
-  MpiioBackend(const BackendContext& ctx, const Decomposition& d, const Target& t, bool collective)
-      : ctx_(ctx), d_(d), t_(t), collective_(collective) {}
+  MpiioBackend(const BackendContext& ctx, const Decomposition& d, bool collective)
+      : ctx_(ctx), d_(d), collective_(collective) {}
 
   std::string name() const override { return collective_ ? "mpiio-coll" : "mpiio-ind"; }
 
   void open(Access access) override {
-    MPI_Comm comm = t_.file_per_process ? MPI_COMM_SELF : ctx_.comm;
-    file_.open(comm, file_path_for_rank(t_, ctx_.rank), access, hints_for_open(ctx_.hints, ctx_.io_component),
+    file_.open(ctx_.file.comm, ctx_.file.path, access, hints_for_open(ctx_.hints, ctx_.io_component),
                ctx_.io_component);
     if (access == Access::read) {
       // Collective reads past the end do not always report short counts (OMPIO), so check first.
       MPI_Offset size = 0;
       check_mpi(MPI_File_get_size(file_.get(), &size), "MPI_File_get_size");
-      const uint64_t need = t_.file_per_process ? d_.local_bytes() : d_.global_bytes();
+      const uint64_t need = ctx_.file.bytes_needed;
       if (static_cast<uint64_t>(size) < need) {
         throw_runtime("\"" + file_.path() + "\" holds " + std::to_string(size) + " bytes but the decomposition needs " +
                       std::to_string(need) + " (the file is shorter than the decomposition)");
@@ -56,8 +55,7 @@ class MpiioBackend final : public Backend {
 
  private:
   uint64_t file_offset(const Extent& e) const {
-    if (t_.file_per_process) return e.mem_offset;
-    return d_.variable_offset(e.var) + e.elem_begin * elem_size(d_.variables[static_cast<size_t>(e.var)].type);
+    return strata::file_offset(ctx_.file, d_, e.var, e.elem_begin, e.mem_offset);
   }
   uint64_t extent_bytes(const Extent& e) const {
     return e.elems * elem_size(d_.variables[static_cast<size_t>(e.var)].type);
@@ -100,8 +98,10 @@ class MpiioBackend final : public Backend {
   }
 
   void transfer_collective(Access access, std::byte* buffer) {
-    MPI_Comm comm = t_.file_per_process ? MPI_COMM_SELF : ctx_.comm;
-    FileOrderBuffer stream(d_, buffer, access);
+    MPI_Comm comm = ctx_.file.comm;
+    // In the raw layout file order is (variable, element); in per-process and per-node files it
+    // is memory order, so only the raw layout may need staging.
+    FileOrderBuffer stream(d_, buffer, access, ctx_.file.raw_layout);
     // The view: this rank's extents in file order, lengths kept within int.
     const auto pieces = split_extents(d_, stream.extents(), kMaxRequestBytes);
     std::vector<int> lengths;
@@ -153,7 +153,6 @@ class MpiioBackend final : public Backend {
 
   BackendContext ctx_;
   const Decomposition& d_;
-  Target t_;
   bool collective_;
   MpiioFile file_;
   uint64_t requests_ = 0;
@@ -161,9 +160,9 @@ class MpiioBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpiio_backend(const BackendContext& ctx, const Decomposition& d, const Target& t,
+std::unique_ptr<Backend> make_mpiio_backend(const BackendContext& ctx, const Decomposition& d, const Target&,
                                             bool collective) {
-  return std::make_unique<MpiioBackend>(ctx, d, t, collective);
+  return std::make_unique<MpiioBackend>(ctx, d, collective);
 }
 
 }  // namespace strata

@@ -45,7 +45,7 @@ MPI_Datatype mpi_type_of(ElemType t) {
 
 class PnetcdfBackend final : public Backend {
  public:
-  PnetcdfBackend(const BackendContext& ctx, const Decomposition& d, const Target& t) : ctx_(ctx), d_(d), t_(t) {}
+  PnetcdfBackend(const BackendContext& ctx, const Decomposition& d, const Target&) : ctx_(ctx), d_(d) {}
   ~PnetcdfBackend() override {
     if (ncid_ >= 0) ncmpi_close(ncid_);
   }
@@ -58,8 +58,8 @@ class PnetcdfBackend final : public Backend {
     varids_.clear();
     RomioHintCapture capture(ctx_.io_component == "romio");
     if (access == Access::write) {
-      check_nc(ncmpi_create(ctx_.comm, t_.path.c_str(), NC_CLOBBER | NC_64BIT_DATA, info.get(), &ncid_),
-               "cannot create netCDF file \"" + t_.path + "\"");
+      check_nc(ncmpi_create(ctx_.comm, ctx_.file.path.c_str(), NC_CLOBBER | NC_64BIT_DATA, info.get(), &ncid_),
+               "cannot create netCDF file \"" + ctx_.file.path + "\"");
       printed_ = capture.finish();
       int old_mode = 0;
       check_nc(ncmpi_set_fill(ncid_, NC_NOFILL, &old_mode), "ncmpi_set_fill");
@@ -78,15 +78,15 @@ class PnetcdfBackend final : public Backend {
                  "ncmpi_def_var \"" + v.name + "\"");
         varids_.push_back(varid);
       }
-      check_nc(ncmpi_enddef(ncid_), "ncmpi_enddef of \"" + t_.path + "\"");
+      check_nc(ncmpi_enddef(ncid_), "ncmpi_enddef of \"" + ctx_.file.path + "\"");
     } else {
-      check_nc(ncmpi_open(ctx_.comm, t_.path.c_str(), NC_NOWRITE, info.get(), &ncid_),
-               "cannot open netCDF file \"" + t_.path + "\" for reading");
+      check_nc(ncmpi_open(ctx_.comm, ctx_.file.path.c_str(), NC_NOWRITE, info.get(), &ncid_),
+               "cannot open netCDF file \"" + ctx_.file.path + "\" for reading");
       printed_ = capture.finish();
       for (const Variable& v : d_.variables) {
         int varid = -1;
         check_nc(ncmpi_inq_varid(ncid_, v.name.c_str(), &varid),
-                 "netCDF file \"" + t_.path + "\" has no variable \"" + v.name + "\"");
+                 "netCDF file \"" + ctx_.file.path + "\" has no variable \"" + v.name + "\"");
         check_shape(varid, v);
         varids_.push_back(varid);
       }
@@ -141,12 +141,12 @@ class PnetcdfBackend final : public Backend {
     std::optional<Error> failure;
     if (ctx_.fsync && access_ == Access::write) {
       int rc = ncmpi_sync(ncid_);
-      if (rc != NC_NOERR) failure = Error(ErrorKind::runtime, "ncmpi_sync of \"" + t_.path + "\": " + ncmpi_strerror(rc));
+      if (rc != NC_NOERR) failure = Error(ErrorKind::runtime, "ncmpi_sync of \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
     }
     int rc = ncmpi_close(ncid_);
     ncid_ = -1;
     if (failure) throw *failure;
-    check_nc(rc, "ncmpi_close of \"" + t_.path + "\"");
+    check_nc(rc, "ncmpi_close of \"" + ctx_.file.path + "\"");
   }
 
   Hints hints_in_effect() const override { return in_effect_; }
@@ -172,7 +172,7 @@ class PnetcdfBackend final : public Backend {
   void wait_all(std::optional<Error>& failure) {
     int rc = ncmpi_wait_all(ncid_, NC_REQ_ALL, nullptr, nullptr);
     if (rc != NC_NOERR && !failure) {
-      failure = Error(ErrorKind::runtime, "ncmpi_wait_all on \"" + t_.path + "\": " + ncmpi_strerror(rc));
+      failure = Error(ErrorKind::runtime, "ncmpi_wait_all on \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
     }
   }
 
@@ -190,14 +190,13 @@ class PnetcdfBackend final : public Backend {
     nc_type type{};
     check_nc(ncmpi_inq_vartype(ncid_, varid, &type), "ncmpi_inq_vartype");
     if (got != v.shape || type != nc_type_of(v.type)) {
-      throw_runtime("variable \"" + v.name + "\" in \"" + t_.path +
+      throw_runtime("variable \"" + v.name + "\" in \"" + ctx_.file.path +
                     "\" does not have the shape and type the kernel expects (" + elem_name(v.type) + ")");
     }
   }
 
   BackendContext ctx_;
   const Decomposition& d_;
-  Target t_;
   Access access_ = Access::read;
   int ncid_ = -1;
   std::vector<int> varids_;
@@ -209,9 +208,9 @@ class PnetcdfBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_pnetcdf_backend(const BackendContext& ctx, const Decomposition& d, const Target& t) {
-  if (t.file_per_process) {
-    throw_usage("backend pnetcdf writes one shared file; it cannot express --file-per-process (use posix, mpiio-ind "
-                "or mpiio-coll)");
+  if (t.layout != Layout::shared) {
+    throw_usage("backend pnetcdf writes one shared file; it cannot express --" + layout_name(t.layout) +
+                " (use posix, mpiio-ind or mpiio-coll)");
   }
   return std::make_unique<PnetcdfBackend>(ctx, d, t);
 }

@@ -17,7 +17,7 @@ namespace {
 
 class PosixBackend final : public Backend {
  public:
-  PosixBackend(const BackendContext& ctx, const Decomposition& d, const Target& t) : ctx_(ctx), d_(d), t_(t) {}
+  PosixBackend(const BackendContext& ctx, const Decomposition& d) : ctx_(ctx), d_(d) {}
   ~PosixBackend() override {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -25,21 +25,20 @@ class PosixBackend final : public Backend {
   std::string name() const override { return "posix"; }
 
   void open(Access access) override {
-    path_ = file_path_for_rank(t_, ctx_.rank);
-    int flags = access == Access::write ? (O_WRONLY | O_CREAT) : O_RDONLY;
-    if (access == Access::write && !t_.file_per_process) {
-      // Rank 0 creates the shared file; the others open it once that has happened everywhere.
+    path_ = ctx_.file.path;
+    if (access == Access::write) {
+      // Each file's creator creates it; the others open it once that has happened everywhere.
       collectively(ctx_.comm, [&] {
-        if (ctx_.rank == 0) open_fd(flags);
+        if (ctx_.file.creator) open_fd(O_WRONLY | O_CREAT);
       });
-      if (ctx_.rank != 0) open_fd(O_WRONLY);
+      if (!ctx_.file.creator) open_fd(O_WRONLY);
       return;
     }
-    open_fd(flags);
-    if (access == Access::read) {
+    open_fd(O_RDONLY);
+    {
       struct stat st {};
       if (::fstat(fd_, &st) != 0) throw_system("cannot stat \"" + path_ + "\"", errno);
-      const uint64_t need = t_.file_per_process ? d_.local_bytes() : d_.global_bytes();
+      const uint64_t need = ctx_.file.bytes_needed;
       if (static_cast<uint64_t>(st.st_size) < need) {
         throw_runtime("\"" + path_ + "\" holds " + std::to_string(st.st_size) + " bytes but the decomposition needs " +
                       std::to_string(need) + " (the file is shorter than the decomposition)");
@@ -53,7 +52,7 @@ class PosixBackend final : public Backend {
     for (const Extent& e : pieces) {
       const Variable& v = d_.variables[static_cast<size_t>(e.var)];
       const uint64_t bytes = e.elems * elem_size(v.type);
-      const uint64_t off = t_.file_per_process ? e.mem_offset : d_.variable_offset(e.var) + e.elem_begin * elem_size(v.type);
+      const uint64_t off = file_offset(ctx_.file, d_, e.var, e.elem_begin, e.mem_offset);
       std::byte* p = buffer + e.mem_offset;
       uint64_t done = 0;
       while (done < bytes) {
@@ -102,7 +101,6 @@ class PosixBackend final : public Backend {
 
   BackendContext ctx_;
   const Decomposition& d_;
-  Target t_;
   std::string path_;
   int fd_ = -1;
   bool writing_ = false;
@@ -111,8 +109,8 @@ class PosixBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_posix_backend(const BackendContext& ctx, const Decomposition& d, const Target& t) {
-  return std::make_unique<PosixBackend>(ctx, d, t);
+std::unique_ptr<Backend> make_posix_backend(const BackendContext& ctx, const Decomposition& d, const Target&) {
+  return std::make_unique<PosixBackend>(ctx, d);
 }
 
 }  // namespace strata

@@ -5,10 +5,10 @@
 
 namespace strata {
 
-FileOrderBuffer::FileOrderBuffer(const Decomposition& d, std::byte* user, Access access)
+FileOrderBuffer::FileOrderBuffer(const Decomposition& d, std::byte* user, Access access, bool stage_if_needed)
     : user_(user), data_(user) {
   user_extents_ = flatten(d);
-  if (memory_in_file_order(user_extents_)) {
+  if (!stage_if_needed || memory_in_file_order(user_extents_)) {
     extents_ = user_extents_;
     return;
   }

@@ -17,7 +17,9 @@ namespace strata {
 // packed into a staging copy before a write and unpacked after a read.
 class FileOrderBuffer {
  public:
-  FileOrderBuffer(const Decomposition& d, std::byte* user, Access access);
+  // With `stage_if_needed` false, memory order is taken as file order (per-process and
+  // per-node files hold a rank's buffer as it is).
+  FileOrderBuffer(const Decomposition& d, std::byte* user, Access access, bool stage_if_needed = true);
   // Extents in file order; mem_offset is into data().
   const std::vector<Extent>& extents() const { return extents_; }
   std::byte* data() { return data_; }

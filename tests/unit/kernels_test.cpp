@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "array1d/array1d_kernel.hpp"
+#include "decomp/selection.hpp"
 #include "common/error.hpp"
 #include "ior/ior_kernel.hpp"
 #include "kernel.hpp"
@@ -92,4 +93,34 @@ TEST(Kernels, UnknownKernelNamesTheKnownOnes) {
     EXPECT_NE(std::string(e.what()).find("ior"), std::string::npos);
     EXPECT_EQ(e.kind(), ErrorKind::usage);
   }
+}
+
+TEST(BlocksKernel, TilesCoverEveryElementOnceAcrossRanks) {
+  const Kernel& k = find_kernel("blocks");
+  for (uint64_t seed : {1, 2, 3, 99}) {
+    for (int ranks : {1, 3, 8}) {
+      auto o = options_for(k, {"--shape", "7x5x6", "--vars", "2", "--tiles-per-rank", "2", "--seed",
+                               std::to_string(seed)});
+      std::vector<std::vector<int>> hits(2, std::vector<int>(7 * 5 * 6, 0));
+      for (int r = 0; r < ranks; ++r) {
+        auto s = k.build(o, r, ranks);
+        ASSERT_NO_THROW(s.decomposition.validate()) << "seed " << seed << " ranks " << ranks;
+        for (const auto& e : flatten(s.decomposition)) {
+          for (uint64_t i = 0; i < e.elems; ++i) ++hits[static_cast<size_t>(e.var)][e.elem_begin + i];
+        }
+      }
+      for (const auto& var : hits) {
+        for (int h : var) ASSERT_EQ(h, 1) << "seed " << seed << " ranks " << ranks;
+      }
+    }
+  }
+}
+
+TEST(BlocksKernel, ShuffledMemoryIsNotInFileOrder) {
+  const Kernel& k = find_kernel("blocks");
+  auto o = options_for(k, {"--shape", "16x16", "--tiles-per-rank", "6"});
+  auto s = k.build(o, 0, 2);
+  EXPECT_FALSE(memory_in_file_order(flatten(s.decomposition)));
+  auto f = options_for(k, {"--shape", "16x16", "--tiles-per-rank", "6", "--memory-order", "file"});
+  EXPECT_GT(k.build(f, 0, 2).decomposition.blocks.size(), 3u);
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "arch/node_local.hpp"
 #include "arch/node_map.hpp"
 #include "backends/backend.hpp"
 #include "backends/hints_in_effect.hpp"
@@ -36,6 +37,8 @@ void add_run_options(OptionSet& o) {
         "strata-KERNEL.dat in the current directory");
   o.add("hints", "K=V,K=V", "MPI-IO hints, applied over those of the file named by STRATA_HINTS");
   o.add_flag("file-per-process", "each rank its own file PATH.<rank, 8 digits> (IOR -F)");
+  o.add_flag("file-per-node", "the ranks of each node share a file PATH.node<node, 5 digits>, in rank order");
+  o.add_flag("node-local", "put the files in node-local storage: STRATA_LOCAL_DIR/<node>/<file name of PATH>");
   o.add_flag("write", "write the data (the default unless --read is given alone)");
   o.add_flag("read", "read the data; alone, read an existing file without writing it");
   o.add_flag("verify", "compare every element read back with the generator (after a write: read back first)");
@@ -115,7 +118,13 @@ Settings parse(const std::vector<std::string>& args) {
   check_backend_name(s.backend);
   s.target.path = s.options.given("output") ? s.options.get("output") : default_output(s.kernel->name(), s.backend);
   if (s.target.path.empty()) throw_usage("--output must not be empty");
-  s.target.file_per_process = s.options.flag("file-per-process");
+  if (s.options.flag("file-per-process") && s.options.flag("file-per-node")) {
+    throw_usage("choose one of --file-per-process and --file-per-node");
+  }
+  s.target.layout = s.options.flag("file-per-process") ? Layout::file_per_process
+                    : s.options.flag("file-per-node")  ? Layout::file_per_node
+                                                       : Layout::shared;
+  s.target.node_local = s.options.flag("node-local");
   s.do_read = s.options.flag("read");
   s.do_write = s.options.flag("write") || !s.do_read;
   s.verify = s.options.flag("verify");
@@ -206,11 +215,12 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   ctx.hints = s.hints;
   ctx.fsync = s.fsync;
   ctx.io_component = io_component();
+  ctx.file = file_group(comm, nodes, s.target, d);
   std::unique_ptr<Backend> backend;
   collectively(comm, [&] { backend = make_backend(s.backend, ctx, d, s.target); });
 
   FsInfo fs;
-  collectively(comm, [&] { fs = fs_info(s.target.path); });
+  collectively(comm, [&] { fs = fs_info(ctx.file.path); });
 
   const uint64_t local = d.local_bytes();
   std::vector<std::byte> data(local), back;
@@ -227,7 +237,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   for (uint64_t rep = 0; rep < s.repetitions && !failure; ++rep) {
     Repetition r;
     if (s.do_write) {
-      collectively(comm, [&] { remove_output(ctx, s.target); });
+      collectively(comm, [&] { remove_output(ctx); });
       r.write = timed_access(*backend, comm, Access::write, data.data(), local);
       if (rep == 0) in_effect = backend->hints_in_effect();
       if (s.verify && !s.do_read) {  // untimed read-back
@@ -278,7 +288,10 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
       {"fs_type", fs.type},
       {"fs_block_size", fs.block_size},
       {"output", s.target.path},
-      {"file_per_process", s.target.file_per_process},
+      {"layout", layout_name(s.target.layout)},
+      {"file_per_process", s.target.layout == Layout::file_per_process},
+      {"files", ctx.file.files},
+      {"node_local", s.target.node_local},
       {"operations", nlohmann::json::array()},
       {"bytes_per_rank", {{"local", local}}},
       {"global_bytes", d.global_bytes()},
@@ -286,6 +299,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   if (s.do_write) record.header["operations"].push_back("write");
   if (s.do_read) record.header["operations"].push_back("read");
   if (failure) record.header["error"] = *failure;
+  if (s.target.node_local) record.header["node_local_root"] = node_local_root();
 
   collectively(comm, [&] {
     if (rank != 0 || s.json_path.empty()) return;

@@ -76,7 +76,10 @@ std::string to_table(const RunRecord& r) {
       << ", MPI " << h["mpi"]["library"].get<std::string>() << " " << h["mpi"]["version"].get<std::string>()
       << ", MPI-IO " << h["io_component"].get<std::string>() << "\n";
   out << "  output " << h["output"].get<std::string>() << " (" << h["fs_type"].get<std::string>() << ")"
-      << (h["file_per_process"].get<bool>() ? ", file per process" : "") << "\n";
+      << (h["layout"].get<std::string>() != "shared"
+              ? ", " + h["layout"].get<std::string>() + ", " + std::to_string(h["files"].get<int>()) + " files"
+              : "")
+      << (h["node_local"].get<bool>() ? " on node-local storage" : "") << "\n";
   out << "  params " << h["params"].dump() << "\n";
   if (!h["hints"].empty()) {
     std::string hints;
