@@ -50,6 +50,10 @@ CASES = [
      USAGE, ["malformed"]),
     ("layout the backend cannot express", ["run", "ior", "--backend", "hdf5", "--file-per-process"], USAGE,
      ["cannot express --file-per-process"]),
+    ("per-node files through HDF5", ["run", "ior", "--backend", "hdf5", "--file-per-node"], USAGE,
+     ["cannot express --file-per-node"]),
+    ("two layouts", ["run", "ior", "--backend", "posix", "--file-per-node", "--file-per-process"], USAGE,
+     ["choose one"]),
     ("info with two paths", ["info", "/tmp", "/var"], USAGE, ["at most one PATH"]),
 ]
 

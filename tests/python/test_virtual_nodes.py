@@ -1,0 +1,89 @@
+"""Node-aware behaviour on one machine, with virtual nodes: node counts, one file per node,
+separate node-local directories, and data that verifies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_ranks
+
+IOR = ["ior", "--block-size", "16K", "--transfer-size", "4K", "--segments", "2"]
+RANK_BYTES = 2 * 16 * 1024
+
+MAPS = {
+    "6 ranks, 3 nodes of 2": (6, {"STRATA_RANKS_PER_NODE": "2"}, [0, 0, 1, 1, 2, 2]),
+    "7 ranks, uneven map": (7, {"STRATA_NODE_MAP": "0,0,0,1,2,2,2"}, [0, 0, 0, 1, 2, 2, 2]),
+}
+
+
+def record(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("case", MAPS, ids=list(MAPS))
+def test_node_count_is_reported(tmp_path: Path, case: str) -> None:
+    np, env, node_of_rank = MAPS[case]
+    out = run_ranks(np, ["info", str(tmp_path), "--json", str(tmp_path / "i.json")], env=env)
+    assert out.status == 0, out.stderr
+    info = record(tmp_path / "i.json")
+    assert info["nodes"] == 3 and info["node_map"]["virtual"] is True
+    assert info["node_map"]["node_of_rank"] == node_of_rank
+    assert "(virtual" in out.stdout
+    run = run_ranks(np, ["run", *IOR, "--backend", "mpiio-coll", "--verify", "--output", str(tmp_path / "d"),
+                         "--json", str(tmp_path / "r.json"), "--quiet"], env=env)
+    assert run.status == 0, run.stderr
+    assert record(tmp_path / "r.json")["nodes"] == 3
+
+
+def test_one_real_node_is_not_virtual(tmp_path: Path) -> None:
+    out = run_ranks(4, ["info", str(tmp_path), "--json", str(tmp_path / "i.json")])
+    info = record(tmp_path / "i.json")
+    assert out.status == 0 and info["nodes"] == 1 and info["node_map"]["virtual"] is False
+
+
+@pytest.mark.parametrize("case", MAPS, ids=list(MAPS))
+def test_one_file_per_node(tmp_path: Path, case: str) -> None:
+    np, env, node_of_rank = MAPS[case]
+    sizes = [node_of_rank.count(n) * RANK_BYTES for n in range(3)]
+    outputs = {}
+    for backend in ("posix", "mpiio-ind", "mpiio-coll"):
+        prefix = tmp_path / backend
+        out = run_ranks(np, ["run", *IOR, "--backend", backend, "--file-per-node", "--write", "--read", "--verify",
+                             "--output", str(prefix), "--json", str(tmp_path / "r.json"), "--quiet"], env=env)
+        assert out.status == 0, out.stderr
+        files = sorted(tmp_path.glob(f"{backend}.node*"))
+        assert [f.name for f in files] == [f"{backend}.node{n:05d}" for n in range(3)]
+        assert [f.stat().st_size for f in files] == sizes
+        assert record(tmp_path / "r.json")["files"] == 3
+        assert record(tmp_path / "r.json")["verified"] is True
+        outputs[backend] = [f.read_bytes() for f in files]
+    assert outputs["posix"] == outputs["mpiio-ind"] == outputs["mpiio-coll"]
+
+
+@pytest.mark.parametrize("case", MAPS, ids=list(MAPS))
+@pytest.mark.parametrize("layout", ["--file-per-node", "--file-per-process"])
+def test_node_local_directories(tmp_path: Path, case: str, layout: str) -> None:
+    np, env, node_of_rank = MAPS[case]
+    local = tmp_path / "local"
+    out = run_ranks(np, ["run", *IOR, "--backend", "mpiio-coll", layout, "--node-local", "--write", "--read",
+                         "--verify", "--output", "ckpt", "--json", str(tmp_path / "r.json"), "--quiet"],
+                    env={**env, "STRATA_LOCAL_DIR": str(local)}, cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    assert sorted(p.name for p in local.iterdir()) == ["0", "1", "2"]
+    for node in range(3):
+        names = sorted(p.name for p in (local / str(node)).iterdir())
+        if layout == "--file-per-node":
+            assert names == [f"ckpt.node{node:05d}"]
+        else:
+            assert names == [f"ckpt.{r:08d}" for r, n in enumerate(node_of_rank) if n == node]
+    assert record(tmp_path / "r.json")["verified"] is True
+    assert not (tmp_path / "ckpt").exists()
+
+
+def test_node_local_shared_file_is_refused(tmp_path: Path) -> None:
+    out = run_ranks(4, ["run", *IOR, "--backend", "posix", "--node-local", "--output", str(tmp_path / "x")],
+                    env={"STRATA_RANKS_PER_NODE": "2", "STRATA_LOCAL_DIR": str(tmp_path / "l")})
+    assert out.status == 2
+    assert "--node-local needs --file-per-node or --file-per-process" in out.stderr
