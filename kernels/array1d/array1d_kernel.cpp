@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "common/seeded_random.hpp"
 #include "common/units.hpp"
 
 namespace strata {
@@ -12,24 +13,12 @@ namespace {
 
 constexpr uint64_t kElem = 4;  // int32, as the paper's "25K integers per process (100 KB)"
 
-// A small portable generator (splitmix64) so sizes are the same on every platform.
-struct Draws {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-};
-
 }  // namespace
 
 std::vector<uint64_t> array1d_counts(const std::string& dist, uint64_t size_elems, double stddev_elems, uint64_t seed,
                                      int ranks) {
   std::vector<uint64_t> counts(static_cast<size_t>(ranks), size_elems);
-  Draws g{seed ^ 0xA5A5A5A5DEADBEEFULL};
+  SeededRandom g(seed ^ 0xA5A5A5A5DEADBEEFULL);
   if (dist == "uniform") return counts;
   for (auto& c : counts) {
     if (dist == "random") {

@@ -5,26 +5,12 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/seeded_random.hpp"
 #include "common/units.hpp"
 
 namespace strata {
 
 namespace {
-
-struct Draws {  // splitmix64: the same numbers on every platform
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  uint64_t below(uint64_t n) { return n == 0 ? 0 : next() % n; }
-  template <class T>
-  void shuffle(std::vector<T>& v) {
-    for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[below(i)]);
-  }
-};
 
 std::vector<uint64_t> parse_shape(const std::string& text) {
   std::vector<uint64_t> shape;
@@ -40,7 +26,7 @@ std::vector<uint64_t> parse_shape(const std::string& text) {
 }
 
 // Sorted cut positions splitting [0, n) into `parts` non-empty pieces.
-std::vector<uint64_t> cuts(uint64_t n, uint64_t parts, Draws& g) {
+std::vector<uint64_t> cuts(uint64_t n, uint64_t parts, SeededRandom& g) {
   parts = std::min(parts, n);
   std::vector<uint64_t> inner(n - 1);
   std::iota(inner.begin(), inner.end(), 1);
@@ -76,7 +62,7 @@ KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
   Decomposition& d = setup.decomposition;
   d.transfer_bytes = parse_size(o.get("transfer-size"), "--transfer-size");
   if (d.transfer_bytes % 8 != 0) throw_usage("--transfer-size must be a multiple of 8 bytes");
-  Draws g{seed * 0x2545F4914F6CDD1DULL + 17};
+  SeededRandom g(seed * 0x2545F4914F6CDD1DULL + 17);
   const uint64_t want_tiles = per_rank * static_cast<uint64_t>(ranks);
   for (uint64_t v = 0; v < nvars; ++v) {
     d.variables.push_back({"var" + std::to_string(v), types[v % 6], shape});
@@ -111,7 +97,7 @@ KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
     }
   }
   if (order == "shuffled") {
-    Draws mine{seed ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1))};
+    SeededRandom mine(seed ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1)));
     mine.shuffle(d.blocks);
   }
   setup.params = {{"vars", nvars}, {"shape", o.get("shape")}, {"tiles_per_rank", per_rank},

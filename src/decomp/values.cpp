@@ -5,18 +5,12 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/seeded_random.hpp"
 #include "decomp/selection.hpp"
 
 namespace strata {
 
 namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 uint64_t name_hash(const std::string& s) {  // FNV-1a
   uint64_t h = 0xCBF29CE484222325ULL;
