@@ -24,6 +24,7 @@ build: setup $(BUILD)/build.ninja
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
+	$(VENV)/bin/ruff check bench tests/python
 	$(PY) -m pytest -q tests/python
 
 demo: build

@@ -40,7 +40,8 @@ def run_ranks(np: int, args: list[str], env: dict[str, str] | None = None, timeo
     for key, value in (env or {}).items():
         full_env[key] = value
         exports += ["-x", key]
-    wrapper = 'status=0; "$0" "$@" || status=$?; echo "STRATA-RANK-EXIT ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} $status"'
+    wrapper = ('status=0; "$0" "$@" || status=$?; '
+               'echo "STRATA-RANK-EXIT ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} $status"')
     cmd = [MPIRUN, *(mca or []), *exports, "-n", str(np), "--oversubscribe",
            "bash", "-c", wrapper, str(STRATA), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)
