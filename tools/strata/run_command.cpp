@@ -234,6 +234,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   std::optional<std::string> failure;
   Hints in_effect;
 
+  const double started = MPI_Wtime();
   for (uint64_t rep = 0; rep < s.repetitions && !failure; ++rep) {
     Repetition r;
     if (s.do_write) {
@@ -255,6 +256,14 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
       if (s.verify) failure = verify_everywhere(comm, d, s.values, back.data());
     }
     record.repetitions.push_back(r);
+    // Progress for runs longer than a few seconds (rank 0, on stderr, so tables stay clean).
+    const double elapsed = MPI_Wtime() - started;
+    if (rank == 0 && !s.quiet && elapsed >= 2.0 && rep + 1 < s.repetitions) {
+      const double left = elapsed / static_cast<double>(rep + 1) * static_cast<double>(s.repetitions - rep - 1);
+      std::fprintf(stderr, "strata: repetition %llu/%llu done, %.1f s elapsed, about %.1f s left\n",
+                   static_cast<unsigned long long>(rep + 1), static_cast<unsigned long long>(s.repetitions), elapsed,
+                   left);
+    }
   }
   record.verified = verified_everything && !failure;
 
