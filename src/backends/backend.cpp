@@ -81,6 +81,7 @@ std::vector<BackendInfo> backend_list() {
       {"posix", "pwrite/pread: one shared file, or a file per process with --file-per-process"},
       {"mpiio-ind", "MPI-IO independent MPI_File_write_at/read_at at explicit offsets"},
       {"mpiio-coll", "MPI-IO collective MPI_File_write_at_all/read_at_all through a derived-datatype file view"},
+      {"strata", "Strata's engine: one planned phase, one-sided puts into pipelined aggregator buffers"},
   };
 #ifdef STRATA_HAVE_HDF5
   out.push_back({"hdf5", "parallel HDF5: a dataset per variable, collective H5Dwrite of hyperslab selections"});
@@ -96,6 +97,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendCont
   if (name == "posix") return make_posix_backend(ctx, d, target);
   if (name == "mpiio-ind") return make_mpiio_backend(ctx, d, target, false);
   if (name == "mpiio-coll") return make_mpiio_backend(ctx, d, target, true);
+  if (name == "strata") return make_strata_backend(ctx, d, target);
 #ifdef STRATA_HAVE_HDF5
   if (name == "hdf5") return make_hdf5_backend(ctx, d, target);
 #endif

@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -72,6 +74,8 @@ class Backend {
   virtual Hints hints_in_effect() const { return {}; }
   // File requests issued by this rank in the last transfer (calls into the I/O library).
   virtual uint64_t requests() const { return 0; }
+  // Backend-specific statistics of the last access (the engine's time breakdown), or null.
+  virtual nlohmann::json details() const { return nullptr; }
 };
 
 struct BackendInfo {

@@ -10,6 +10,7 @@ namespace strata {
 std::unique_ptr<Backend> make_posix_backend(const BackendContext& ctx, const Decomposition& d, const Target& t);
 std::unique_ptr<Backend> make_mpiio_backend(const BackendContext& ctx, const Decomposition& d, const Target& t,
                                             bool collective);
+std::unique_ptr<Backend> make_strata_backend(const BackendContext& ctx, const Decomposition& d, const Target& t);
 std::unique_ptr<Backend> make_hdf5_backend(const BackendContext& ctx, const Decomposition& d, const Target& t);
 std::unique_ptr<Backend> make_pnetcdf_backend(const BackendContext& ctx, const Decomposition& d, const Target& t);
 

@@ -30,10 +30,19 @@ void agree(MPI_Comm comm, const Error* local) {
   } mine{local == nullptr ? 1 : 0, rank}, all{1, 0};
   MPI_Allreduce(&mine, &all, 1, MPI_2INT, MPI_MINLOC, comm);
   if (all.ok == 1) return;
-  // The lowest failing rank tells everyone what went wrong.
-  int header[2] = {0, 0};
+  raise_from(comm, all.rank, local);
+}
+
+void raise_from(MPI_Comm comm, int failing, const Error* local) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  struct {
+    int rank;
+  } all{failing};
+  // The failing rank tells everyone what went wrong.
+  int header[2] = {static_cast<int>(ErrorKind::runtime), 0};
   std::string text;
-  if (rank == all.rank) {
+  if (rank == all.rank && local != nullptr) {
     text = local->what();
     header[0] = local->exit_status();
     header[1] = static_cast<int>(text.size());

@@ -44,6 +44,10 @@ inline void check_mpi(int code, const char* what) {
 // Throws the lowest failing rank's error on every rank when any rank failed.
 void agree(MPI_Comm comm, const Error* local);
 
+// When every rank already knows that rank `failing` failed (for example from an allgather of
+// flags), sends its error to all and throws it everywhere. `local` is that rank's error.
+[[noreturn]] void raise_from(MPI_Comm comm, int failing, const Error* local);
+
 // Runs `fn` on this rank, then agrees on the outcome across `comm`.
 template <class F>
 void collectively(MPI_Comm comm, F&& fn) {

@@ -32,7 +32,7 @@ namespace {
 
 void add_run_options(OptionSet& o) {
   o.section("run options");
-  o.add("backend", "NAME", "posix, mpiio-ind, mpiio-coll, hdf5 or pnetcdf (required)");
+  o.add("backend", "NAME", "posix, mpiio-ind, mpiio-coll, strata, hdf5 or pnetcdf (required)");
   o.add("output", "PATH", "file to write or read; with --file-per-process, the prefix of PATH.<rank>",
         "strata-KERNEL.dat in the current directory");
   o.add("hints", "K=V,K=V", "MPI-IO hints, applied over those of the file named by STRATA_HINTS");
@@ -160,6 +160,7 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
   p.time_s = worst[3];
   p.bytes = sums[0];
   p.requests = sums[1];
+  p.engine = backend.details();
   return p;
 }
 

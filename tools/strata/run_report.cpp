@@ -10,9 +10,11 @@
 namespace strata::cli {
 
 nlohmann::json PhaseTiming::to_json() const {
-  return {{"bytes", bytes},   {"time_s", time_s},   {"bandwidth_mib_s", bandwidth_mib_s()},
-          {"open_s", open_s}, {"xfer_s", xfer_s},   {"close_s", close_s},
-          {"requests", requests}};
+  nlohmann::json j = {{"bytes", bytes},   {"time_s", time_s}, {"bandwidth_mib_s", bandwidth_mib_s()},
+                      {"open_s", open_s}, {"xfer_s", xfer_s}, {"close_s", close_s},
+                      {"requests", requests}};
+  if (!engine.is_null()) j["engine"] = engine;
+  return j;
 }
 
 nlohmann::json describe(std::vector<double> v) {
@@ -114,6 +116,23 @@ std::string to_table(const RunRecord& r) {
     std::snprintf(line, sizeof line, "%-7s %12.2f %12.2f %12.2f %12.2f %12.4f\n", write ? "write" : "read",
                   d["max"].get<double>(), d["min"].get<double>(), d["mean"].get<double>(), d["median"].get<double>(),
                   t["mean"].get<double>());
+    out << line;
+  }
+  for (bool write : {true, false}) {
+    const PhaseTiming* last = nullptr;
+    for (const auto& rep : r.repetitions) {
+      const auto& p = write ? rep.write : rep.read;
+      if (p && !p->engine.is_null()) last = &*p;
+    }
+    if (last == nullptr) continue;
+    const auto& e = last->engine;
+    std::snprintf(line, sizeof line,
+                  "engine, last %s: plan %.4f s, aggregation %.4f s, I/O %.4f s, wait %.4f s; %llu round(s), "
+                  "%llu aggregator(s), %llu x %s buffers, %llu file requests\n",
+                  write ? "write" : "read", e["plan_s"].get<double>(), e["aggregation_s"].get<double>(),
+                  e["io_s"].get<double>(), e["wait_s"].get<double>(), e["rounds"].get<unsigned long long>(),
+                  e["aggregators"].get<unsigned long long>(), e["buffers"].get<unsigned long long>(),
+                  format_size(e["buffer_bytes"].get<uint64_t>()).c_str(), e["fs_requests"].get<unsigned long long>());
     out << line;
   }
   out << "\n";

@@ -1,0 +1,109 @@
+// Strata's aggregation engine, C++ API.
+//
+// A Phase is everything one output (or input) step moves. Each rank declares what it holds —
+// per variable, extents (file offset, length, memory) or subarrays of a global array with a
+// contiguous or strided memory layout — then plan() (collective) computes the whole phase once:
+// file domain, stripe-aligned partitions, one aggregator per partition, rounds of S_buff bytes.
+// write() or read() (collective) moves every variable in one pipelined execution: ranks put
+// their bytes with MPI one-sided communication into the aggregators' N_buff buffers while the
+// previous buffer is written by a background thread. close() (collective) syncs if asked and
+// returns statistics. Errors are strata::Error, agreed on every rank.
+//
+//   strata::Engine engine(MPI_COMM_WORLD);          // once: node map, aggregation buffers
+//   strata::Phase phase(engine, "out.dat", strata::PhaseMode::write);
+//   int vx = phase.define_variable("vx", sizeof(double), {n_global}, /*file_offset=*/0);
+//   phase.add_subarray(vx, {my_start}, {my_count}, vx_data);
+//   phase.plan();
+//   phase.write();
+//   strata::PhaseStats stats = phase.close();
+//
+// Hints (MPI_Info-style keys): cb_buffer_size (S_buff, default the stripe size when striping_unit
+// is given, else 4 MiB), strata_buffers (N_buff, default 2), cb_nodes or strata_aggregators
+// (default one per node), striping_unit (partition alignment, default the file-system block
+// size), strata_fsync (true: sync in close).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strata {
+
+enum class PhaseMode { write, read };
+
+struct PhaseStats {
+  double plan_s = 0;         // plan(): summaries, partitions, range exchange, window, file open
+  double aggregation_s = 0;  // one-sided puts/gets and the fences between rounds
+  double io_s = 0;           // file writes/reads by this rank's I/O thread (aggregators)
+  double wait_s = 0;         // waiting for a buffer's I/O to finish before reusing it
+  double close_s = 0;        // sync (if asked) and close
+  uint64_t rounds = 0;       // global rounds
+  uint64_t bytes = 0;        // bytes this rank declared
+  uint64_t aggregators = 0;  // aggregators in the phase
+  uint64_t fs_requests = 0;  // pwrite/pread calls issued by this rank
+  uint64_t buffer_bytes = 0; // S_buff
+  uint64_t buffers = 0;      // N_buff
+  bool aggregator = false;   // this rank aggregated
+};
+
+class PhaseImpl;
+class EngineImpl;
+
+// The engine's context on a communicator: the node map, learnt once, and the RMA window of
+// aggregation buffers, kept from phase to phase (re-allocated only when a plan needs more).
+// Construction and destruction are collective. Phases of one engine run one at a time.
+class Engine {
+ public:
+  explicit Engine(MPI_Comm comm);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  MPI_Comm comm() const;
+
+ private:
+  friend class PhaseImpl;
+  std::unique_ptr<EngineImpl> impl_;
+};
+
+class Phase {
+ public:
+  using Hint = std::pair<std::string, std::string>;
+  // Collective over the engine's communicator only at plan(), write()/read() and close().
+  Phase(Engine& engine, std::string path, PhaseMode mode, std::vector<Hint> hints = {});
+  ~Phase();
+  Phase(const Phase&) = delete;
+  Phase& operator=(const Phase&) = delete;
+  Phase(Phase&&) noexcept;
+  Phase& operator=(Phase&&) noexcept;
+
+  // Defines a variable: every rank defines the same variables in the same order (checked at
+  // plan()). `file_offset` is where the variable's row-major global array starts in the file.
+  int define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> global_dims,
+                      uint64_t file_offset);
+  // A run of bytes of variable `var` at absolute file offset `file_offset`; memory is contiguous.
+  void add_extent(int var, uint64_t file_offset, uint64_t length, void* memory);
+  // A subarray block of `var`. Element i of the block (row-major over `count`) is at
+  // memory + i·memory_stride; memory_stride 0 means element_size (contiguous). A stride larger
+  // than the element size describes an array of structures.
+  void add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
+                    size_t memory_stride = 0);
+
+  // The same with raw arrays of as many entries as the variable has dimensions (for the C API).
+  void add_subarray(int var, const uint64_t* start, const uint64_t* count, void* memory, size_t memory_stride = 0);
+
+  void plan();
+  void write();
+  void read();
+  // Local statistics of this rank; close() also fills the phase-wide maxima in `max`.
+  PhaseStats close(PhaseStats* max = nullptr);
+
+ private:
+  std::unique_ptr<PhaseImpl> impl_;
+};
+
+}  // namespace strata

@@ -1,0 +1,43 @@
+#include "engine/move/window.hpp"
+
+#include <utility>
+
+#include "common/error.hpp"
+
+namespace strata::engine {
+
+Window::Window(MPI_Comm comm, uint64_t bytes) {
+  MPI_Info info;
+  MPI_Info_create(&info);
+  // No accumulate ordering is needed: rounds never overlap within a buffer.
+  MPI_Info_set(info, "accumulate_ordering", "none");
+  MPI_Info_set(info, "no_locks", "true");
+  void* base = nullptr;
+  int rc = MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, info, comm, &base, &win_);
+  MPI_Info_free(&info);
+  if (rc != MPI_SUCCESS) throw_mpi("MPI_Win_allocate of " + std::to_string(bytes) + " bytes", rc);
+  base_ = static_cast<std::byte*>(base);
+}
+
+Window::~Window() {
+  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+}
+
+Window::Window(Window&& o) noexcept : win_(std::exchange(o.win_, MPI_WIN_NULL)), base_(std::exchange(o.base_, nullptr)) {}
+
+Window& Window::operator=(Window&& o) noexcept {
+  if (this != &o) {
+    free();
+    win_ = std::exchange(o.win_, MPI_WIN_NULL);
+    base_ = std::exchange(o.base_, nullptr);
+  }
+  return *this;
+}
+
+void Window::free() {
+  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  win_ = MPI_WIN_NULL;
+  base_ = nullptr;
+}
+
+}  // namespace strata::engine

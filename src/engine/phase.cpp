@@ -1,0 +1,498 @@
+// The Phase: declarations, the collective plan, one pipelined execution, statistics.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "arch/node_map.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "engine/move/io_worker.hpp"
+#include "engine/move/mover.hpp"
+#include "engine/move/window.hpp"
+#include "engine/plan/exchange.hpp"
+#include "engine/plan/extents.hpp"
+#include "engine/plan/partition.hpp"
+#include "fs/fs_info.hpp"
+#include "strata/strata.hpp"
+
+namespace strata {
+
+using namespace engine;
+
+namespace {
+
+constexpr uint64_t kMinBuffer = 4096;
+constexpr uint64_t kMaxBuffer = uint64_t{1} << 30;
+constexpr uint64_t kDefaultBuffer = uint64_t{4} << 20;
+
+uint64_t fnv1a(const void* data, size_t n, uint64_t h = 0xCBF29CE484222325ULL) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001B3ULL;
+  }
+  return h;
+}
+
+struct Variable {
+  std::string name;
+  size_t element_size;
+  std::vector<uint64_t> dims;
+  uint64_t file_offset;
+  uint64_t bytes() const {
+    uint64_t n = element_size;
+    for (auto d : dims) n *= d;
+    return n;
+  }
+  uint64_t signature() const {
+    uint64_t h = fnv1a(name.data(), name.size());
+    h = fnv1a(&element_size, sizeof element_size, h);
+    for (auto d : dims) h = fnv1a(&d, sizeof d, h);
+    return fnv1a(&file_offset, sizeof file_offset, h);
+  }
+};
+
+struct Config {
+  uint64_t buffer_bytes = 0;  // 0: default
+  int buffers = 2;
+  int aggregators = 0;
+  uint64_t align = 0;  // 0: file-system block size
+  bool fsync = false;
+};
+
+Config parse_hints(const std::vector<Phase::Hint>& hints) {
+  Config c;
+  for (const auto& [k, v] : hints) {
+    if (k == "cb_buffer_size") {
+      c.buffer_bytes = parse_size(v, "hint cb_buffer_size");
+      if (c.buffer_bytes < kMinBuffer) {
+        throw_usage("hint cb_buffer_size=" + v + " is below the 4 KiB minimum of an aggregation buffer");
+      }
+      if (c.buffer_bytes > kMaxBuffer) throw_usage("hint cb_buffer_size=" + v + " is above the 1 GiB maximum");
+    } else if (k == "strata_buffers") {
+      const uint64_t n = parse_count(v, "hint strata_buffers");
+      if (n < 1 || n > 64) throw_usage("hint strata_buffers=" + v + " must be between 1 and 64 (N_buff)");
+      c.buffers = static_cast<int>(n);
+    } else if (k == "cb_nodes" || k == "strata_aggregators") {
+      const uint64_t n = parse_count(v, "hint " + k);
+      if (n < 1) throw_usage("hint " + k + "=" + v + " must be at least 1");
+      c.aggregators = static_cast<int>(std::min<uint64_t>(n, 1 << 20));
+    } else if (k == "striping_unit") {
+      c.align = parse_size(v, "hint striping_unit");
+      if (c.align == 0) throw_usage("hint striping_unit must be greater than zero");
+    } else if (k == "strata_fsync") {
+      c.fsync = v == "true" || v == "1" || v == "enable";
+    }
+  }
+  return c;
+}
+
+struct Summary {  // one per rank, allgathered at plan()
+  uint64_t lo, hi, bytes, variables, signature, fs_block;
+  uint64_t ok;
+};
+
+}  // namespace
+
+class EngineImpl {
+ public:
+  explicit EngineImpl(MPI_Comm comm) : comm(comm), nodes(node_map(comm)) {
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    window_bytes.assign(static_cast<size_t>(size), 0);
+  }
+
+  // The window, large enough for `needed[r]` bytes on every rank r. Every rank decides the
+  // same way (all know `needed` from the plan and the current sizes), so reallocation is
+  // collective exactly when needed.
+  Window& window_for(const std::vector<uint64_t>& needed, int rank) {
+    bool fits = window.get() != MPI_WIN_NULL;
+    for (size_t r = 0; r < needed.size() && fits; ++r) fits = window_bytes[r] >= needed[r];
+    if (!fits) {
+      window.free();
+      for (size_t r = 0; r < needed.size(); ++r) window_bytes[r] = std::max(window_bytes[r], needed[r]);
+      window = Window(comm, window_bytes[static_cast<size_t>(rank)]);
+    }
+    return window;
+  }
+
+  MPI_Comm comm;
+  NodeMap nodes;
+  Window window;
+  std::vector<uint64_t> window_bytes;  // every rank's window size
+};
+
+Engine::Engine(MPI_Comm comm) : impl_(std::make_unique<EngineImpl>(comm)) {}
+Engine::~Engine() = default;
+MPI_Comm Engine::comm() const { return impl_->comm; }
+
+class PhaseImpl {
+ public:
+  PhaseImpl(Engine& engine, std::string path, PhaseMode mode, std::vector<Phase::Hint> hints)
+      : engine_(*engine.impl_), comm_(engine_.comm), path_(std::move(path)), mode_(mode), hints_(std::move(hints)) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+
+  ~PhaseImpl() {
+    io_.reset();
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  int define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims, uint64_t offset) {
+    require_state(State::declaring, "define_variable");
+    if (name.empty()) throw_usage("a variable needs a name");
+    if (element_size == 0) throw_usage("variable \"" + name + "\" has element size 0");
+    if (dims.empty()) throw_usage("variable \"" + name + "\" has no dimensions");
+    for (auto d : dims) {
+      if (d == 0) throw_usage("variable \"" + name + "\" has a zero dimension");
+    }
+    for (const auto& v : vars_) {
+      if (v.name == name) throw_usage("variable \"" + name + "\" is defined twice");
+    }
+    vars_.push_back({name, element_size, std::move(dims), offset});
+    return static_cast<int>(vars_.size()) - 1;
+  }
+
+  void add_extent(int var, uint64_t file_offset, uint64_t length, void* memory) {
+    const Variable& v = variable(var, "add_extent");
+    if (file_offset < v.file_offset || file_offset + length > v.file_offset + v.bytes()) {
+      throw_usage("variable \"" + v.name + "\": extent at file offset " + std::to_string(file_offset) + " of " +
+                  std::to_string(length) + " bytes lies outside the variable's bytes [" +
+                  std::to_string(v.file_offset) + ", " + std::to_string(v.file_offset + v.bytes()) + ")");
+    }
+    if (length > 0 && memory == nullptr) throw_usage("variable \"" + v.name + "\": extent without memory");
+    pieces_.push_back({file_offset, length, static_cast<std::byte*>(memory), 1, 1, var});
+  }
+
+  void add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
+                    size_t stride) {
+    const Variable& v = variable(var, "add_subarray");
+    const size_t nd = v.dims.size();
+    if (start.size() != nd || count.size() != nd) {
+      throw_usage("variable \"" + v.name + "\": subarray has " + std::to_string(count.size()) +
+                  " dimensions, the variable " + std::to_string(nd));
+    }
+    uint64_t elements = 1;
+    for (size_t d = 0; d < nd; ++d) {
+      if (start[d] > v.dims[d] || count[d] > v.dims[d] - start[d]) {
+        throw_usage("variable \"" + v.name + "\": subarray reaches past dimension " + std::to_string(d) + " (start " +
+                    std::to_string(start[d]) + " + count " + std::to_string(count[d]) + " > " +
+                    std::to_string(v.dims[d]) + ")");
+      }
+      elements *= count[d];
+    }
+    if (elements == 0) return;
+    if (memory == nullptr) throw_usage("variable \"" + v.name + "\": subarray without memory");
+    const size_t es = v.element_size;
+    if (stride == 0) stride = es;
+    if (stride < es) throw_usage("variable \"" + v.name + "\": memory stride smaller than the element size");
+    // Runs along the innermost dimension (merged over trailing dimensions the block covers whole).
+    size_t run_dims = 1;
+    uint64_t run = count[nd - 1];
+    while (run_dims < nd && count[nd - run_dims] == v.dims[nd - run_dims]) {
+      run *= count[nd - run_dims - 1];
+      ++run_dims;
+    }
+    const size_t outer = nd - run_dims;
+    std::vector<uint64_t> idx(start);
+    auto* mem = static_cast<std::byte*>(memory);
+    for (uint64_t done = 0; done < elements; done += run) {
+      uint64_t linear = 0;
+      for (size_t d = 0; d < nd; ++d) linear = linear * v.dims[d] + idx[d];
+      pieces_.push_back({v.file_offset + linear * es, run * es, mem, es, stride, var});
+      mem += run * stride;
+      for (size_t k = outer; k-- > 0;) {
+        if (++idx[k] < start[k] + count[k]) break;
+        idx[k] = start[k];
+      }
+    }
+  }
+
+  size_t dimensions(int var) const { return variable(var, "add_subarray").dims.size(); }
+
+  template <class F>
+  void deferring(F&& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      if (!declaration_error_) declaration_error_ = e;
+    }
+  }
+
+  void plan() {
+    require_state(State::declaring, "plan");
+    const double t0 = MPI_Wtime();
+    // Everything local first; one allgather then tells every rank every rank's summary and
+    // whether anything failed, so errors cost nothing when there are none.
+    Config cfg;
+    std::optional<Error> failure = declaration_error_;
+    Summary mine{UINT64_MAX, 0, 0, vars_.size(), 0, 4096, 1};
+    try {
+      if (failure) throw *failure;
+      cfg = parse_hints(hints_);
+      sel_ = normalise(std::move(pieces_), names());
+      if (rank_ == 0 && cfg.align == 0) mine.fs_block = std::max<uint64_t>(fs_info(path_).block_size, 512);
+    } catch (const Error& e) {
+      failure = e;
+    }
+    if (sel_.bytes > 0) mine.lo = sel_.lo;
+    mine.hi = sel_.hi;
+    mine.bytes = sel_.bytes;
+    for (const auto& v : vars_) mine.signature = fnv1a(&mine.signature, sizeof mine.signature, v.signature());
+    mine.ok = failure ? 0 : 1;
+    std::vector<Summary> all(static_cast<size_t>(size_));
+    MPI_Allgather(&mine, sizeof(Summary), MPI_BYTE, all.data(), sizeof(Summary), MPI_BYTE, comm_);
+    for (int r = 0; r < size_; ++r) {
+      if (all[static_cast<size_t>(r)].ok == 0) raise_from(comm_, r, failure ? &*failure : nullptr);
+    }
+    for (const Summary& s : all) {
+      if (s.variables != all[0].variables || s.signature != all[0].signature) {
+        check_variables();  // collective on every rank alike: names the variable that differs
+        break;
+      }
+    }
+    PlanInput in;
+    in.lo = UINT64_MAX;
+    for (const Summary& s : all) {
+      in.lo = std::min(in.lo, s.lo);
+      in.hi = std::max(in.hi, s.hi);
+      in.total_bytes += s.bytes;
+    }
+    if (in.total_bytes == 0) in.lo = in.hi = 0;
+    in.node_of_rank = engine_.nodes.node_of_rank;
+    in.align = cfg.align != 0 ? cfg.align : all[0].fs_block;
+    uint64_t buffer = cfg.buffer_bytes != 0 ? cfg.buffer_bytes : (cfg.align != 0 ? cfg.align : kDefaultBuffer);
+    buffer = std::max(in.align, (buffer + in.align - 1) / in.align * in.align);  // a whole number of units
+    in.buffer_bytes = std::min(buffer, std::max(kMaxBuffer / in.align, uint64_t{1}) * in.align);
+    in.buffers = cfg.buffers;
+    in.aggregators = cfg.aggregators;
+    fsync_ = cfg.fsync;
+    plan_ = make_plan(in);
+    my_partition_ = plan_.partition_of_rank(rank_);
+
+    const ReceivedRanges received = exchange_ranges(comm_, plan_, sel_);
+    transfers_ = transfers_by_round(plan_, sel_);
+    std::vector<uint64_t> needed(static_cast<size_t>(size_), 0);
+    for (int p = 0; p < plan_.partitions(); ++p) {
+      needed[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] =
+          plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers);
+    }
+    window_ = &engine_.window_for(needed, rank_);
+    // One agreement for both: overlaps found by aggregators, and opening the file.
+    collectively(comm_, [&] {
+      if (my_partition_ >= 0) runs_ = rounds_of_partition(plan_, my_partition_, received);
+      open_file();
+    });
+    stats_.plan_s = MPI_Wtime() - t0;
+    stats_.rounds = plan_.global_rounds;
+    stats_.bytes = sel_.bytes;
+    stats_.aggregators = static_cast<uint64_t>(plan_.partitions());
+    stats_.aggregator = my_partition_ >= 0;
+    stats_.buffer_bytes = plan_.buffer_bytes;
+    stats_.buffers = static_cast<uint64_t>(plan_.buffers);
+    state_ = State::planned;
+  }
+
+  void execute(PhaseMode mode) {
+    if (state_ == State::declaring) plan();
+    require_state(State::planned, mode == PhaseMode::write ? "write" : "read");
+    if (mode != mode_) {
+      throw_usage(std::string("this phase was opened for ") + (mode_ == PhaseMode::write ? "writing" : "reading"));
+    }
+    std::vector<std::byte> stream(sel_.bytes);
+    if (mode == PhaseMode::write) pack(sel_, stream.data());
+    Move m;
+    m.comm = comm_;
+    m.plan = &plan_;
+    m.window = window_;
+    m.io = io_.get();
+    m.runs = &runs_;
+    m.transfers = &transfers_;
+    m.stream = stream.data();
+    m.stats = &stats_;
+    if (mode == PhaseMode::write) {
+      move_write(m);
+    } else {
+      move_read(m);
+    }
+    collectively(comm_, [&] {
+      if (io_) {
+        if (auto e = io_->error()) throw_runtime(*e);
+      }
+    });
+    if (mode == PhaseMode::read) unpack(sel_, stream.data());
+    state_ = State::done;
+  }
+
+  PhaseStats close(PhaseStats* max) {
+    const double t0 = MPI_Wtime();
+    collectively(comm_, [&] {
+      if (io_) {
+        io_->wait_all();
+        stats_.io_s = io_->io_seconds();
+        stats_.fs_requests = io_->requests();
+        io_.reset();
+      }
+      if (fd_ >= 0) {
+        int fd = fd_;
+        fd_ = -1;
+        if (fsync_ && mode_ == PhaseMode::write && ::fsync(fd) != 0) {
+          int err = errno;
+          ::close(fd);
+          throw_system("fsync of \"" + path_ + "\" failed", err);
+        }
+        if (::close(fd) != 0) throw_system("close of \"" + path_ + "\" failed", errno);
+      }
+    });
+    stats_.close_s = MPI_Wtime() - t0;
+    state_ = State::closed;
+    if (max != nullptr) {
+      double d[6] = {stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, 0};
+      double dm[6];
+      MPI_Allreduce(d, dm, 6, MPI_DOUBLE, MPI_MAX, comm_);
+      unsigned long long u[2] = {stats_.bytes, stats_.fs_requests}, us[2];
+      MPI_Allreduce(u, us, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_);
+      *max = stats_;
+      max->plan_s = dm[0];
+      max->aggregation_s = dm[1];
+      max->io_s = dm[2];
+      max->wait_s = dm[3];
+      max->close_s = dm[4];
+      max->bytes = us[0];
+      max->fs_requests = us[1];
+    }
+    return stats_;
+  }
+
+ private:
+  enum class State { declaring, planned, done, closed };
+
+  void require_state(State s, const char* what) const {
+    if (state_ != s) throw_usage(std::string("Phase::") + what + " called out of order (declare, plan, write or read, close)");
+  }
+
+  const Variable& variable(int var, const char* what) const {
+    require_state(State::declaring, what);
+    if (var < 0 || static_cast<size_t>(var) >= vars_.size()) {
+      throw_usage(std::string(what) + ": variable " + std::to_string(var) + " is not defined");
+    }
+    return vars_[static_cast<size_t>(var)];
+  }
+
+  std::vector<std::string> names() const {
+    std::vector<std::string> n;
+    for (const auto& v : vars_) n.push_back(v.name);
+    return n;
+  }
+
+  // Every rank must define the same variables in the same order.
+  void check_variables() {
+    const unsigned long long count = vars_.size();
+    unsigned long long lo = 0, hi = 0;
+    MPI_Allreduce(&count, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm_);
+    MPI_Allreduce(&count, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_);
+    collectively(comm_, [&] {
+      if (lo != hi) {
+        throw_usage("ranks define different numbers of variables (" + std::to_string(lo) + " to " +
+                    std::to_string(hi) + "); every rank must define the same variables in the same order");
+      }
+    });
+    std::vector<unsigned long long> sig(vars_.size()), smin(vars_.size()), smax(vars_.size());
+    for (size_t i = 0; i < vars_.size(); ++i) sig[i] = vars_[i].signature();
+    MPI_Allreduce(sig.data(), smin.data(), static_cast<int>(sig.size()), MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm_);
+    MPI_Allreduce(sig.data(), smax.data(), static_cast<int>(sig.size()), MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_);
+    collectively(comm_, [&] {
+      for (size_t i = 0; i < vars_.size(); ++i) {
+        if (smin[i] != smax[i]) {
+          throw_usage("variable \"" + vars_[i].name + "\" is defined differently on some ranks (name, element size, "
+                      "global shape and file offset must agree; variables must come in the same order)");
+        }
+      }
+    });
+  }
+
+  // Local part of a collective step.
+  void open_file() {
+    {
+      const bool opener = my_partition_ >= 0 || rank_ == 0;
+      if (!opener) return;
+      const int flags = mode_ == PhaseMode::write ? (O_WRONLY | O_CREAT) : O_RDONLY;
+      int fd = ::open(path_.c_str(), flags | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        throw_system(std::string("cannot open \"") + path_ + "\" for " +
+                         (mode_ == PhaseMode::write ? "writing" : "reading"),
+                     errno);
+      }
+      if (my_partition_ < 0) {
+        ::close(fd);
+        return;
+      }
+      fd_ = fd;
+      io_ = std::make_unique<IoWorker>(fd_, path_);
+    }
+  }
+
+  EngineImpl& engine_;
+  MPI_Comm comm_;
+  std::string path_;
+  PhaseMode mode_;
+  std::vector<Phase::Hint> hints_;
+  int rank_ = 0, size_ = 1;
+  State state_ = State::declaring;
+  std::vector<Variable> vars_;
+  std::vector<Piece> pieces_;
+  std::optional<Error> declaration_error_;
+  Selection sel_;
+  Plan plan_;
+  int my_partition_ = -1;
+  std::vector<std::vector<Run>> runs_;
+  std::vector<std::vector<Transfer>> transfers_;
+  Window* window_ = nullptr;  // the engine's
+  int fd_ = -1;
+  std::unique_ptr<IoWorker> io_;
+  bool fsync_ = false;
+  PhaseStats stats_;
+};
+
+Phase::Phase(Engine& engine, std::string path, PhaseMode mode, std::vector<Hint> hints)
+    : impl_(std::make_unique<PhaseImpl>(engine, std::move(path), mode, std::move(hints))) {}
+
+// Declarations are local: a bad one is remembered and raised, on every rank, by plan(), so a
+// rank with a bad declaration never leaves the others waiting in a collective.
+Phase::~Phase() = default;
+Phase::Phase(Phase&&) noexcept = default;
+Phase& Phase::operator=(Phase&&) noexcept = default;
+
+int Phase::define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> global_dims,
+                           uint64_t file_offset) {
+  int id = -1;
+  impl_->deferring([&] { id = impl_->define_variable(name, element_size, std::move(global_dims), file_offset); });
+  return id;
+}
+void Phase::add_extent(int var, uint64_t file_offset, uint64_t length, void* memory) {
+  impl_->deferring([&] { impl_->add_extent(var, file_offset, length, memory); });
+}
+void Phase::add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
+                         size_t memory_stride) {
+  impl_->deferring([&] { impl_->add_subarray(var, start, count, memory, memory_stride); });
+}
+void Phase::add_subarray(int var, const uint64_t* start, const uint64_t* count, void* memory, size_t memory_stride) {
+  impl_->deferring([&] {
+    const size_t nd = impl_->dimensions(var);
+    impl_->add_subarray(var, std::vector<uint64_t>(start, start + nd), std::vector<uint64_t>(count, count + nd), memory,
+                        memory_stride);
+  });
+}
+void Phase::plan() { impl_->plan(); }
+void Phase::write() { impl_->execute(PhaseMode::write); }
+void Phase::read() { impl_->execute(PhaseMode::read); }
+PhaseStats Phase::close(PhaseStats* max) { return impl_->close(max); }
+
+}  // namespace strata

@@ -1,0 +1,49 @@
+// What moves where: each rank cuts its extents at partition and round boundaries into
+// transfers (aggregator, round, window displacement, stream offset, length); aggregators
+// learn, once per phase, exactly which byte ranges they will receive, per round, so holes are
+// never written. Overlaps between ranks are found here, at the aggregator that owns the bytes.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/plan/extents.hpp"
+#include "engine/plan/partition.hpp"
+
+namespace strata::engine {
+
+struct Transfer {
+  int target = 0;           // aggregator rank
+  uint64_t displacement = 0;
+  uint64_t stream_offset = 0;
+  uint64_t length = 0;
+};
+
+struct Run {
+  uint64_t file_offset = 0;
+  uint64_t length = 0;
+  uint64_t buffer_offset = 0;  // within the round's buffer
+};
+
+// This rank's transfers, bucketed by global round. O(own extents · log partitions).
+std::vector<std::vector<Transfer>> transfers_by_round(const Plan& plan, const Selection& mine);
+
+// Byte ranges an aggregator received: (offset, length, source rank).
+struct ReceivedRange {
+  uint64_t offset = 0, length = 0;
+  int from = 0;
+};
+using ReceivedRanges = std::vector<ReceivedRange>;
+
+// Sends every rank's ranges to their aggregators (MPI_Alltoall + MPI_Alltoallv on `comm`);
+// returns what this rank received (nothing unless it aggregates). Collective; never throws
+// between its collective calls.
+ReceivedRanges exchange_ranges(MPI_Comm comm, const Plan& plan, const Selection& mine);
+
+// The runs of `partition` per round (merged where contiguous). Local: throws a usage Error
+// naming both ranks when two ranks' ranges overlap (agree on it collectively).
+std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, ReceivedRanges ranges);
+
+}  // namespace strata::engine

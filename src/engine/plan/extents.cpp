@@ -1,0 +1,68 @@
+#include "engine/plan/extents.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.hpp"
+
+namespace strata::engine {
+
+Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& names) {
+  Selection s;
+  pieces.erase(std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.length == 0; }),
+               pieces.end());
+  std::sort(pieces.begin(), pieces.end(),
+            [](const Piece& a, const Piece& b) { return a.file_offset < b.file_offset; });
+  uint64_t stream = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Piece& p = pieces[i];
+    if (i > 0) {
+      const Piece& q = pieces[i - 1];
+      if (p.file_offset < q.file_offset + q.length) {
+        auto name = [&](int v) { return v >= 0 && static_cast<size_t>(v) < names.size() ? names[v] : "?"; };
+        throw_usage("variable \"" + name(p.var) + "\" bytes at file offset " + std::to_string(p.file_offset) +
+                    " overlap variable \"" + name(q.var) + "\" bytes [" + std::to_string(q.file_offset) + ", " +
+                    std::to_string(q.file_offset + q.length) + ") declared by the same rank (declare disjoint blocks)");
+      }
+    }
+    if (!s.extents.empty() && s.extents.back().file_offset + s.extents.back().length == p.file_offset) {
+      s.extents.back().length += p.length;
+    } else {
+      s.extents.push_back({p.file_offset, p.length, stream});
+    }
+    stream += p.length;
+  }
+  s.bytes = stream;
+  if (!pieces.empty()) {
+    s.lo = pieces.front().file_offset;
+    s.hi = pieces.back().file_offset + pieces.back().length;
+  }
+  s.pieces = std::move(pieces);
+  return s;
+}
+
+void pack(const Selection& s, std::byte* stream) {
+  for (const Piece& p : s.pieces) {
+    if (p.stride == p.element_size) {
+      std::memcpy(stream, p.memory, p.length);
+    } else {
+      const uint64_t n = p.length / p.element_size;
+      for (uint64_t k = 0; k < n; ++k) std::memcpy(stream + k * p.element_size, p.memory + k * p.stride, p.element_size);
+    }
+    stream += p.length;
+  }
+}
+
+void unpack(const Selection& s, const std::byte* stream) {
+  for (const Piece& p : s.pieces) {
+    if (p.stride == p.element_size) {
+      std::memcpy(p.memory, stream, p.length);
+    } else {
+      const uint64_t n = p.length / p.element_size;
+      for (uint64_t k = 0; k < n; ++k) std::memcpy(p.memory + k * p.stride, stream + k * p.element_size, p.element_size);
+    }
+    stream += p.length;
+  }
+}
+
+}  // namespace strata::engine

@@ -1,0 +1,43 @@
+// Normalising a rank's declarations: pieces of memory mapped to file bytes, sorted and
+// coalesced into extents of a "stream" (the rank's bytes packed in file order), which is what
+// the mover sends or receives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::engine {
+
+// A run of elements: `length` bytes at `file_offset`, element k of which lives at
+// memory + k·stride (stride == element_size: contiguous).
+struct Piece {
+  uint64_t file_offset = 0;
+  uint64_t length = 0;
+  std::byte* memory = nullptr;
+  size_t element_size = 1;
+  size_t stride = 1;
+  int var = 0;
+};
+
+struct StreamExtent {
+  uint64_t file_offset = 0;
+  uint64_t length = 0;
+  uint64_t stream_offset = 0;
+};
+
+struct Selection {
+  std::vector<Piece> pieces;          // sorted by file offset
+  std::vector<StreamExtent> extents;  // coalesced, file order
+  uint64_t bytes = 0;
+  uint64_t lo = 0, hi = 0;            // first and one-past-last byte (0, 0 when empty)
+};
+
+// Sorts and coalesces. Throws a usage Error naming the variables when two pieces overlap.
+Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& variable_names);
+// Packs memory into the stream (file order), or unpacks the stream into memory.
+void pack(const Selection& s, std::byte* stream);
+void unpack(const Selection& s, const std::byte* stream);
+
+}  // namespace strata::engine

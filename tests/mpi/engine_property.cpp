@@ -1,0 +1,241 @@
+// Property test of the engine: seeded random phases (1–8 writer ranks, 1–20 variables, holes,
+// empty ranks, blocks smaller and larger than a buffer, unaligned offsets, strided memory,
+// random buffer sizes, buffer counts and aggregator counts) are written through the engine
+// into a file pre-filled with a sentinel; rank 0 compares every byte with a serial reference
+// image (declared bytes hold their values, holes keep the sentinel); then a different number of
+// ranks reads the written bytes back through the engine and checks them.
+// usage: mpiexec -n 8 engine_property [SEEDS] [FIRST_SEED] [DIR]
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/seeded_random.hpp"
+#include "strata/strata.hpp"
+
+using namespace strata;
+
+namespace {
+
+constexpr unsigned char kSentinel = 0xEE;
+
+unsigned char value_at(uint64_t seed, uint64_t offset) {
+  return static_cast<unsigned char>(splitmix64(seed * 0x9E3779B97F4A7C15ULL ^ offset) & 0xFF);
+}
+
+struct Chunk {
+  int var;
+  uint64_t first, count;  // elements
+  int owner;              // writer rank, or -1 for a hole
+};
+
+struct Layout {
+  struct Var {
+    std::string name;
+    size_t esize;
+    uint64_t elements, offset;
+  };
+  std::vector<Var> vars;
+  std::vector<Chunk> chunks;
+  uint64_t file_end = 0;
+  int writers = 1, readers = 1;
+  std::vector<Phase::Hint> hints;
+};
+
+Layout make_layout(uint64_t seed, int world) {
+  SeededRandom g(seed);
+  Layout L;
+  L.writers = 1 + static_cast<int>(g.below(static_cast<uint64_t>(world)));
+  L.readers = L.writers;
+  while (world > 1 && L.readers == L.writers) L.readers = 1 + static_cast<int>(g.below(static_cast<uint64_t>(world)));
+  static const uint64_t buffers[] = {4096, 8192, 12288, 65536, 1 << 20};
+  const uint64_t buffer = buffers[g.below(5)];
+  L.hints.push_back({"cb_buffer_size", std::to_string(buffer)});
+  L.hints.push_back({"strata_buffers", std::to_string(1 + g.below(3))});
+  L.hints.push_back({"strata_aggregators", std::to_string(1 + g.below(static_cast<uint64_t>(L.writers)))});
+  if (g.below(2) == 0) L.hints.push_back({"striping_unit", g.below(2) == 0 ? "4096" : "8192"});
+  const int nvars = 1 + static_cast<int>(g.below(20));
+  uint64_t cursor = g.below(5000);  // unaligned start
+  static const size_t sizes[] = {1, 2, 4, 8};
+  for (int v = 0; v < nvars; ++v) {
+    Layout::Var var{"v" + std::to_string(v), sizes[g.below(4)], 1 + g.below(g.below(4) == 0 ? 40000 : 3000), cursor};
+    L.vars.push_back(var);
+    cursor += var.elements * var.esize + (g.below(3) == 0 ? g.below(20000) : 0);  // holes between variables
+    // Chunks: small and large, some left as holes, owners random (so some ranks get nothing).
+    for (uint64_t e = 0; e < var.elements;) {
+      const uint64_t n = std::min(var.elements - e, 1 + g.below(g.below(3) == 0 ? 20000 : 300));
+      const int owner = g.below(5) == 0 ? -1 : static_cast<int>(g.below(static_cast<uint64_t>(L.writers)));
+      L.chunks.push_back({v, e, n, owner});
+      e += n;
+    }
+  }
+  L.file_end = cursor + 100;
+  return L;
+}
+
+uint64_t chunk_offset(const Layout& L, const Chunk& c) {
+  const auto& v = L.vars[static_cast<size_t>(c.var)];
+  return v.offset + c.first * v.esize;
+}
+uint64_t chunk_bytes(const Layout& L, const Chunk& c) { return c.count * L.vars[static_cast<size_t>(c.var)].esize; }
+
+// Declares `mine` in shuffled memory order, some chunks strided (every other element slot).
+struct Declared {
+  std::vector<std::vector<unsigned char>> memory;
+  std::vector<size_t> strides;
+  std::vector<Chunk> chunks;
+};
+
+void declare(Phase& phase, const Layout& L, std::vector<Chunk> mine, uint64_t seed, int rank, bool fill, Declared& d) {
+  std::vector<int> ids;
+  for (const auto& v : L.vars) ids.push_back(phase.define_variable(v.name, v.esize, {v.elements}, v.offset));
+  SeededRandom g(seed ^ (0xABCDEFULL * static_cast<uint64_t>(rank + 1)));
+  g.shuffle(mine);
+  d.chunks = mine;
+  d.memory.resize(mine.size());
+  d.strides.resize(mine.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const Chunk& c = mine[i];
+    const size_t es = L.vars[static_cast<size_t>(c.var)].esize;
+    const size_t stride = g.below(4) == 0 ? 2 * es : es;
+    d.strides[i] = stride;
+    d.memory[i].assign(c.count * stride, 0x5A);
+    if (fill) {
+      const uint64_t off = chunk_offset(L, c);
+      for (uint64_t k = 0; k < c.count; ++k) {
+        for (size_t b = 0; b < es; ++b) d.memory[i][k * stride + b] = value_at(seed, off + k * es + b);
+      }
+    }
+    if (stride == es && g.below(2) == 0) {
+      phase.add_extent(ids[static_cast<size_t>(c.var)], chunk_offset(L, c), chunk_bytes(L, c), d.memory[i].data());
+    } else {
+      phase.add_subarray(ids[static_cast<size_t>(c.var)], {c.first}, {c.count}, d.memory[i].data(), stride);
+    }
+  }
+}
+
+// First byte of `d` that does not hold its value, as "offset N: expected X found Y".
+std::string check_read(const Layout& L, const Declared& d, uint64_t seed) {
+  for (size_t i = 0; i < d.chunks.size(); ++i) {
+    const Chunk& c = d.chunks[i];
+    const size_t es = L.vars[static_cast<size_t>(c.var)].esize;
+    const uint64_t off = chunk_offset(L, c);
+    for (uint64_t k = 0; k < c.count; ++k) {
+      for (size_t b = 0; b < es; ++b) {
+        const unsigned char got = d.memory[i][k * d.strides[i] + b], want = value_at(seed, off + k * es + b);
+        if (got != want) {
+          return "offset " + std::to_string(off + k * es + b) + ": expected " + std::to_string(want) + ", read " +
+                 std::to_string(got);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const int seeds = argc > 1 ? std::atoi(argv[1]) : 300;
+  const uint64_t first = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
+  const std::string dir = argc > 3 ? argv[3] : "/tmp";
+  const std::string path = dir + "/engine_property." + std::to_string(getpid() * 0 + world) + ".dat";
+
+  // One communicator and one engine for each group size 1..world (ranks 0..k-1).
+  std::vector<MPI_Comm> comms(static_cast<size_t>(world + 1), MPI_COMM_NULL);
+  std::vector<std::unique_ptr<Engine>> engines(static_cast<size_t>(world + 1));
+  for (int k = 1; k <= world; ++k) {
+    MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : MPI_UNDEFINED, rank, &comms[static_cast<size_t>(k)]);
+    if (rank < k) engines[static_cast<size_t>(k)] = std::make_unique<Engine>(comms[static_cast<size_t>(k)]);
+  }
+
+  int failures = 0;
+  for (int t = 0; t < seeds; ++t) {
+    const uint64_t seed = first + static_cast<uint64_t>(t);
+    const Layout L = make_layout(seed, world);
+    std::string problem;
+    try {
+      if (rank == 0) {  // the sentinel: holes must keep it
+        std::ofstream f(path, std::ios::binary | std::ios::trunc);
+        std::vector<char> s(L.file_end, static_cast<char>(kSentinel));
+        f.write(s.data(), static_cast<std::streamsize>(s.size()));
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (rank < L.writers) {
+        std::vector<Chunk> mine;
+        for (const Chunk& c : L.chunks) {
+          if (c.owner == rank) mine.push_back(c);
+        }
+        Phase phase(*engines[static_cast<size_t>(L.writers)], path, PhaseMode::write, L.hints);
+        Declared d;
+        declare(phase, L, mine, seed, rank, true, d);
+        phase.plan();
+        phase.write();
+        phase.close();
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (rank == 0) {  // the serial reference image
+        std::vector<unsigned char> want(L.file_end, kSentinel), got(L.file_end);
+        for (const Chunk& c : L.chunks) {
+          if (c.owner < 0) continue;
+          const uint64_t off = chunk_offset(L, c);
+          for (uint64_t b = 0; b < chunk_bytes(L, c); ++b) want[off + b] = value_at(seed, off + b);
+        }
+        std::ifstream f(path, std::ios::binary);
+        f.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size()));
+        if (static_cast<uint64_t>(f.gcount()) != L.file_end) problem = "the file is shorter than the reference";
+        for (uint64_t i = 0; i < L.file_end && problem.empty(); ++i) {
+          if (got[i] != want[i]) {
+            problem = "byte " + std::to_string(i) + " is " + std::to_string(got[i]) + ", the reference has " +
+                      std::to_string(want[i]) + (want[i] == kSentinel ? " (a hole was overwritten)" : "");
+          }
+        }
+      }
+      // Read back with another rank count: the written chunks dealt out in turn.
+      if (rank < L.readers) {
+        std::vector<Chunk> mine;
+        int k = 0;
+        for (const Chunk& c : L.chunks) {
+          if (c.owner >= 0 && (k++ % L.readers) == rank) mine.push_back(c);
+        }
+        Phase phase(*engines[static_cast<size_t>(L.readers)], path, PhaseMode::read, L.hints);
+        Declared d;
+        declare(phase, L, mine, seed + 7, rank, false, d);
+        phase.plan();
+        phase.read();
+        phase.close();
+        std::string bad = check_read(L, d, seed);
+        if (!bad.empty() && problem.empty()) problem = "read with " + std::to_string(L.readers) + " ranks: " + bad;
+      }
+    } catch (const Error& e) {
+      problem = std::string("error: ") + e.what();
+    }
+    int mine_bad = problem.empty() ? 0 : 1, any_bad = 0;
+    MPI_Allreduce(&mine_bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (mine_bad) {
+      std::fprintf(stderr, "engine_property: seed %llu (writers %d, readers %d, %zu variables) rank %d: %s\n",
+                   static_cast<unsigned long long>(seed), L.writers, L.readers, L.vars.size(), rank, problem.c_str());
+    }
+    if (any_bad) ++failures;
+  }
+  if (rank == 0) {
+    std::printf("engine_property: %d of %d seeded phases failed (seeds %llu..%llu, %d ranks)\n", failures, seeds,
+                static_cast<unsigned long long>(first), static_cast<unsigned long long>(first + seeds - 1), world);
+    std::remove(path.c_str());
+  }
+  engines.clear();
+  for (auto& c : comms) {
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  }
+  MPI_Finalize();
+  return failures == 0 ? 0 : 1;
+}
