@@ -11,7 +11,7 @@ fpp=()
 
 "$reference" "$np" "$dir/reference" "${fpp[@]}" "$kernel" "$@"
 
-variants=("posix:" "mpiio-ind:" "mpiio-coll:")
+variants=("posix:" "mpiio-ind:" "mpiio-coll:" "strata:")
 if [ "$open_mpi" = ON ]; then
   variants+=("mpiio-coll:--mca io romio321" "mpiio-ind:--mca io romio321")
 fi
