@@ -75,6 +75,16 @@ std::vector<std::string> apply_mpi_workarounds_before_init() {
     setenv(f.variable, "0", 0);
     applied.push_back(std::string(f.variable) + "=0: " + f.why);
   }
+  // Virtual nodes put several "nodes" on one host. osc/rdma names a window's shared-memory
+  // segment by host, job and the context id of a communicator it duplicates among the
+  // window's members only, so windows of two virtual nodes can share a name and corrupt each
+  // other (seen as failed unlink(2) warnings and wrong data). osc/sm does not collide.
+  const bool virtual_nodes = std::getenv("STRATA_RANKS_PER_NODE") != nullptr || std::getenv("STRATA_NODE_MAP") != nullptr;
+  if (virtual_nodes && std::getenv("OMPI_MCA_osc") == nullptr) {
+    setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
+    applied.push_back("OMPI_MCA_osc=sm,pt2pt: virtual nodes share one host, where osc/rdma window segments of two "
+                      "node communicators can collide");
+  }
   return applied;
 }
 

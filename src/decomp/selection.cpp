@@ -113,4 +113,19 @@ std::vector<Box> linear_range_to_boxes(const std::vector<uint64_t>& shape, uint6
   return out;
 }
 
+Decomposition even_share(const std::vector<Variable>& variables, int rank, int ranks) {
+  Decomposition d;
+  d.variables = variables;
+  for (size_t v = 0; v < variables.size(); ++v) {
+    const uint64_t n = variables[v].elements();
+    const uint64_t r = static_cast<uint64_t>(rank), k = static_cast<uint64_t>(ranks);
+    const uint64_t begin = n * r / k, end = n * (r + 1) / k;
+    if (end <= begin) continue;
+    for (Box& b : linear_range_to_boxes(variables[v].shape, begin, end - begin)) {
+      d.blocks.push_back({static_cast<int>(v), std::move(b.start), std::move(b.count)});
+    }
+  }
+  return d;
+}
+
 }  // namespace strata

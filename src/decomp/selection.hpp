@@ -43,4 +43,8 @@ struct Box {
 // array of `shape` (at most 2·ndims−1 boxes), in file order.
 std::vector<Box> linear_range_to_boxes(const std::vector<uint64_t>& shape, uint64_t begin, uint64_t n);
 
+// Rank `rank` of `ranks` readers' share of every variable: an even split of each variable's
+// elements in row-major order, as boxes. Used to read data written by another rank count.
+Decomposition even_share(const std::vector<Variable>& variables, int rank, int ranks);
+
 }  // namespace strata

@@ -8,7 +8,7 @@ import pytest
 from conftest import run_ranks
 
 USAGE, RUNTIME, VERIFICATION = 2, 1, 3
-BACKENDS = ["posix", "mpiio-ind", "mpiio-coll", "hdf5", "pnetcdf"]
+BACKENDS = ["posix", "mpiio-ind", "mpiio-coll", "strata", "hdf5", "pnetcdf"]
 SMALL_IOR = ["--block-size", "16K", "--transfer-size", "4K"]
 
 
@@ -54,6 +54,14 @@ CASES = [
      ["cannot express --file-per-node"]),
     ("two layouts", ["run", "ior", "--backend", "posix", "--file-per-node", "--file-per-process"], USAGE,
      ["choose one"]),
+    ("engine buffer below 4 KiB", ["run", "ior", "--backend", "strata", "--hints", "cb_buffer_size=1K"], USAGE,
+     ["below the 4 KiB minimum"]),
+    ("engine without buffers", ["run", "array1d", "--backend", "strata", "--hints", "strata_buffers=0"], USAGE,
+     ["strata_buffers"]),
+    ("engine with zero aggregators", ["run", "array1d", "--backend", "strata", "--hints", "strata_aggregators=0"],
+     USAGE, ["strata_aggregators"]),
+    ("writer ranks while writing", ["run", "ior", "--backend", "posix", "--writer-ranks", "4"], USAGE,
+     ["--writer-ranks applies to reading"]),
     ("info with two paths", ["info", "/tmp", "/var"], USAGE, ["at most one PATH"]),
 ]
 
@@ -112,12 +120,12 @@ def test_read_of_missing_file(tmp_path: Path, backend: str) -> None:
     assert not target.exists()
 
 
-@pytest.mark.parametrize("backend", ["posix", "mpiio-ind", "mpiio-coll"])
+@pytest.mark.parametrize("backend", ["posix", "mpiio-ind", "mpiio-coll", "strata"])
 def test_read_of_short_file(tmp_path: Path, backend: str) -> None:
     target = tmp_path / "short"
     target.write_bytes(b"\0" * 1000)
     outcome = run_ranks(3, ["run", "ior", *SMALL_IOR, "--backend", backend, "--read", "--output", str(target)])
-    assert_clean_failure(outcome, RUNTIME, "shorter than the decomposition")
+    assert_clean_failure(outcome, RUNTIME, "the file is shorter than the")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -21,6 +21,7 @@
 #include "common/mpi_env.hpp"
 #include "common/options.hpp"
 #include "common/units.hpp"
+#include "decomp/selection.hpp"
 #include "decomp/values.hpp"
 #include "fs/fs_info.hpp"
 #include "kernel.hpp"
@@ -41,6 +42,7 @@ void add_run_options(OptionSet& o) {
   o.add_flag("node-local", "put the files in node-local storage: STRATA_LOCAL_DIR/<node>/<file name of PATH>");
   o.add_flag("write", "write the data (the default unless --read is given alone)");
   o.add_flag("read", "read the data; alone, read an existing file without writing it");
+  o.add("writer-ranks", "N", "with --read: the file was written by N ranks; each reader checks an even share of it");
   o.add_flag("verify", "compare every element read back with the generator (after a write: read back first)");
   o.add_flag("fsync", "sync to storage before close completes (counted in close time)");
   o.add("repetitions", "N", "how many times to repeat; the output is removed before each write", "1");
@@ -100,6 +102,7 @@ struct Settings {
   ValueStream values;
   std::string json_path;
   Hints hints;
+  int writer_ranks = 0;  // > 0: read a file written by this many ranks
 };
 
 Settings parse(const std::vector<std::string>& args) {
@@ -135,6 +138,12 @@ Settings parse(const std::vector<std::string>& args) {
   s.values.seed = parse_count(s.options.get("seed"), "--seed");
   s.values.step = parse_count(s.options.get("step"), "--step");
   s.json_path = s.options.get("json");
+  if (s.options.given("writer-ranks")) {
+    s.writer_ranks = static_cast<int>(parse_count(s.options.get("writer-ranks"), "--writer-ranks"));
+    if (s.writer_ranks < 1) throw_usage("--writer-ranks must be at least 1");
+    if (s.do_write) throw_usage("--writer-ranks applies to reading an existing file: use it with --read alone");
+    if (s.target.layout != Layout::shared) throw_usage("--writer-ranks needs a shared file (not per process or node)");
+  }
   s.hints = hints_from_environment_and(s.options.get("hints"));
   return s;
 }
@@ -205,6 +214,15 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   KernelSetup setup;
   collectively(comm, [&] {
     setup = s.kernel->build(s.options, rank, size);
+    if (s.writer_ranks > 0) {
+      // The global layout is the writers'; this rank reads and checks an even share of it.
+      KernelSetup writers = s.kernel->build(s.options, 0, s.writer_ranks);
+      const uint64_t t = writers.decomposition.transfer_bytes;
+      setup.decomposition = even_share(writers.decomposition.variables, rank, size);
+      setup.decomposition.transfer_bytes = t;
+      setup.params = writers.params;
+      setup.params["writer_ranks"] = s.writer_ranks;
+    }
     setup.decomposition.validate();
   });
   const Decomposition& d = setup.decomposition;

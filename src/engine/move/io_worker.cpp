@@ -79,7 +79,7 @@ void IoWorker::run() {
                     std::to_string(s.file_offset + done) + " failed: " + std::strerror(errno);
         } else if (n == 0) {
           failure = "read from \"" + path_ + "\" at offset " + std::to_string(s.file_offset + done) +
-                    " reached the end of the file (the file is shorter than the declared data)";
+                    " reached the end of the file (the file is shorter than the data declared)";
         } else {
           done += static_cast<uint64_t>(n);
         }

@@ -1,0 +1,137 @@
+// Bad declarations through the engine API: each must fail on every rank with the same
+// message (no hang, no rank returning success), and the next phase must work.
+// usage: mpiexec -n K engine_errors DIR     (K >= 2)
+#include <mpi.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "strata/strata.h"
+#include "strata/strata.hpp"
+
+using namespace strata;
+
+namespace {
+
+int rank = 0, size = 1;
+
+// Runs a case; checks it failed everywhere with `fragment` in one common message.
+bool expect_failure(const std::string& name, const std::string& fragment, const std::function<void()>& body) {
+  std::string message;
+  int status = 0;
+  try {
+    body();
+  } catch (const Error& e) {
+    message = e.what();
+    status = e.exit_status();
+  }
+  int mine[2] = {status, static_cast<int>(message.size())}, lo[2], hi[2];
+  MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  bool ok = status != 0 && lo[0] == hi[0] && lo[1] == hi[1] && message.find(fragment) != std::string::npos;
+  int all_ok = ok ? 1 : 0, every = 0;
+  MPI_Allreduce(&all_ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("%s %s: %s\n", every ? "ok  " : "FAIL", name.c_str(), message.c_str());
+  if (!ok) std::fprintf(stderr, "rank %d: case %s: status %d, message \"%s\"\n", rank, name.c_str(), status, message.c_str());
+  return every == 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string dir = argc > 1 ? argv[1] : "/tmp";
+  const std::string path = dir + "/engine_errors.dat";
+  bool ok = true;
+  {
+    Engine engine(MPI_COMM_WORLD);
+    std::vector<char> data(8192, 'x');
+
+    ok &= expect_failure("overlap between ranks", "overlap rank", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      int v = p.define_variable("a", 1, {100000}, 0);
+      p.add_extent(v, static_cast<uint64_t>(rank) * 1000, 1500, data.data());  // each overlaps the next rank
+      p.plan();
+      p.write();
+      p.close();
+    });
+    ok &= expect_failure("variable defined differently", "defined differently", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      p.define_variable("a", rank == size - 1 ? 8 : 4, {1000}, 0);
+      p.plan();
+    });
+    ok &= expect_failure("different variable counts", "different numbers of variables", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      p.define_variable("a", 4, {1000}, 0);
+      if (rank == 0) p.define_variable("b", 4, {1000}, 4000);
+      p.plan();
+    });
+    ok &= expect_failure("buffer below 4 KiB", "below the 4 KiB minimum", [&] {
+      Phase p(engine, path, PhaseMode::write, {{"cb_buffer_size", "1024"}});
+      p.define_variable("a", 1, {10}, 0);
+      p.plan();
+    });
+    ok &= expect_failure("N_buff < 1", "strata_buffers", [&] {
+      Phase p(engine, path, PhaseMode::write, {{"strata_buffers", "0"}});
+      p.define_variable("a", 1, {10}, 0);
+      p.plan();
+    });
+    ok &= expect_failure("bad declaration on one rank only", "outside the variable", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      int v = p.define_variable("a", 1, {100}, 0);
+      if (rank == 1) p.add_extent(v, 90, 20, data.data());
+      p.plan();
+    });
+    ok &= expect_failure("unwritable target", "cannot open", [&] {
+      Phase p(engine, "/proc/strata-cannot-create/x", PhaseMode::write);
+      int v = p.define_variable("a", 1, {100}, 0);
+      if (rank == 0) p.add_extent(v, 0, 100, data.data());
+      p.plan();
+      p.write();
+      p.close();
+    });
+    ok &= expect_failure("read of a missing file", "cannot open", [&] {
+      Phase p(engine, dir + "/engine_errors.missing", PhaseMode::read);
+      int v = p.define_variable("a", 1, {100}, 0);
+      if (rank == 0) p.add_extent(v, 0, 100, data.data());
+      p.plan();
+      p.read();
+      p.close();
+    });
+    // After all that, a good phase still works on the same engine.
+    ok &= [&] {
+      Phase p(engine, path, PhaseMode::write);
+      int v = p.define_variable("a", 1, {static_cast<uint64_t>(size) * 100}, 0);
+      p.add_extent(v, static_cast<uint64_t>(rank) * 100, 100, data.data());
+      p.plan();
+      p.write();
+      p.close();
+      return true;
+    }();
+  }
+  // The C API reports the same way.
+  strata_engine* engine = nullptr;
+  strata_phase* phase = nullptr;
+  int status = strata_engine_create(MPI_COMM_WORLD, &engine);
+  status |= strata_phase_open(engine, path.c_str(), STRATA_WRITE, "cb_buffer_size=100", &phase);
+  uint64_t dims[1] = {10};
+  int var = -1;
+  status |= strata_define_variable(phase, "a", 1, 1, dims, 0, &var);
+  const int plan_status = strata_plan(phase);
+  const std::string c_message = strata_last_error();
+  const bool c_ok = status == 0 && plan_status == 2 && c_message.find("4 KiB") != std::string::npos;
+  strata_phase_close(phase, nullptr);
+  strata_engine_free(engine);
+  if (rank == 0) std::printf("%s C API reports a bad hint: %s\n", c_ok ? "ok  " : "FAIL", c_message.c_str());
+  ok &= c_ok;
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank == 0) std::remove(path.c_str());
+  MPI_Finalize();
+  return all == 1 ? 0 : 1;
+}
