@@ -32,6 +32,7 @@ demo: build
 
 bench: build
 	$(PY) bench/compare_backends.py --preset bench
+	$(PY) bench/engine_vs_mpiio.py
 
 clean:
 	rm -rf $(BUILD) demo-output bench-output

@@ -12,6 +12,7 @@ packages=(
   libhdf5-openmpi-dev hdf5-tools
   libpnetcdf-dev pnetcdf-bin
   libhwloc-dev hwloc
+  fio
   nlohmann-json3-dev
   libgtest-dev
   python3-venv

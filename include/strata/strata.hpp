@@ -20,7 +20,9 @@
 // Hints (MPI_Info-style keys): cb_buffer_size (S_buff, default the stripe size when striping_unit
 // is given, else 4 MiB), strata_buffers (N_buff, default 2), cb_nodes or strata_aggregators
 // (default one per node), striping_unit (partition alignment, default the file-system block
-// size), strata_fsync (true: sync in close).
+// size), strata_direct_threshold (runs whose aligned part reaches this size bypass aggregation
+// and go straight to the file from their owner; default S_buff, 0: never), strata_fsync (true:
+// sync in close).
 #pragma once
 
 #include <mpi.h>
@@ -44,6 +46,7 @@ struct PhaseStats {
   double close_s = 0;        // sync (if asked) and close
   uint64_t rounds = 0;       // global rounds
   uint64_t bytes = 0;        // bytes this rank declared
+  uint64_t direct_bytes = 0; // of which written or read directly by this rank (large aligned runs)
   uint64_t aggregators = 0;  // aggregators in the phase
   uint64_t fs_requests = 0;  // pwrite/pread calls issued by this rank
   uint64_t buffer_bytes = 0; // S_buff

@@ -64,6 +64,7 @@ struct Config {
   int aggregators = 0;
   uint64_t align = 0;  // 0: file-system block size
   bool fsync = false;
+  std::optional<uint64_t> direct_threshold;  // unset: S_buff
 };
 
 Config parse_hints(const std::vector<Phase::Hint>& hints) {
@@ -86,6 +87,8 @@ Config parse_hints(const std::vector<Phase::Hint>& hints) {
     } else if (k == "striping_unit") {
       c.align = parse_size(v, "hint striping_unit");
       if (c.align == 0) throw_usage("hint striping_unit must be greater than zero");
+    } else if (k == "strata_direct_threshold") {
+      c.direct_threshold = parse_size(v, "hint strata_direct_threshold");
     } else if (k == "strata_fsync") {
       c.fsync = v == "true" || v == "1" || v == "enable";
     }
@@ -242,9 +245,12 @@ class PhaseImpl {
     } catch (const Error& e) {
       failure = e;
     }
-    if (sel_.bytes > 0) mine.lo = sel_.lo;
-    mine.hi = sel_.hi;
-    mine.bytes = sel_.bytes;
+    // Large aligned runs go straight to the file from their owner (no copy through an
+    // aggregator); the rest — small extents and unaligned heads and tails — is aggregated.
+    split_direct(cfg);
+    if (agg_.bytes > 0) mine.lo = agg_.lo;
+    mine.hi = agg_.hi;
+    mine.bytes = agg_.bytes;
     for (const auto& v : vars_) mine.signature = fnv1a(&mine.signature, sizeof mine.signature, v.signature());
     mine.ok = failure ? 0 : 1;
     std::vector<Summary> all(static_cast<size_t>(size_));
@@ -277,8 +283,8 @@ class PhaseImpl {
     plan_ = make_plan(in);
     my_partition_ = plan_.partition_of_rank(rank_);
 
-    const ReceivedRanges received = exchange_ranges(comm_, plan_, sel_);
-    transfers_ = transfers_by_round(plan_, sel_);
+    const ReceivedRanges received = exchange_ranges(comm_, plan_, agg_);
+    transfers_ = transfers_by_round(plan_, agg_);
     std::vector<uint64_t> needed(static_cast<size_t>(size_), 0);
     for (int p = 0; p < plan_.partitions(); ++p) {
       needed[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] =
@@ -293,6 +299,7 @@ class PhaseImpl {
     stats_.plan_s = MPI_Wtime() - t0;
     stats_.rounds = plan_.global_rounds;
     stats_.bytes = sel_.bytes;
+    stats_.direct_bytes = sel_.bytes - agg_.bytes;
     stats_.aggregators = static_cast<uint64_t>(plan_.partitions());
     stats_.aggregator = my_partition_ >= 0;
     stats_.buffer_bytes = plan_.buffer_bytes;
@@ -308,6 +315,16 @@ class PhaseImpl {
     }
     std::vector<std::byte> stream(sel_.bytes);
     if (mode == PhaseMode::write) pack(sel_, stream.data());
+    // Direct runs start first and proceed on the I/O thread while aggregation goes on.
+    if (!direct_.empty() && io_) {
+      std::vector<IoSpan> spans;
+      for (const StreamExtent& d : direct_) spans.push_back({d.file_offset, d.length, stream.data() + d.stream_offset});
+      if (mode == PhaseMode::write) {
+        io_->submit_write(std::move(spans));
+      } else {
+        io_->submit_read(std::move(spans));
+      }
+    }
     Move m;
     m.comm = comm_;
     m.plan = &plan_;
@@ -392,6 +409,35 @@ class PhaseImpl {
     return n;
   }
 
+  // Splits sel_ into direct runs and the aggregated rest. A run goes direct when its part
+  // aligned to the partition unit is at least the threshold (default S_buff, or 4 MiB when no
+  // buffer size is given); hint strata_direct_threshold=0 turns direct runs off.
+  void split_direct(const Config& cfg) {
+    agg_ = Selection{};
+    direct_.clear();
+    const uint64_t unit = cfg.align != 0 ? cfg.align : uint64_t{1} << 20;  // 1 MiB: aligned on any usual stripe
+    const uint64_t threshold = cfg.direct_threshold.value_or(std::max<uint64_t>(
+        cfg.buffer_bytes != 0 ? cfg.buffer_bytes : kDefaultBuffer, unit));
+    auto keep = [&](uint64_t off, uint64_t len, uint64_t stream) {
+      if (len == 0) return;
+      if (agg_.bytes == 0) agg_.lo = off;
+      agg_.hi = off + len;
+      agg_.bytes += len;
+      agg_.extents.push_back({off, len, stream});
+    };
+    for (const StreamExtent& e : sel_.extents) {
+      const uint64_t a = (e.file_offset + unit - 1) / unit * unit;
+      const uint64_t b = (e.file_offset + e.length) / unit * unit;
+      if (threshold == 0 || b <= a || b - a < threshold) {
+        keep(e.file_offset, e.length, e.stream_offset);
+        continue;
+      }
+      keep(e.file_offset, a - e.file_offset, e.stream_offset);
+      direct_.push_back({a, b - a, e.stream_offset + (a - e.file_offset)});
+      keep(b, e.file_offset + e.length - b, e.stream_offset + (b - e.file_offset));
+    }
+  }
+
   // Every rank must define the same variables in the same order.
   void check_variables() {
     const unsigned long long count = vars_.size();
@@ -421,7 +467,7 @@ class PhaseImpl {
   // Local part of a collective step.
   void open_file() {
     {
-      const bool opener = my_partition_ >= 0 || rank_ == 0;
+      const bool opener = my_partition_ >= 0 || rank_ == 0 || !direct_.empty();
       if (!opener) return;
       const int flags = mode_ == PhaseMode::write ? (O_WRONLY | O_CREAT) : O_RDONLY;
       int fd = ::open(path_.c_str(), flags | O_CLOEXEC, 0644);
@@ -430,7 +476,7 @@ class PhaseImpl {
                          (mode_ == PhaseMode::write ? "writing" : "reading"),
                      errno);
       }
-      if (my_partition_ < 0) {
+      if (my_partition_ < 0 && direct_.empty()) {
         ::close(fd);
         return;
       }
@@ -450,6 +496,8 @@ class PhaseImpl {
   std::vector<Piece> pieces_;
   std::optional<Error> declaration_error_;
   Selection sel_;
+  Selection agg_;                     // the aggregated part of sel_ (extents only)
+  std::vector<StreamExtent> direct_;  // runs this rank writes or reads itself
   Plan plan_;
   int my_partition_ = -1;
   std::vector<std::vector<Run>> runs_;

@@ -59,6 +59,8 @@ Layout make_layout(uint64_t seed, int world) {
   L.hints.push_back({"strata_buffers", std::to_string(1 + g.below(3))});
   L.hints.push_back({"strata_aggregators", std::to_string(1 + g.below(static_cast<uint64_t>(L.writers)))});
   if (g.below(2) == 0) L.hints.push_back({"striping_unit", g.below(2) == 0 ? "4096" : "8192"});
+  // Direct runs (large aligned runs written by their owner) in a third of the phases.
+  if (g.below(3) == 0) L.hints.push_back({"strata_direct_threshold", g.below(2) == 0 ? "4096" : "16384"});
   const int nvars = 1 + static_cast<int>(g.below(20));
   uint64_t cursor = g.below(5000);  // unaligned start
   static const size_t sizes[] = {1, 2, 4, 8};
