@@ -223,12 +223,12 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   collectively(comm, [&] { fs = fs_info(ctx.file.path); });
   advise::RunAdvice advice;  // strata advise's hints under the explicit ones (src/advise/run_advice.hpp)
   collectively(comm, [&] {
-    uint64_t largest_variable = 0;
-    for (const auto& v : d.variables) largest_variable = std::max(largest_variable, v.bytes());
+    uint64_t dataset = 0;  // the largest variable of a shared file; derived from the blocks otherwise
+    for (const auto& v : d.variables) dataset = ctx.file.files == 1 ? std::max(dataset, v.bytes()) : 0;
     advice = advise::advice_for_run(
         advise::run_facts(ctx.file.comm, nodes, d.local_bytes(), d.transfer_bytes,
-                          static_cast<int64_t>(d.variables.size()), ctx.file.files == 1 ? largest_variable : 0, s.backend, ctx.io_component,
-                          fs.type, ctx.file.files),
+                          static_cast<int64_t>(d.variables.size()), dataset, s.backend, ctx.io_component, fs.type,
+                          ctx.file.files),
         s.hints, !s.options.flag("no-advice"));
   });
   ctx.hints = advice.hints;
