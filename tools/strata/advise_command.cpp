@@ -1,6 +1,8 @@
 // strata advise: striping and MPI-IO hints for a file system and a job, each with its reason
 // and source (src/advise/). Every rank computes the advice; rank 0 prints it.
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -22,10 +24,10 @@ const char* kAdviseUsage =
     "usage: [mpirun -np N] strata advise [--path P | --fs NAME [--osts N]] --block-size B\n"
     "                                    [--nodes N] [--ppn P] [options]\n\n"
     "Advises the striping (Lustre, BeeGFS) and the MPI-IO hints (ROMIO, OMPIO, Open MPI MCA, Cray\n"
-    "MPICH_MPIIO_HINTS) for a job writing BLOCK bytes per rank per write call, with one reason per\n"
-    "rule and the paper it comes from (docs/advisor.md). The file system is detected from --path\n"
-    "(default: the current directory) or named with --fs. strata run applies the same advice by\n"
-    "default (strata run --no-advice turns it off).\n";
+    "MPICH_MPIIO_HINTS) for a job whose ranks each write B bytes (--block-size) per write call,\n"
+    "with one reason per rule and the paper it comes from (docs/advisor.md). The file system is\n"
+    "detected from --path (default: the current directory) or named with --fs. strata run applies\n"
+    "the same advice by default (strata run --no-advice turns it off).\n";
 
 void add_advise_options(OptionSet& o) {
   o.section("file system");
