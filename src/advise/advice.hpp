@@ -26,7 +26,7 @@ inline constexpr const char* per_dataset = "HDF5 multi-dataset paper, sec. IV-B2
 inline constexpr const char* multi_dataset = "HDF5 multi-dataset paper, sec. III-C, IV-A2 and IV-B2";
 inline constexpr const char* layout = "MSLIO paper, sec. IV-A and VI-C";
 inline constexpr const char* layout_caution = "MSLIO paper, sec. VI-C and VIII";
-inline constexpr const char* romio_notes = "MPI-IO-NOTES (ROMIO and Open MPI 4.1 sources)";
+inline constexpr const char* romio_notes = "docs/backends.md (from the ROMIO and Open MPI 4.1 sources)";
 }  // namespace source
 
 inline constexpr uint64_t KiB = 1024;

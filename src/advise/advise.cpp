@@ -10,7 +10,7 @@ namespace strata::advise {
 
 namespace {
 
-// ROMIO's default collective buffer (MPI-IO-NOTES): the starting point where no stripe sets it.
+// ROMIO's default collective buffer (docs/backends.md): the starting point where no stripe sets it.
 constexpr uint64_t romio_default_buffer = 16 * MiB;
 constexpr uint64_t lock_ahead_min_block = 4 * MiB;
 constexpr int64_t lock_ahead_min_cores = 3072;
@@ -141,6 +141,7 @@ Advice advise(const AdviceInput& in) {
       t << "; the OST count is unknown, so not capped: give --osts";
     }
     if (in.fs_type == "beegfs") t << "; the fit was measured on Lustre, not on BeeGFS: treat it as a starting point";
+    if (ranks == 1) t << "; the fits were measured on files shared by whole nodes, not on a file with one writer";
     say("stripe count", t.str(), source::stripe_count);
 
     // Stripe size from the block size.
