@@ -3,9 +3,11 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "advise/advice.hpp"
 #include "advise/advice_report.hpp"
+#include "advise/run_advice.hpp"
 #include "common/error.hpp"
 
 using strata::Error;
@@ -315,4 +317,73 @@ TEST(AdviseReport, JsonHasTheFieldsAndEveryReasonItsSource) {
   std::string table = to_table(a, lustre(2, 4 * MiB));
   EXPECT_NE(table.find("lfs setstripe -c 16 -S 1M DIR"), std::string::npos);
   EXPECT_NE(table.find("Hazel Hen striping paper, sec. 5.1.1"), std::string::npos);
+}
+
+// strata run's advice: which keys, and who wins.
+namespace {
+
+RunFacts run_on(const std::string& backend, const std::string& fs, const std::string& component) {
+  RunFacts f;
+  f.backend = backend;
+  f.io_component = component;
+  f.fs_type = fs;
+  f.nodes = 1;
+  f.ranks_per_node = 4;
+  f.block_bytes = 1 * MiB;
+  return f;
+}
+
+}  // namespace
+
+TEST(AdviseRun, ExplicitHintsWinKeyByKey) {
+  RunAdvice r = advice_for_run(run_on("mpiio-coll", "ext4", "romio"), {{"cb_buffer_size", "8"}, {"cb_nodes", "2"}}, true);
+  ASSERT_TRUE(r.applied);
+  auto hints = as_map(r.hints);
+  EXPECT_EQ(hints["cb_buffer_size"], "8");
+  EXPECT_EQ(hints["cb_nodes"], "2");
+  EXPECT_EQ(hints["cb_config_list"], "*:*");
+  EXPECT_EQ(hints["romio_cb_write"], "enable");
+  EXPECT_EQ(r.overridden, std::vector<std::string>{"cb_buffer_size"});  // cb_nodes was not advised
+  nlohmann::json j = to_json(r);
+  EXPECT_FALSE(j["hints"].contains("cb_buffer_size"));
+  EXPECT_EQ(j["hints"]["cb_config_list"], "*:*");
+}
+
+TEST(AdviseRun, OnlyTheComponentsKeys) {
+  RunAdvice r = advice_for_run(run_on("mpiio-coll", "lustre", "ompio"), {}, true);
+  auto hints = as_map(r.hints);
+  EXPECT_EQ(hints.count("romio_cb_write"), 0u);
+  EXPECT_EQ(hints.count("cb_config_list"), 0u);
+  EXPECT_EQ(hints.count("collective_buffering"), 0u);
+  EXPECT_EQ(hints["stripe_width"], "11");
+  EXPECT_EQ(hints["stripe_size"], "262144");  // 1 MiB / 4
+}
+
+TEST(AdviseRun, NotAppliedAndWhy) {
+  const Hints mine = {{"cb_nodes", "2"}};
+  const struct {
+    RunFacts facts;
+    bool wanted;
+    std::string because;
+  } table[] = {
+      {run_on("mpiio-coll", "ext4", "romio"), false, "--no-advice"},
+      {run_on("posix", "ext4", "romio"), true, "posix"},
+      {run_on("hdf5", "unknown", "romio"), true, "does not know the file system"},
+  };
+  for (const auto& row : table) {
+    RunAdvice r = advice_for_run(row.facts, mine, row.wanted);
+    EXPECT_FALSE(r.applied) << row.because;
+    EXPECT_NE(r.not_applied_because.find(row.because), std::string::npos) << r.not_applied_because;
+    EXPECT_EQ(r.hints, mine);  // the explicit hints pass through untouched
+  }
+}
+
+TEST(AdviseRun, StrategyFollowsTheBackend) {
+  RunFacts f = run_on("hdf5", "ext4", "romio");
+  f.variables = 3;
+  EXPECT_EQ(advice_for_run(f, {}, true).input.strategy, Strategy::per_dataset);
+  f.backend = "mpiio-coll";
+  EXPECT_EQ(advice_for_run(f, {}, true).input.strategy, Strategy::multi_dataset);
+  f.variables = 1;
+  EXPECT_EQ(advice_for_run(f, {}, true).input.strategy, Strategy::per_dataset);
 }
