@@ -60,9 +60,10 @@ def test_unverified_runs_say_so(tmp_path: Path) -> None:
 
 def test_romio_hints_in_effect_are_the_ones_romio_uses(tmp_path: Path) -> None:
     """ROMIO on one host keeps one aggregator (cb_config_list *:1) whatever cb_nodes asks;
-    the record must say what ROMIO uses, not echo the request."""
+    the record must say what ROMIO uses, not echo the request. (--no-advice: the advice would set
+    cb_config_list=*:* itself.)"""
     out = run_ranks(3, ["run", "ior", "--block-size", "16K", "--transfer-size", "16K", "--backend", "mpiio-coll",
-                        "--hints", "cb_nodes=2", "--json", "r.json", "--output", "x", "--quiet"],
+                        "--hints", "cb_nodes=2", "--json", "r.json", "--output", "x", "--quiet", "--no-advice"],
                     mca=["--mca", "io", "romio321"], cwd=tmp_path)
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())

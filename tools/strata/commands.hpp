@@ -13,5 +13,6 @@ struct Environment {
 
 int run_command(const std::vector<std::string>& args, const Environment& env);
 int info_command(const std::vector<std::string>& args, const Environment& env);
+int advise_command(const std::vector<std::string>& args, const Environment& env);
 
 }  // namespace strata::cli

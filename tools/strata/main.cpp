@@ -20,6 +20,7 @@ const char* kUsage =
     "commands:\n"
     "  run KERNEL   write and/or read a kernel's data through a backend, timed and verified\n"
     "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware\n"
+    "  advise       striping and MPI-IO hints for a file system and a job, each with its reason\n"
     "\n"
     "`strata COMMAND --help` describes each command. Diagnostics: STRATA_LOG=debug|info|warn.\n";
 
@@ -45,8 +46,10 @@ int main(int argc, char** argv) {
       status = strata::cli::run_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "info") {
       status = strata::cli::info_command({args.begin() + 1, args.end()}, env);
+    } else if (args[0] == "advise") {
+      status = strata::cli::advise_command({args.begin() + 1, args.end()}, env);
     } else {
-      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info; see strata --help)");
+      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, advise; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());

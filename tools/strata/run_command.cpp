@@ -2,6 +2,7 @@
 // read) it through a backend, time open / transfer / close, verify, and report.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "advise/run_advice.hpp"
 #include "arch/node_local.hpp"
 #include "arch/node_map.hpp"
 #include "backends/backend.hpp"
@@ -37,6 +39,7 @@ void add_run_options(OptionSet& o) {
   o.add("output", "PATH", "file to write or read; with --file-per-process, the prefix of PATH.<rank>",
         "strata-KERNEL.dat in the current directory");
   o.add("hints", "K=V,K=V", "MPI-IO hints, applied over those of the file named by STRATA_HINTS");
+  o.add_flag("no-advice", "do not apply strata advise's hints (explicit hints win over them key by key anyway)");
   o.add_flag("file-per-process", "each rank its own file PATH.<rank, 8 digits> (IOR -F)");
   o.add_flag("file-per-node", "the ranks of each node share a file PATH.node<node, 5 digits>, in rank order");
   o.add_flag("node-local", "put the files in node-local storage: STRATA_LOCAL_DIR/<node>/<file name of PATH>");
@@ -235,11 +238,21 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   ctx.fsync = s.fsync;
   ctx.io_component = io_component();
   ctx.file = file_group(comm, nodes, s.target, d);
-  std::unique_ptr<Backend> backend;
-  collectively(comm, [&] { backend = make_backend(s.backend, ctx, d, s.target); });
-
   FsInfo fs;
   collectively(comm, [&] { fs = fs_info(ctx.file.path); });
+  advise::RunAdvice advice;  // strata advise's hints under the explicit ones (src/advise/run_advice.hpp)
+  collectively(comm, [&] {
+    uint64_t dataset = 0;  // the largest variable of a shared file; derived from the blocks otherwise
+    for (const auto& v : d.variables) dataset = ctx.file.files == 1 ? std::max(dataset, v.bytes()) : 0;
+    advice = advise::advice_for_run(
+        advise::run_facts(ctx.file.comm, nodes, d.local_bytes(), d.transfer_bytes,
+                          static_cast<int64_t>(d.variables.size()), dataset, s.backend, ctx.io_component, fs.type,
+                          ctx.file.files),
+        s.hints, !s.options.flag("no-advice"));
+  });
+  ctx.hints = advice.hints;
+  std::unique_ptr<Backend> backend;
+  collectively(comm, [&] { backend = make_backend(s.backend, ctx, d, s.target); });
 
   const uint64_t local = d.local_bytes();
   std::vector<std::byte> data(local), back;
@@ -309,6 +322,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
       {"node_map", {{"virtual", nodes.is_virtual}, {"source", nodes.source}, {"node_of_rank", nodes.node_of_rank}}},
       {"hints", hints_json},
       {"hints_requested", asked_json},
+      {"advice", advise::to_json(advice)},
       {"mpi", {{"library", lib.name}, {"version", lib.version}, {"full", lib.full},
                {"standard", std::to_string(lib.standard_major) + "." + std::to_string(lib.standard_minor)}}},
       {"io_component", ctx.io_component},

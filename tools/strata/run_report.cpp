@@ -90,6 +90,14 @@ std::string to_table(const RunRecord& r) {
     }
     out << "  hints in effect: " << hints << "\n";
   }
+  if (h.contains("advice") && h["advice"]["applied"].get<bool>()) {
+    std::string advised;
+    for (auto it = h["advice"]["hints"].begin(); it != h["advice"]["hints"].end(); ++it) {
+      advised += (advised.empty() ? "" : " ") + it.key() + "=" + it.value().get<std::string>();
+    }
+    out << "  advice applied: " << (advised.empty() ? "none (explicit hints won)" : advised)
+        << " (strata advise explains; --no-advice turns it off)\n";
+  }
   out << "\n";
   std::snprintf(line, sizeof line, "%-7s %4s %14s %10s %10s %10s %10s %12s\n", "access", "rep", "bw(MiB/s)",
                 "open(s)", "xfer(s)", "close(s)", "total(s)", "bytes");
