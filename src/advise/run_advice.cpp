@@ -62,6 +62,14 @@ RunAdvice advice_for_run(const RunFacts& facts, const Hints& explicit_hints, boo
   // with one variable the per-dataset bound is the safer of the two.
   in.strategy = facts.backend != "hdf5" && facts.variables > 1 ? Strategy::multi_dataset : Strategy::per_dataset;
   r.advice = advise(in);
+  if (facts.backend == "strata" && !r.advice.striping_applies) {
+    // The engine plans one phase for every variable and sizes its own buffers and aggregators;
+    // the per-call collective-buffering bounds are for MPI-IO's calls. With striping, the
+    // stripe rules (stripe-aligned partitions, buffer = stripe size) are the engine's too.
+    r.not_applied_because = "the strata engine sizes its own buffers where the file system has no striping";
+    r.hints = explicit_hints;
+    return r;
+  }
   r.advised = r.advice.hints_for(facts.io_component);
   for (const auto& [k, v] : r.advised) {
     for (const auto& [ek, ev] : explicit_hints) {
