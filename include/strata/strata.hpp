@@ -20,7 +20,9 @@
 // Hints (MPI_Info-style keys): cb_buffer_size (S_buff, default the stripe size when striping_unit
 // is given, else 4 MiB), strata_buffers (N_buff, default 2), cb_nodes or strata_aggregators
 // (default one per node), striping_unit (partition alignment, default the file-system block
-// size), strata_direct_threshold (runs whose aligned part reaches this size bypass aggregation
+// size), strata_subfiling (aggregator: one file per aggregator's partition, or K: one file per K
+// partitions — with one aggregator per node, per K nodes; files PATH.subfile.NNNNN),
+// strata_direct_threshold (runs whose aligned part reaches this size bypass aggregation
 // and go straight to the file from their owner; default S_buff, 0: never), strata_fsync (true:
 // sync in close).
 #pragma once
@@ -30,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +56,29 @@ struct PhaseStats {
   uint64_t buffers = 0;      // N_buff
   bool aggregator = false;   // this rank aggregated
 };
+
+// The small self-describing index the engine writes beside its output, PATH.strata-index.json:
+// the variables, and which file holds which range of the global layout (one shared file, or
+// subfiles with hint strata_subfiling). Any number of ranks can read the data back with it.
+struct IndexedVariable {
+  std::string name;
+  size_t element_size = 1;
+  std::vector<uint64_t> dims;
+  uint64_t file_offset = 0;
+};
+struct IndexedFile {
+  std::string path;  // as written: relative to the index's folder
+  uint64_t begin = 0, end = UINT64_MAX;  // global bytes [begin, end) live at (offset - begin) in this file
+};
+struct OutputIndex {
+  std::vector<IndexedVariable> variables;
+  std::vector<IndexedFile> files;
+  uint64_t bytes = 0;  // bytes declared by the writers
+  int writer_ranks = 0;
+};
+std::string index_path(const std::string& output);
+// Reads PATH.strata-index.json; nothing when there is none; a usage Error when it is malformed.
+std::optional<OutputIndex> read_output_index(const std::string& output);
 
 class PhaseImpl;
 class EngineImpl;

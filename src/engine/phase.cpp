@@ -3,16 +3,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "arch/node_map.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "engine/move/file_set.hpp"
 #include "engine/move/io_worker.hpp"
+#include "engine/output_index.hpp"
 #include "engine/move/mover.hpp"
 #include "engine/move/window.hpp"
 #include "engine/plan/exchange.hpp"
@@ -65,6 +69,7 @@ struct Config {
   uint64_t align = 0;  // 0: file-system block size
   bool fsync = false;
   std::optional<uint64_t> direct_threshold;  // unset: S_buff
+  uint64_t subfile_group = 0;                // partitions per subfile; 0: one shared file
 };
 
 Config parse_hints(const std::vector<Phase::Hint>& hints) {
@@ -89,6 +94,13 @@ Config parse_hints(const std::vector<Phase::Hint>& hints) {
       if (c.align == 0) throw_usage("hint striping_unit must be greater than zero");
     } else if (k == "strata_direct_threshold") {
       c.direct_threshold = parse_size(v, "hint strata_direct_threshold");
+    } else if (k == "strata_subfiling") {
+      if (v == "aggregator") {
+        c.subfile_group = 1;
+      } else {
+        c.subfile_group = parse_count(v, "hint strata_subfiling");
+        if (c.subfile_group == 0) throw_usage("hint strata_subfiling must be \"aggregator\" or a count of at least 1");
+      }
     } else if (k == "strata_fsync") {
       c.fsync = v == "true" || v == "1" || v == "enable";
     }
@@ -98,6 +110,7 @@ Config parse_hints(const std::vector<Phase::Hint>& hints) {
 
 struct Summary {  // one per rank, allgathered at plan()
   uint64_t lo, hi, bytes, variables, signature, fs_block;
+  uint64_t declared;  // all bytes, direct ones included
   uint64_t ok;
 };
 
@@ -143,10 +156,7 @@ class PhaseImpl {
     MPI_Comm_size(comm_, &size_);
   }
 
-  ~PhaseImpl() {
-    io_.reset();
-    if (fd_ >= 0) ::close(fd_);
-  }
+  ~PhaseImpl() { io_.reset(); }
 
   int define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims, uint64_t offset) {
     require_state(State::declaring, "define_variable");
@@ -236,7 +246,7 @@ class PhaseImpl {
     // whether anything failed, so errors cost nothing when there are none.
     Config cfg;
     std::optional<Error> failure = declaration_error_;
-    Summary mine{UINT64_MAX, 0, 0, vars_.size(), 0, 4096, 1};
+    Summary mine{UINT64_MAX, 0, 0, vars_.size(), 0, 4096, 0, 1};
     try {
       if (failure) throw *failure;
       cfg = parse_hints(hints_);
@@ -247,10 +257,13 @@ class PhaseImpl {
     }
     // Large aligned runs go straight to the file from their owner (no copy through an
     // aggregator); the rest — small extents and unaligned heads and tails — is aggregated.
+    // Subfiles hold the aggregators' partitions, so a write with subfiling aggregates all.
+    if (cfg.subfile_group > 0 && mode_ == PhaseMode::write) cfg.direct_threshold = 0;
     split_direct(cfg);
     if (agg_.bytes > 0) mine.lo = agg_.lo;
     mine.hi = agg_.hi;
     mine.bytes = agg_.bytes;
+    mine.declared = sel_.bytes;
     for (const auto& v : vars_) mine.signature = fnv1a(&mine.signature, sizeof mine.signature, v.signature());
     mine.ok = failure ? 0 : 1;
     std::vector<Summary> all(static_cast<size_t>(size_));
@@ -282,6 +295,25 @@ class PhaseImpl {
     fsync_ = cfg.fsync;
     plan_ = make_plan(in);
     my_partition_ = plan_.partition_of_rank(rank_);
+    for (const Summary& s : all) declared_bytes_ += s.declared;
+    subfile_group_ = cfg.subfile_group;
+    // Reading: rank 0 reads the output's index (if any) and shares its list of files.
+    std::vector<SubFile> listed;
+    std::optional<Error> index_error;
+    if (mode_ == PhaseMode::read && rank_ == 0) {
+      try {
+        if (auto index = read_output_index(path_)) {
+          for (const auto& f : index->files) listed.push_back({resolve_indexed_path(path_, f.path), f.begin, f.end, -1});
+        }
+      } catch (const Error& e) {
+        index_error = e;
+      }
+    }
+    if (mode_ == PhaseMode::read) listed = share_from_rank0(listed);
+    collectively(comm_, [&] {
+      if (index_error) throw *index_error;
+      files_ = choose_files(std::move(listed));
+    });
 
     const ReceivedRanges received = exchange_ranges(comm_, plan_, agg_);
     transfers_ = transfers_by_round(plan_, agg_);
@@ -357,16 +389,8 @@ class PhaseImpl {
         stats_.fs_requests = io_->requests();
         io_.reset();
       }
-      if (fd_ >= 0) {
-        int fd = fd_;
-        fd_ = -1;
-        if (fsync_ && mode_ == PhaseMode::write && ::fsync(fd) != 0) {
-          int err = errno;
-          ::close(fd);
-          throw_system("fsync of \"" + path_ + "\" failed", err);
-        }
-        if (::close(fd) != 0) throw_system("close of \"" + path_ + "\" failed", errno);
-      }
+      files_.close_all(fsync_ && mode_ == PhaseMode::write);
+      if (state_ == State::done) finish_output();
     });
     stats_.close_s = MPI_Wtime() - t0;
     state_ = State::closed;
@@ -464,25 +488,89 @@ class PhaseImpl {
     });
   }
 
-  // Local part of a collective step.
-  void open_file() {
-    {
-      const bool opener = my_partition_ >= 0 || rank_ == 0 || !direct_.empty();
-      if (!opener) return;
-      const int flags = mode_ == PhaseMode::write ? (O_WRONLY | O_CREAT) : O_RDONLY;
-      int fd = ::open(path_.c_str(), flags | O_CLOEXEC, 0644);
-      if (fd < 0) {
-        throw_system(std::string("cannot open \"") + path_ + "\" for " +
-                         (mode_ == PhaseMode::write ? "writing" : "reading"),
-                     errno);
-      }
-      if (my_partition_ < 0 && direct_.empty()) {
-        ::close(fd);
-        return;
-      }
-      fd_ = fd;
-      io_ = std::make_unique<IoWorker>(fd_, path_);
+  // The files of the phase: written, one shared file or one per group of partitions; read,
+  // what the output's index lists (or the one file). Local part of a collective step.
+  FileSet choose_files(std::vector<SubFile> listed) {
+    std::vector<SubFile> files;
+    if (mode_ == PhaseMode::read) {
+      FileSet set(std::move(listed));
+      set.check_contiguous("index \"" + index_path(path_) + "\"");
+      return set;
     }
+    if (subfile_group_ == 0 || plan_.partitions() == 0) {
+      files.push_back({path_, 0, UINT64_MAX, -1});
+      return FileSet(std::move(files));
+    }
+    const size_t parts = static_cast<size_t>(plan_.partitions());
+    for (size_t p = 0, f = 0; p < parts; p += subfile_group_, ++f) {
+      char suffix[32];
+      std::snprintf(suffix, sizeof suffix, ".subfile.%05zu", f);
+      const size_t next = p + subfile_group_;
+      files.push_back({path_ + suffix, p == 0 ? 0 : plan_.start[p], next < parts ? plan_.start[next] : UINT64_MAX, -1});
+    }
+    files.front().begin = plan_.start[0];
+    return FileSet(std::move(files));
+  }
+
+  // Rank 0's list of files, for every rank (an empty list means the one file at path_).
+  std::vector<SubFile> share_from_rank0(std::vector<SubFile> files) {
+    std::string text;
+    if (rank_ == 0) {
+      for (const auto& f : files) text += f.path + '\n' + std::to_string(f.begin) + '\n' + std::to_string(f.end) + '\n';
+    }
+    unsigned long long n = text.size();
+    MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_);
+    text.resize(n);
+    MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm_);
+    std::vector<SubFile> out;
+    std::istringstream in(text);
+    std::string path, begin, end;
+    while (std::getline(in, path) && std::getline(in, begin) && std::getline(in, end)) {
+      out.push_back({path, std::stoull(begin), std::stoull(end), -1});
+    }
+    if (out.empty()) out.push_back({path_, 0, UINT64_MAX, -1});
+    return out;
+  }
+
+  // Opens the files this rank touches: its aggregation runs and direct runs; rank 0 also opens
+  // a single shared file so that it exists (write) or is checked (read). Local part of a
+  // collective step.
+  void open_file() {
+    std::vector<size_t> touched;
+    auto touch = [&](uint64_t global, uint64_t length) {
+      files_.split(global, length, [&](const SubFile& f, uint64_t, uint64_t, uint64_t) {
+        const size_t i = files_.index_of(f.begin);
+        if (std::find(touched.begin(), touched.end(), i) == touched.end()) touched.push_back(i);
+      });
+    };
+    for (const auto& round : runs_) {
+      for (const Run& r : round) touch(r.file_offset, r.length);
+    }
+    for (const StreamExtent& d : direct_) touch(d.file_offset, d.length);
+    if (rank_ == 0 && !files_.subfiled() && touched.empty()) touched.push_back(0);
+    const int flags = mode_ == PhaseMode::write ? (O_WRONLY | O_CREAT) : O_RDONLY;
+    for (size_t i : touched) files_.open(i, flags);
+    if (my_partition_ >= 0 || !direct_.empty()) io_ = std::make_unique<IoWorker>(files_);
+  }
+
+  // Rank 0, after a write: subfiles cut to their final size (no stale tail from an older,
+  // larger output) and the index. Local part of a collective step.
+  void finish_output() {
+    if (rank_ != 0 || mode_ != PhaseMode::write) return;
+    OutputIndex index;
+    for (const auto& v : vars_) index.variables.push_back({v.name, v.element_size, v.dims, v.file_offset});
+    index.bytes = declared_bytes_;
+    index.writer_ranks = size_;
+    for (const SubFile& f : files_.files()) {
+      index.files.push_back({std::filesystem::path(f.path).filename().string(), f.begin, f.end});
+      if (files_.subfiled()) {
+        const uint64_t size = std::min(f.end, plan_.hi) > f.begin ? std::min(f.end, plan_.hi) - f.begin : 0;
+        if (::truncate(f.path.c_str(), static_cast<off_t>(size)) != 0 && errno != ENOENT) {
+          throw_system("cannot set the size of \"" + f.path + "\"", errno);
+        }
+      }
+    }
+    write_output_index(path_, index);
   }
 
   EngineImpl& engine_;
@@ -503,7 +591,9 @@ class PhaseImpl {
   std::vector<std::vector<Run>> runs_;
   std::vector<std::vector<Transfer>> transfers_;
   Window* window_ = nullptr;  // the engine's
-  int fd_ = -1;
+  FileSet files_;
+  uint64_t subfile_group_ = 0;
+  uint64_t declared_bytes_ = 0;
   std::unique_ptr<IoWorker> io_;
   bool fsync_ = false;
   PhaseStats stats_;

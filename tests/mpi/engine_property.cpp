@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ struct Layout {
   std::vector<Chunk> chunks;
   uint64_t file_end = 0;
   int writers = 1, readers = 1;
+  bool subfiled = false;
   std::vector<Phase::Hint> hints;
 };
 
@@ -61,6 +63,11 @@ Layout make_layout(uint64_t seed, int world) {
   if (g.below(2) == 0) L.hints.push_back({"striping_unit", g.below(2) == 0 ? "4096" : "8192"});
   // Direct runs (large aligned runs written by their owner) in a third of the phases.
   if (g.below(3) == 0) L.hints.push_back({"strata_direct_threshold", g.below(2) == 0 ? "4096" : "16384"});
+  // Subfiles (one per aggregator, or per two) with an index in a quarter of the phases.
+  if (g.below(4) == 0) {
+    L.subfiled = true;
+    L.hints.push_back({"strata_subfiling", g.below(2) == 0 ? "aggregator" : "2"});
+  }
   const int nvars = 1 + static_cast<int>(g.below(20));
   uint64_t cursor = g.below(5000);  // unaligned start
   static const size_t sizes[] = {1, 2, 4, 8};
@@ -165,13 +172,23 @@ int main(int argc, char** argv) {
     const uint64_t seed = first + static_cast<uint64_t>(t);
     const Layout L = make_layout(seed, world);
     std::string problem;
-    try {
+    // Each step catches its own errors so every rank still reaches every barrier.
+    auto step = [&](auto&& fn) {
+      try {
+        fn();
+      } catch (const Error& e) {
+        if (problem.empty()) problem = std::string("error: ") + e.what();
+      }
+    };
+    step([&] {
       if (rank == 0) {  // the sentinel: holes must keep it
         std::ofstream f(path, std::ios::binary | std::ios::trunc);
         std::vector<char> s(L.file_end, static_cast<char>(kSentinel));
         f.write(s.data(), static_cast<std::streamsize>(s.size()));
       }
-      MPI_Barrier(MPI_COMM_WORLD);
+    });
+    MPI_Barrier(MPI_COMM_WORLD);
+    step([&] {
       if (rank < L.writers) {
         std::vector<Chunk> mine;
         for (const Chunk& c : L.chunks) {
@@ -184,17 +201,40 @@ int main(int argc, char** argv) {
         phase.write();
         phase.close();
       }
-      MPI_Barrier(MPI_COMM_WORLD);
+    });
+    MPI_Barrier(MPI_COMM_WORLD);
+    step([&] {
       if (rank == 0) {  // the serial reference image
         std::vector<unsigned char> want(L.file_end, kSentinel), got(L.file_end);
+        std::vector<bool> declared(L.file_end, false);
         for (const Chunk& c : L.chunks) {
           if (c.owner < 0) continue;
           const uint64_t off = chunk_offset(L, c);
-          for (uint64_t b = 0; b < chunk_bytes(L, c); ++b) want[off + b] = value_at(seed, off + b);
+          for (uint64_t b = 0; b < chunk_bytes(L, c); ++b) {
+            want[off + b] = value_at(seed, off + b);
+            declared[off + b] = true;
+          }
         }
-        std::ifstream f(path, std::ios::binary);
-        f.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size()));
-        if (static_cast<uint64_t>(f.gcount()) != L.file_end) problem = "the file is shorter than the reference";
+        auto index = read_output_index(path);
+        if (!index) problem = "no index was written";
+        if (L.subfiled && index) {
+          // Assemble the global image from the subfiles the index lists; only declared bytes
+          // are compared (holes inside subfiles are sparse, not the sentinel).
+          for (const auto& file : index->files) {
+            std::ifstream f(dir + "/" + file.path, std::ios::binary);
+            std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            for (uint64_t i = 0; i < bytes.size() && file.begin + i < L.file_end; ++i) {
+              got[file.begin + i] = static_cast<unsigned char>(bytes[i]);
+            }
+          }
+          for (uint64_t i = 0; i < L.file_end; ++i) {
+            if (!declared[i]) got[i] = want[i];
+          }
+        } else {
+          std::ifstream f(path, std::ios::binary);
+          f.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size()));
+          if (static_cast<uint64_t>(f.gcount()) != L.file_end) problem = "the file is shorter than the reference";
+        }
         for (uint64_t i = 0; i < L.file_end && problem.empty(); ++i) {
           if (got[i] != want[i]) {
             problem = "byte " + std::to_string(i) + " is " + std::to_string(got[i]) + ", the reference has " +
@@ -202,6 +242,8 @@ int main(int argc, char** argv) {
           }
         }
       }
+    });
+    step([&] {
       // Read back with another rank count: the written chunks dealt out in turn.
       if (rank < L.readers) {
         std::vector<Chunk> mine;
@@ -218,14 +260,13 @@ int main(int argc, char** argv) {
         std::string bad = check_read(L, d, seed);
         if (!bad.empty() && problem.empty()) problem = "read with " + std::to_string(L.readers) + " ranks: " + bad;
       }
-    } catch (const Error& e) {
-      problem = std::string("error: ") + e.what();
-    }
+    });
     int mine_bad = problem.empty() ? 0 : 1, any_bad = 0;
     MPI_Allreduce(&mine_bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (mine_bad) {
-      std::fprintf(stderr, "engine_property: seed %llu (writers %d, readers %d, %zu variables) rank %d: %s\n",
-                   static_cast<unsigned long long>(seed), L.writers, L.readers, L.vars.size(), rank, problem.c_str());
+      std::fprintf(stderr, "engine_property: seed %llu (writers %d, readers %d, %zu variables%s) rank %d: %s\n",
+                   static_cast<unsigned long long>(seed), L.writers, L.readers, L.vars.size(),
+                   L.subfiled ? ", subfiles" : "", rank, problem.c_str());
     }
     if (any_bad) ++failures;
   }

@@ -8,7 +8,7 @@
 
 namespace strata::engine {
 
-IoWorker::IoWorker(int fd, std::string path) : fd_(fd), path_(std::move(path)), thread_([this] { run(); }) {}
+IoWorker::IoWorker(const FileSet& files) : files_(files), thread_([this] { run(); }) {}
 
 IoWorker::~IoWorker() {
   {
@@ -68,21 +68,32 @@ void IoWorker::run() {
     std::optional<std::string> failure;
     uint64_t calls = 0;
     for (const IoSpan& s : job.spans) {
-      uint64_t done = 0;
-      while (done < s.length && !failure) {
-        ssize_t n = job.write ? ::pwrite(fd_, s.memory + done, s.length - done, static_cast<off_t>(s.file_offset + done))
-                              : ::pread(fd_, s.memory + done, s.length - done, static_cast<off_t>(s.file_offset + done));
-        ++calls;
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-          failure = std::string(job.write ? "write to \"" : "read from \"") + path_ + "\" at offset " +
-                    std::to_string(s.file_offset + done) + " failed: " + std::strerror(errno);
-        } else if (n == 0) {
-          failure = "read from \"" + path_ + "\" at offset " + std::to_string(s.file_offset + done) +
-                    " reached the end of the file (the file is shorter than the data declared)";
-        } else {
-          done += static_cast<uint64_t>(n);
-        }
+      try {
+        files_.split(s.file_offset, s.length, [&](const SubFile& f, uint64_t local, uint64_t len, uint64_t at) {
+          uint64_t done = 0;
+          while (done < len && !failure) {
+            if (f.fd < 0) {
+              failure = "internal: \"" + f.path + "\" is not open";
+              break;
+            }
+            std::byte* mem = s.memory + at + done;
+            ssize_t n = job.write ? ::pwrite(f.fd, mem, len - done, static_cast<off_t>(local + done))
+                                  : ::pread(f.fd, mem, len - done, static_cast<off_t>(local + done));
+            ++calls;
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+              failure = std::string(job.write ? "write to \"" : "read from \"") + f.path + "\" at offset " +
+                        std::to_string(local + done) + " failed: " + std::strerror(errno);
+            } else if (n == 0) {
+              failure = "read from \"" + f.path + "\" at offset " + std::to_string(local + done) +
+                        " reached the end of the file (the file is shorter than the data declared)";
+            } else {
+              done += static_cast<uint64_t>(n);
+            }
+          }
+        });
+      } catch (const std::exception& e) {
+        if (!failure) failure = e.what();
       }
       if (failure) break;
     }

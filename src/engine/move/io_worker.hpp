@@ -1,6 +1,7 @@
 // A background thread that writes or reads an aggregator's buffers, so the next round's
 // one-sided transfers overlap this round's file I/O. Plain pwrite/pread: no MPI calls in the
-// thread, so no MPI thread level is needed.
+// thread, so no MPI thread level is needed. Spans are in the phase's global byte space; the
+// FileSet (opened before, read-only here) maps them to files.
 #pragma once
 
 #include <condition_variable>
@@ -13,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "engine/move/file_set.hpp"
+
 namespace strata::engine {
 
 struct IoSpan {
@@ -23,7 +26,7 @@ struct IoSpan {
 
 class IoWorker {
  public:
-  IoWorker(int fd, std::string path);
+  explicit IoWorker(const FileSet& files);
   ~IoWorker();
   IoWorker(const IoWorker&) = delete;
   IoWorker& operator=(const IoWorker&) = delete;
@@ -47,8 +50,7 @@ class IoWorker {
   uint64_t submit(Job job);
   void run();
 
-  int fd_;
-  std::string path_;
+  const FileSet& files_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> queue_;
