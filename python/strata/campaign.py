@@ -389,7 +389,8 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
         file=file.resolve(), text=text, name=name, output=output, data_dir=data_dir, seed=seed,
         shuffle=reader.get(top, "campaign", "shuffle", bool, True), repetitions=repetitions,
         repetitions_per_launch=per_launch, wait_s=wait_s, operations=operations,
-        verify=reader.get(top, "campaign", "verify", bool, True), fsync=reader.get(top, "campaign", "fsync", bool, False),
+        verify=reader.get(top, "campaign", "verify", bool, True),
+        fsync=reader.get(top, "campaign", "fsync", bool, False),
         timeout_s=timeout_s, baseline=baseline, keep_data=reader.get(top, "campaign", "keep_data", bool, False),
         launcher=launcher, strata=strata_bin.resolve(), configurations=configurations, runs=runs)
 

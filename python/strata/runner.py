@@ -51,6 +51,20 @@ class Outcome:
         return not self.interrupted and self.script is None and self.skipped + self.done == self.total
 
 
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _interrupt_on_signals() -> dict[int, object]:
+    """SIGINT and SIGTERM stop the campaign cleanly (the run in flight is killed and not stored),
+    even when the parent started us with SIGINT ignored, as shells do for background jobs."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
 def results_path(campaign: Campaign) -> Path:
     return campaign.output / RESULTS_NAME
 
@@ -207,6 +221,7 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
             return Outcome(len(campaign.runs), skipped, 0, 0, False, db_path, script)
 
         session = store.start_session(cid, socket.gethostname())
+        previous = _interrupt_on_signals()
         done = failed = 0
         interrupted = False
         bar = tqdm(total=len(campaign.runs), initial=skipped, unit="run", disable=not progress, file=sys.stderr,
@@ -235,4 +250,6 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
         finally:
             bar.close()
             store.end_session(session, interrupted)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         return Outcome(len(campaign.runs), skipped, done, failed, interrupted, db_path)
