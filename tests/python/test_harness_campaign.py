@@ -218,3 +218,10 @@ def test_slurm_script_results_are_collected_by_resume(tmp_path: Path, monkeypatc
         runs = store.runs(store.campaign("cluster")["id"])
         assert [r["status"] for r in runs] == ["ok", "ok"]
         assert all(r["verified"] == 1 for r in runs)
+
+
+def test_strata_bench_forwards_to_the_harness(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD)
+    proc = subprocess.run([str(STRATA), "bench", "validate", str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "campaign 't': 12 configurations" in proc.stdout and "24 runs" in proc.stdout
