@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import random
 import re
 import subprocess
@@ -288,9 +289,9 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     if not name or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise reader.error("campaign.name", f"missing or unusable name {name!r}", "letters, digits, _ . -")
     base = file.resolve().parent
-    output = base / reader.get(top, "campaign", "output", str, f"results/{name}")
+    output = Path(os.path.normpath(base / reader.get(top, "campaign", "output", str, f"results/{name}")))
     data_dir_text = reader.get(top, "campaign", "data_dir", str, "")
-    data_dir = (base / data_dir_text) if data_dir_text else output / "data"
+    data_dir = Path(os.path.normpath(base / data_dir_text)) if data_dir_text else output / "data"
 
     seed = reader.get(top, "campaign", "seed", int, None)
     if seed is None:
