@@ -12,6 +12,7 @@ See docs/harness.md for the format.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -55,20 +56,28 @@ class StrataCatalogue:
 
     @staticmethod
     def from_binary(strata: Path) -> StrataCatalogue:
-        text = _help(strata, ["run", "--help"])
-        kernels = _section_names(text, "kernels:")
-        backends = _section_names(text, "backends:")
-        common = set(re.findall(r"^\s+--([a-z][a-z0-9-]*)", text, flags=re.M))
-        options: dict[str, tuple[str, ...]] = {}
-        for kernel in kernels:
-            own = set(re.findall(r"^\s+--([a-z][a-z0-9-]*)", _help(strata, ["run", kernel, "--help"]), flags=re.M))
-            options[kernel] = tuple(sorted(own | common))
-        return StrataCatalogue(tuple(kernels), tuple(backends), options)
+        """Asks `strata run --help` and `strata run KERNEL --help` (cached per binary and its mtime)."""
+        path = strata.resolve()
+        return _catalogue(path, path.stat().st_mtime_ns)
 
 
-def _help(strata: Path, args: list[str]) -> str:
-    proc = subprocess.run([str(strata), *args], capture_output=True, text=True, timeout=30)
-    return proc.stdout + proc.stderr
+@functools.lru_cache(maxsize=8)
+def _catalogue(strata: Path, mtime_ns: int) -> StrataCatalogue:
+    text = _help(strata, [["run", "--help"]])[0]
+    kernels = _section_names(text, "kernels:")
+    backends = _section_names(text, "backends:")
+    option = re.compile(r"^\s+--([a-z][a-z0-9-]*)", flags=re.M)
+    common = set(option.findall(text))
+    # Each help starts MPI (a singleton); ask for every kernel at once.
+    texts = _help(strata, [["run", k, "--help"] for k in kernels])
+    options = {k: tuple(sorted(set(option.findall(t)) | common)) for k, t in zip(kernels, texts, strict=True)}
+    return StrataCatalogue(tuple(kernels), tuple(backends), options)
+
+
+def _help(strata: Path, commands: list[list[str]]) -> list[str]:
+    procs = [subprocess.Popen([str(strata), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for args in commands]
+    return [p.communicate(timeout=60)[0] for p in procs]
 
 
 def _section_names(text: str, header: str) -> list[str]:
@@ -158,6 +167,7 @@ class Campaign:
     output: Path
     data_dir: Path
     seed: int
+    explicit_seed: bool
     shuffle: bool
     repetitions: int
     repetitions_per_launch: int
@@ -173,11 +183,24 @@ class Campaign:
     configurations: list[Configuration] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
 
+    def reseed(self, seed: int) -> None:
+        """Shuffles again with another seed (resuming a campaign whose file left the seed to chance)."""
+        self.seed = seed
+        self.runs = _order(self.configurations, self.repetitions, seed if self.shuffle else None)
+
     @property
     def plan_hash(self) -> str:
         """Identifies the expanded run list; resuming needs the same one."""
         blob = json.dumps([[r.order, r.configuration.key, r.repetition] for r in self.runs])
         return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def _order(configurations: list[Configuration], repetitions: int, seed: int | None) -> list[Run]:
+    """Every configuration `repetitions` times, shuffled with `seed` (None keeps the file's order)."""
+    pairs = [(c, rep) for c in configurations for rep in range(repetitions)]
+    if seed is not None:
+        random.Random(seed).shuffle(pairs)
+    return [Run(i + 1, c, rep) for i, (c, rep) in enumerate(pairs)]
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -294,6 +317,7 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     data_dir = Path(os.path.normpath(base / data_dir_text)) if data_dir_text else output / "data"
 
     seed = reader.get(top, "campaign", "seed", int, None)
+    explicit_seed = seed is not None
     if seed is None:
         seed = random.SystemRandom().randrange(1, 2**31)
     repetitions = reader.get(top, "campaign", "repetitions", int, 3)
@@ -381,14 +405,12 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     if len(set(keys)) != len(keys):
         raise reader.error("kernels", "two grid points are identical (a repeated value in an array?)")
 
-    runs_unordered = [(c, rep) for c in configurations for rep in range(repetitions)]
-    if reader.get(top, "campaign", "shuffle", bool, True):
-        random.Random(seed).shuffle(runs_unordered)
-    runs = [Run(i + 1, c, rep) for i, (c, rep) in enumerate(runs_unordered)]
+    shuffle = reader.get(top, "campaign", "shuffle", bool, True)
+    runs = _order(configurations, repetitions, seed if shuffle else None)
 
     return Campaign(
         file=file.resolve(), text=text, name=name, output=output, data_dir=data_dir, seed=seed,
-        shuffle=reader.get(top, "campaign", "shuffle", bool, True), repetitions=repetitions,
+        explicit_seed=explicit_seed, shuffle=shuffle, repetitions=repetitions,
         repetitions_per_launch=per_launch, wait_s=wait_s, operations=operations,
         verify=reader.get(top, "campaign", "verify", bool, True),
         fsync=reader.get(top, "campaign", "fsync", bool, False),

@@ -162,6 +162,8 @@ def ingest_finished_dir(run_dir: Path) -> RunResult | None:
 
 def open_campaign(store: Store, campaign: Campaign, resume: bool, force: bool) -> int:
     existing = store.campaign(campaign.name)
+    if existing is not None and resume and not campaign.explicit_seed:
+        campaign.reseed(int(existing["seed"]))  # the file has no seed: take the recorded one
     if existing is not None and force:
         store.delete_campaign(existing["id"])
         runs_dir = campaign.output / "runs"

@@ -106,7 +106,8 @@ def test_mpirun_line_adds_oversubscribe_only_beyond_the_cores(tmp_path: Path) ->
     (GOOD.replace('backends = ["posix", "hdf5"]', "backends = []").split("[[variants]]")[0], "campaign.backends",
      ["empty grid"]),
     (GOOD.replace("[campaign]", "[campaign"), "(syntax)", ["not valid TOML"]),
-])
+], ids=["unknown-kernel", "ranks-type", "repetitions-type", "empty-param-grid", "empty-ranks", "unknown-param",
+        "unknown-backend", "reserved-param", "unknown-key", "unknown-launcher", "no-kernels", "no-backends", "syntax"])
 def test_malformed_campaign_names_file_key_and_what_is_allowed(tmp_path: Path, text: str, key: str,
                                                                words: list[str]) -> None:
     path = write(tmp_path, text)

@@ -170,3 +170,19 @@ def test_failed_run_is_recorded_and_the_campaign_goes_on(tmp_path: Path) -> None
     report = bench("report", str(outcome.database), "-o", str(tmp_path / "r"))
     assert report.returncode == 0, report.stderr
     assert "must divide" in (tmp_path / "r" / "index.html").read_text()
+
+
+def test_resume_keeps_the_recorded_order_when_the_file_has_no_seed(tmp_path: Path) -> None:
+    path = tmp_path / "noseed.toml"
+    path.write_text(FAILING.replace('name = "failing"', 'name = "noseed"').replace("seed = 1\n", "")
+                    .replace('["48K", "16K"]', '"16K"').replace("repetitions = 1", "repetitions = 3"))
+    first = load(path)
+    outcome = run_campaign(first, progress=False, limit=1)
+    assert (outcome.done, outcome.interrupted) == (1, True)
+    second = load(path)
+    outcome = run_campaign(second, resume=True, progress=False)
+    assert (outcome.skipped, outcome.done, outcome.failed) == (1, 2, 0)
+    assert second.seed == first.seed and [r.repetition for r in second.runs] == [r.repetition for r in first.runs]
+    with Store(outcome.database, readonly=True) as store:
+        runs = store.runs(store.campaign("noseed")["id"])
+        assert sorted(r["repetition"] for r in runs) == [0, 1, 2]
