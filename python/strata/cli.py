@@ -15,7 +15,7 @@ from . import __version__
 from .campaign import CampaignError, load
 from .runner import CampaignStateError, results_path, run_campaign
 from .stats import campaign_stats, ratio_table
-from .store import Store
+from .store import SchemaError, Store
 
 EPILOG = """examples:
   strata-bench validate examples/demo.toml
@@ -57,7 +57,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         outcome = run_campaign(c, resume=args.resume, force=args.force, submit=args.submit,
                                progress=not args.quiet, limit=args.limit)
-    except CampaignStateError as e:
+    except (CampaignStateError, SchemaError) as e:
         return _error(str(e))
     if outcome.script is not None:
         print(f"wrote {outcome.script} ({outcome.total - outcome.skipped} runs); "
@@ -83,7 +83,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         with _open(args) as store:
             cs = campaign_stats(store, args.campaign, args.baseline)
             failures = [r for r in store.runs(cs.campaign_id) if r["status"] != "ok"]
-    except (FileNotFoundError, LookupError) as e:
+    except (FileNotFoundError, LookupError, SchemaError) as e:
         return _error(str(e).strip("'\""))
     if args.json:
         doc = cs.to_json()
@@ -111,7 +111,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         with _open(args) as store:
             cs = campaign_stats(store, args.campaign, args.baseline)
             failures = [r for r in store.runs(cs.campaign_id) if r["status"] != "ok"]
-    except (FileNotFoundError, LookupError) as e:
+    except (FileNotFoundError, LookupError, SchemaError) as e:
         return _error(str(e).strip("'\""))
     print(ratio_table(cs, failures))
     return 0
@@ -123,7 +123,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = args.output or Path(args.results).parent
     try:
         index = write_report(args.results, out, args.campaign, args.baseline)
-    except (FileNotFoundError, LookupError) as e:
+    except (FileNotFoundError, LookupError, SchemaError) as e:
         return _error(str(e).strip("'\""))
     print(f"report: {index}")
     return 0

@@ -89,7 +89,7 @@ def write_report(db_path: Path | str, out: Path | str, name: str | None = None, 
              f"runs in shuffled order (seed {cs.seed}); ratios against <b>{_e(cs.baseline)}</b>. "
              "Bandwidth is all ranks' bytes over the slowest rank's open + transfer + close time; "
              "the interval is a bootstrap 95 % confidence interval of the median "
-             "(fixed seed, so the report is reproducible).</p>"]
+             f"(fixed seed, so the report is reproducible). <b>{_e(cs.conditions.capitalize())}.</b></p>"]
     if campaign is not None:
         parts.append(f"<p>Campaign file: <code>{_e(campaign['file'])}</code>, started {_e(campaign['created'])}, "
                      f"launcher {_e(campaign['launcher'])}, binary <code>{_e(campaign['strata'])}</code>.</p>")

@@ -227,7 +227,8 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
         done = failed = 0
         interrupted = False
         bar = tqdm(total=len(campaign.runs), initial=skipped, unit="run", disable=not progress, file=sys.stderr,
-                   dynamic_ncols=True, desc=campaign.name)
+                   dynamic_ncols=True, desc=campaign.name,
+                   mininterval=0.1 if sys.stderr.isatty() else 10.0)  # a log file gets a line every 10 s
         try:
             for i, run in enumerate(todo):
                 if limit is not None and done >= limit:

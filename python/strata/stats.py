@@ -131,6 +131,21 @@ class CampaignStats:
     runs_failed: int
     cells: list[CellStats]
     labels: list[str]        # variants in campaign order
+    verify: bool = True
+    fsync: bool = False
+    all_verified: bool = True  # every successful run reported verified data
+
+    @property
+    def conditions(self) -> str:
+        """What the numbers include, said every time they are shown."""
+        fsync = "fsync included" if self.fsync else "fsync not included"
+        if not self.verify:
+            checked = "data NOT verified"
+        elif self.all_verified:
+            checked = "every run verified on read-back"
+        else:
+            checked = "some runs NOT verified"
+        return f"{fsync}, {checked}"
 
     def to_json(self) -> dict[str, Any]:
         def clean(obj: Any) -> Any:
@@ -198,8 +213,9 @@ def campaign_stats(store: Store, name: str | None = None, baseline: str | None =
             cells.append(CellStats(cell, kernel, ranks, params, phase, configs,
                                    kruskal_wallis([c.values for c in configs])))
     ok = sum(1 for r in runs if r["status"] == "ok")
+    all_verified = all(r["verified"] == 1 for r in runs if r["status"] == "ok")
     return CampaignStats(row["name"], cid, int(row["seed"]), base, int(row["total_runs"]), ok, len(runs) - ok,
-                         cells, labels)
+                         cells, labels, bool(row["verify"]), bool(row["fsync"]), all_verified)
 
 
 def _natural(text: str) -> list[Any]:
@@ -218,9 +234,9 @@ def _natural(text: str) -> list[Any]:
 
 def ratio_table(cs: CampaignStats, failures: Sequence[Any] = ()) -> str:
     """The terminal table: per cell, median write and read bandwidth with CI, ratio to the baseline."""
-    lines = [f"campaign {cs.name}: {cs.runs_ok} runs ok, {cs.runs_failed} failed of {cs.total_runs}; "
-             f"median bandwidth in MiB/s [bootstrap 95 % CI], x = ratio to {cs.baseline}; "
-             f"p = Kruskal-Wallis over the variants"]
+    lines = [f"campaign {cs.name}: {cs.runs_ok} runs ok, {cs.runs_failed} failed of {cs.total_runs}; {cs.conditions}",
+             f"median bandwidth in MiB/s [bootstrap 95 % CI], x = ratio to {cs.baseline}, "
+             "p = Kruskal-Wallis over the variants"]
     by_cell: dict[str, dict[str, CellStats]] = {}
     for cell in cs.cells:
         by_cell.setdefault(cell.cell, {})[cell.phase] = cell

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -36,6 +36,12 @@ CREATE TABLE IF NOT EXISTS campaigns (
     launcher    TEXT NOT NULL,      -- local or slurm
     strata      TEXT NOT NULL,      -- path of the strata binary
     total_runs  INTEGER NOT NULL,
+    repetitions INTEGER NOT NULL,   -- launches per configuration
+    repetitions_per_launch INTEGER NOT NULL,
+    wait_s      REAL NOT NULL,
+    operations  TEXT NOT NULL,      -- JSON array: write, read
+    verify      INTEGER NOT NULL,   -- 1: every run compared every element on read-back
+    fsync       INTEGER NOT NULL,   -- 1: the sync to storage is in the close time
     created     TEXT NOT NULL       -- ISO 8601, UTC
 );
 CREATE TABLE IF NOT EXISTS configurations (
@@ -129,6 +135,10 @@ CREATE VIEW IF NOT EXISTS samples AS
 """
 
 
+class SchemaError(RuntimeError):
+    """A database this version of the harness cannot read."""
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -163,6 +173,14 @@ class Store:
             self.db.commit()
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as e:
+            raise SchemaError(f"{self.path}: not a strata-bench results database ({e})") from e
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            found = row[0] if row else "none"
+            raise SchemaError(f"{self.path}: results schema version {found}, this strata-bench reads version "
+                              f"{SCHEMA_VERSION}; run the campaign again into a new folder")
 
     def close(self) -> None:
         self.db.close()
@@ -202,9 +220,12 @@ class Store:
         with self.transaction() as db:
             cur = db.execute(
                 "INSERT INTO campaigns (name, file, toml, plan_hash, seed, baseline, launcher, strata, total_runs,"
-                " created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " repetitions, repetitions_per_launch, wait_s, operations, verify, fsync, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (campaign.name, str(campaign.file), campaign.text, campaign.plan_hash, campaign.seed,
-                 campaign.baseline, campaign.launcher.kind, str(campaign.strata), len(campaign.runs), now()))
+                 campaign.baseline, campaign.launcher.kind, str(campaign.strata), len(campaign.runs),
+                 campaign.repetitions, campaign.repetitions_per_launch, campaign.wait_s,
+                 json.dumps(list(campaign.operations)), int(campaign.verify), int(campaign.fsync), now()))
             cid = int(cur.lastrowid or 0)
             for c in campaign.configurations:
                 d = c.as_dict()

@@ -139,3 +139,4 @@ def test_campaign_statistics_from_stored_runs(tmp_path: Path) -> None:
     assert {cfg.label: cfg.ratio for cfg in read.configs}["posix"] == pytest.approx(by["posix"].ratio)
     table = ratio_table(cs)
     assert "x = ratio to mpiio-coll" in table and "posix" in table
+    assert "fsync not included, every run verified on read-back" in table
