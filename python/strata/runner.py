@@ -107,6 +107,18 @@ def _remove_data(data_path: Path) -> None:
             path.unlink(missing_ok=True)
 
 
+def _stop(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
+    """SIGTERM to the launch's process group (mpirun passes it on to the ranks), SIGKILL after a grace."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    except ProcessLookupError:
+        proc.wait()
+
+
 def execute(campaign: Campaign, run: Run, run_dir: Path) -> RunResult:
     """Launches one run and waits for it (its own process group, killed on timeout or Ctrl-C)."""
     if run_dir.exists():
@@ -126,12 +138,10 @@ def execute(campaign: Campaign, run: Run, run_dir: Path) -> RunResult:
             exit_code = proc.wait(timeout=campaign.timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            _stop(proc)
             exit_code = 124
         except BaseException:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            _stop(proc)
             raise
     wall_s = time.time() - t0
     if timed_out:

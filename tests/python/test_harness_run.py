@@ -186,3 +186,18 @@ def test_resume_keeps_the_recorded_order_when_the_file_has_no_seed(tmp_path: Pat
     with Store(outcome.database, readonly=True) as store:
         runs = store.runs(store.campaign("noseed")["id"])
         assert sorted(r["repetition"] for r in runs) == [0, 1, 2]
+
+
+def test_a_run_past_its_timeout_is_killed_and_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "slow.toml"
+    path.write_text(FAILING.replace('name = "failing"', 'name = "slow"').replace('"64K"', '"16M"')
+                    .replace('["48K", "16K"]', '"64K", segments = 4')
+                    .replace("repetitions = 1", "repetitions = 1\nrepetitions_per_launch = 100\ntimeout_s = 1.0"))
+    outcome = run_campaign(load(path), progress=False)
+    assert (outcome.done, outcome.failed) == (1, 1)
+    with Store(outcome.database, readonly=True) as store:
+        (run,) = store.runs(store.campaign("slow")["id"])
+        assert run["exit_code"] == 124 and "timed out after 1 s" in run["message"]
+        assert 1.0 <= run["wall_s"] < 10.0
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
+    assert left.stdout == "", "no rank may outlive its launch"
