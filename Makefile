@@ -34,9 +34,8 @@ DEMO_DB := results/demo/results.sqlite
 demo: build
 	@status=0; \
 	$(VENV)/bin/strata-bench run examples/demo.toml --force || status=$$?; \
-	$(VENV)/bin/strata-bench report $(DEMO_DB) -o results/demo >/dev/null || status=1; \
 	$(VENV)/bin/strata-bench compare $(DEMO_DB) || status=1; \
-	echo; echo "report: $(CURDIR)/results/demo/index.html"; \
+	$(VENV)/bin/strata-bench report $(DEMO_DB) -o $(CURDIR)/results/demo || status=1; \
 	exit $$status
 
 bench: build

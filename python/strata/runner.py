@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from .campaign import Campaign, Run
 from .launch import in_slurm_allocation, launch_command, sbatch_script
-from .store import RunResult, Store, now
+from .store import SCHEMA_VERSION, RunResult, Store, now, schema_version
 
 STDERR_TAIL_LINES = 20
 RESULTS_NAME = "results.sqlite"
@@ -176,14 +176,15 @@ def open_campaign(store: Store, campaign: Campaign, resume: bool, force: bool) -
         campaign.reseed(int(existing["seed"]))  # the file has no seed: take the recorded one
     if existing is not None and force:
         store.delete_campaign(existing["id"])
-        runs_dir = campaign.output / "runs"
-        if runs_dir.exists():
-            shutil.rmtree(runs_dir)
         existing = None
     if existing is None:
         if resume:
             print(f"strata-bench: nothing to resume in {store.path}; starting campaign {campaign.name!r}",
                   file=sys.stderr)
+        # Run folders without a campaign in the database are left over from a discarded one.
+        runs_dir = campaign.output / "runs"
+        if runs_dir.exists():
+            shutil.rmtree(runs_dir)
         return store.create_campaign(campaign)
     if not resume:
         raise CampaignStateError(
@@ -202,6 +203,10 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
     """Runs (or, for Slurm outside an allocation, scripts) every run not stored yet."""
     campaign.output.mkdir(parents=True, exist_ok=True)
     db_path = results_path(campaign)
+    if force and db_path.exists() and schema_version(db_path) != SCHEMA_VERSION:
+        aside = db_path.with_name(f"{db_path.name}.schema-{schema_version(db_path)}")
+        db_path.rename(aside)
+        print(f"strata-bench: {db_path} had another schema; moved it to {aside}", file=sys.stderr)
     with Store(db_path) as store:
         cid = open_campaign(store, campaign, resume, force)
         config_ids = store.configuration_ids(cid)

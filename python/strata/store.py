@@ -158,6 +158,19 @@ class RunResult:
     record: dict[str, Any] | None
 
 
+def schema_version(path: Path) -> int | None:
+    """The schema version of an existing database file; None when it has none or is not one."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return None
+    return int(row[0]) if row else None
+
+
 class Store:
     def __init__(self, path: Path | str, readonly: bool = False) -> None:
         self.path = Path(path)

@@ -201,3 +201,16 @@ def test_a_run_past_its_timeout_is_killed_and_recorded(tmp_path: Path) -> None:
         assert 1.0 <= run["wall_s"] < 10.0
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
     assert left.stdout == "", "no rank may outlive its launch"
+
+
+def test_force_starts_again_even_over_a_database_of_another_schema(tmp_path: Path) -> None:
+    path = tmp_path / "again.toml"
+    path.write_text(FAILING.replace('name = "failing"', 'name = "again"').replace('["48K", "16K"]', '"16K"'))
+    c = load(path)
+    assert run_campaign(c, progress=False).done == 1
+    db = c.output / "results.sqlite"
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    outcome = run_campaign(load(path), force=True, progress=False)
+    assert (outcome.skipped, outcome.done) == (0, 1), "old run folders are not taken for results"
+    assert (c.output / "results.sqlite.schema-1").exists()
