@@ -250,7 +250,7 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
                     interrupted = True
                     break
                 c = run.configuration
-                bar.set_postfix_str(f"{c.kernel} {c.label} n={c.ranks}", refresh=True)
+                bar.set_postfix_str(f"{c.kernel} {c.label} n={c.ranks}", refresh=sys.stderr.isatty())
                 result = execute(campaign, run, run_dirs[run.order])
                 store.add_run(cid, config_ids[c.key], session, run.repetition, run.order, result)
                 done += 1
