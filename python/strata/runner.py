@@ -10,6 +10,7 @@ script completed but nobody stored yet.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -17,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,8 +60,6 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 def _interrupt_on_signals() -> dict[int, object]:
     """SIGINT and SIGTERM stop the campaign cleanly (the run in flight is killed and not stored),
     even when the parent started us with SIGINT ignored, as shells do for background jobs."""
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         return {}
     return {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -77,10 +77,10 @@ def failure_message(stderr: str, exit_code: int) -> str:
     return lines[-1] if lines else f"exit status {exit_code} without a message"
 
 
-def read_run_dir(run_dir: Path, command: str, started: str, wall_s: float, exit_code: int) -> RunResult:
-    """Turns a finished run's folder into a RunResult (also used for folders a batch script filled)."""
-    import json
-
+def read_run_dir(run_dir: Path, command: str, started: str, wall_s: float, exit_code: int,
+                 verify: bool = False) -> RunResult:
+    """Turns a finished run's folder into a RunResult (also used for folders a batch script filled).
+    With `verify`, a record that does not say `verified` makes the run a failure."""
     stderr = (run_dir / "stderr.txt").read_text(errors="replace") if (run_dir / "stderr.txt").exists() else ""
     tail = "\n".join(stderr.splitlines()[-STDERR_TAIL_LINES:]) or None
     record = None
@@ -91,6 +91,9 @@ def read_run_dir(run_dir: Path, command: str, started: str, wall_s: float, exit_
         except (OSError, ValueError) as e:
             return RunResult("failed", exit_code, f"exit status 0 but no usable JSON record: {e}", tail, command,
                              str(run_dir), started, wall_s, None)
+        if verify and not record.get("verified"):
+            return RunResult("failed", exit_code, "exit status 0 but the record does not say the data was verified",
+                             tail, command, str(run_dir), started, wall_s, record)
         return RunResult("ok", 0, None, tail, command, str(run_dir), started, wall_s, record)
     if exit_code == 124 and "timed out" in stderr[-200:]:
         message = stderr.strip().splitlines()[-1]
@@ -151,10 +154,10 @@ def execute(campaign: Campaign, run: Run, run_dir: Path) -> RunResult:
     (run_dir / "exit_code").write_text(f"{exit_code}\n")
     if not campaign.keep_data:
         _remove_data(data_path)
-    return read_run_dir(run_dir, command, started, wall_s, exit_code)
+    return read_run_dir(run_dir, command, started, wall_s, exit_code, campaign.verify)
 
 
-def ingest_finished_dir(run_dir: Path) -> RunResult | None:
+def ingest_finished_dir(run_dir: Path, verify: bool) -> RunResult | None:
     """A run folder with an exit_code file that is not in the database yet (batch script, crash)."""
     code_file = run_dir / "exit_code"
     if not code_file.exists():
@@ -167,7 +170,7 @@ def ingest_finished_dir(run_dir: Path) -> RunResult | None:
     command_file = run_dir / "command.txt"
     command = command_file.read_text().strip() if command_file.exists() else "(from a batch script)"
     started = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(start))
-    return read_run_dir(run_dir, command, started, end - start, exit_code)
+    return read_run_dir(run_dir, command, started, end - start, exit_code, verify)
 
 
 def open_campaign(store: Store, campaign: Campaign, resume: bool, force: bool) -> int:
@@ -218,7 +221,7 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
             key = (run.configuration.key, run.repetition)
             if key in finished:
                 continue
-            result = ingest_finished_dir(run_dirs[run.order])
+            result = ingest_finished_dir(run_dirs[run.order], campaign.verify)
             if result is not None:
                 store.add_run(cid, config_ids[run.configuration.key], None, run.repetition, run.order, result)
                 finished.add(key)
