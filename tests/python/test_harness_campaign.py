@@ -226,3 +226,33 @@ def test_strata_bench_forwards_to_the_harness(tmp_path: Path) -> None:
     proc = subprocess.run([str(STRATA), "bench", "validate", str(path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "campaign 't': 12 configurations" in proc.stdout and "24 runs" in proc.stdout
+
+
+def test_inside_an_allocation_runs_go_through_srun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SLURM_JOB_ID set: each run is launched at once with srun (a stand-in that logs and calls mpirun)."""
+    log = tmp_path / "srun.log"
+    fake = tmp_path / "srun"
+    fake.write_text(f'#!/bin/bash\necho "$*" >> {log}\nn=1\nwhile [ "${{1#-}}" != "$1" ]; do\n'
+                    '  case $1 in --ntasks) n=$2; shift 2;; *) shift;; esac\ndone\n'
+                    'exec mpirun --oversubscribe -n "$n" "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    text = f"""
+[campaign]
+name = "alloc"
+output = "out"
+seed = 2
+repetitions = 2
+ranks = [2]
+backends = ["mpiio-ind"]
+[launcher]
+type = "slurm"
+srun = "{fake}"
+[[kernels]]
+name = "ior"
+params = {{ block-size = "64K", transfer-size = "16K" }}
+"""
+    outcome = run_campaign(load(write(tmp_path, text)), progress=False)
+    assert (outcome.script, outcome.done, outcome.failed) == (None, 2, 0)
+    calls = log.read_text().splitlines()
+    assert len(calls) == 2 and all(c.startswith("--ntasks 2 ") and " run ior " in c for c in calls)
