@@ -24,15 +24,23 @@ build: setup $(BUILD)/build.ninja
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
-	$(VENV)/bin/ruff check bench tests/python
+	$(VENV)/bin/ruff check bench python tests/python
 	$(PY) -m pytest -q tests/python
 
+# The demo campaign (examples/demo.toml): every kernel through every backend, 3 launches each,
+# shuffled; results, plots and the HTML report in results/demo. A failed run fails the target,
+# after the report and the table have been written.
+DEMO_DB := results/demo/results.sqlite
 demo: build
-	$(PY) bench/compare_backends.py --preset demo
+	@status=0; \
+	$(VENV)/bin/strata-bench run examples/demo.toml --force || status=$$?; \
+	$(VENV)/bin/strata-bench compare $(DEMO_DB) || status=1; \
+	$(VENV)/bin/strata-bench report $(DEMO_DB) -o $(CURDIR)/results/demo || status=1; \
+	exit $$status
 
 bench: build
 	$(PY) bench/compare_backends.py --preset bench
 	$(PY) bench/engine_vs_mpiio.py
 
 clean:
-	rm -rf $(BUILD) demo-output bench-output
+	rm -rf $(BUILD) demo-output bench-output results/demo

@@ -34,12 +34,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python venv for the harness and the Python tests, from pinned requirements.
+# Python venv for the harness (python/strata, the strata-bench command) and the Python tests,
+# from pinned requirements.
 venv="$here/.venv"
 req="$here/python/requirements.txt"
 stamp="$venv/.requirements.sha256"
 if [ -f "$req" ]; then
-  want=$(sha256sum "$req" | cut -d' ' -f1)
+  # The stamp covers the harness's pyproject too: a new entry point needs a new editable install.
+  want=$(cat "$req" "$here/python/pyproject.toml" 2>/dev/null | sha256sum | cut -d' ' -f1)
   have=$(cat "$stamp" 2>/dev/null || true)
   if [ ! -x "$venv/bin/python" ] || [ "$want" != "$have" ]; then
     echo "setup: creating Python venv in .venv"
@@ -47,7 +49,11 @@ if [ -f "$req" ]; then
     "$venv/bin/pip" install -q --upgrade pip >/dev/null
     "$venv/bin/pip" install -q -r "$req"
     if [ -f "$here/python/pyproject.toml" ]; then
-      "$venv/bin/pip" install -q -e "$here/python" >/dev/null
+      # quiet unless it fails: setuptools warns about every editable install
+      if ! log=$("$venv/bin/pip" install -q -e "$here/python" 2>&1); then
+        echo "$log" >&2
+        exit 1
+      fi
     fi
     echo "$want" > "$stamp"
   fi

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 STRATA = Path(os.environ.get("STRATA_BIN", ROOT / "build" / "bin" / "strata"))
 MPIRUN = shutil.which("mpirun") or "mpirun"
+# The harness package (python/strata), importable even when the venv lacks its editable install.
+if str(ROOT / "python") not in sys.path:
+    sys.path.insert(0, str(ROOT / "python"))
 
 BASE_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 

@@ -1,7 +1,12 @@
 // strata: the command-line program. Run it under mpirun/srun; see `strata --help`.
 #include <mpi.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,12 +26,33 @@ const char* kUsage =
     "  run KERNEL   write and/or read a kernel's data through a backend, timed and verified\n"
     "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware\n"
     "  advise       striping and MPI-IO hints for a file system and a job, each with its reason\n"
+    "  bench ...    the experiment harness, strata-bench (campaigns, statistics, reports); not under mpirun\n"
     "\n"
     "`strata COMMAND --help` describes each command. Diagnostics: STRATA_LOG=debug|info|warn.\n";
+
+// `strata bench ARGS` runs `strata-bench ARGS` (the Python harness) with STRATA_BIN set to this
+// binary: from PATH, else from the venv of the source tree this binary was built in.
+[[noreturn]] void exec_bench(char** argv) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) setenv("STRATA_BIN", self.c_str(), 0);
+  std::vector<char*> args{const_cast<char*>("strata-bench")};
+  for (char** a = argv + 2; *a != nullptr; ++a) args.push_back(*a);
+  args.push_back(nullptr);
+  execvp("strata-bench", args.data());
+  if (!ec) {
+    const auto venv = self.parent_path().parent_path().parent_path() / ".venv" / "bin" / "strata-bench";
+    execv(venv.c_str(), args.data());
+  }
+  std::fprintf(stderr, "strata: error: cannot run strata-bench: %s (run scripts/setup.sh, or put the venv's "
+               "bin on PATH)\n", std::strerror(errno));
+  std::exit(2);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "bench") == 0) exec_bench(argv);
   strata::cli::Environment env;
   env.mpi_workarounds = strata::apply_mpi_workarounds_before_init();
   MPI_Init(&argc, &argv);
