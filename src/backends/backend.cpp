@@ -9,6 +9,7 @@
 #include "arch/node_local.hpp"
 #include "backends/backend_factories.hpp"
 #include "common/error.hpp"
+#include "strata/strata.hpp"
 
 namespace strata {
 
@@ -120,8 +121,11 @@ void check_backend_name(const std::string& name) {
 void remove_output(const BackendContext& ctx) {
   if (!ctx.file.creator) return;
   const std::string& path = ctx.file.path;
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    throw_system("cannot remove the previous output \"" + path + "\"", errno);
+  // The engine's index describes the output it wrote; any new write makes it stale.
+  for (const std::string& p : {path, index_path(path)}) {
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
+      throw_system("cannot remove the previous output \"" + p + "\"", errno);
+    }
   }
 }
 

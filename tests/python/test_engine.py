@@ -64,4 +64,43 @@ def test_holes_are_never_written(tmp_path: Path) -> None:
     out = run_ranks(4, [*args, "--backend", "strata", "--file-per-node", "--write", "--read", "--verify",
                         "--quiet"], env={"STRATA_RANKS_PER_NODE": "2"})
     assert out.status == 0, out.stderr
-    assert sorted(p.name for p in tmp_path.glob("holes.dat.node*")) == ["holes.dat.node00000", "holes.dat.node00001"]
+    nodes = sorted(p.name for p in tmp_path.glob("holes.dat.node*") if not p.name.endswith(".json"))
+    assert nodes == ["holes.dat.node00000", "holes.dat.node00001"]
+
+
+def test_reader_takes_the_layout_from_the_index(tmp_path: Path) -> None:
+    args = ["run", "array1d", "--dist", "random", "--size", "20K", "--seed", "4", "--output", "x.dat"]
+    assert run_ranks(5, [*args, "--backend", "strata", "--quiet"], cwd=tmp_path).status == 0
+    index = json.loads((tmp_path / "x.dat.strata-index.json").read_text())
+    assert index["writer_ranks"] == 5 and index["variables"][0]["name"] == "array"
+    for backend in ("strata", "mpiio-coll"):
+        out = run_ranks(3, [*args, "--backend", backend, "--read", "--verify", "--json", "r.json", "--quiet"],
+                        cwd=tmp_path)
+        assert out.status == 0, out.stderr
+        record = json.loads((tmp_path / "r.json").read_text())
+        assert record["params"]["layout_from"] == "index" and record["params"]["writer_ranks"] == 5
+    # Any other write of the output drops the engine's index, which would be stale.
+    assert run_ranks(2, [*args, "--backend", "posix", "--quiet"], cwd=tmp_path).status == 0
+    assert not (tmp_path / "x.dat.strata-index.json").exists()
+
+
+def test_subfiles_read_back_by_another_rank_count(tmp_path: Path) -> None:
+    args = ["run", *BLOCKS, "--output", "ckpt"]
+    out = run_ranks(6, [*args, "--backend", "strata", "--hints", "strata_subfiling=2,strata_aggregators=4",
+                        "--quiet"], cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.glob("ckpt.subfile.*")) == ["ckpt.subfile.00000", "ckpt.subfile.00001"]
+    index = json.loads((tmp_path / "ckpt.strata-index.json").read_text())
+    assert [f["path"] for f in index["files"]] == ["ckpt.subfile.00000", "ckpt.subfile.00001"]
+    assert index["files"][0]["end"] == index["files"][1]["begin"]
+    out = run_ranks(4, [*args, "--backend", "strata", "--read", "--verify", "--json", "r.json", "--quiet"],
+                    cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["verified"] is True
+    # Damage a subfile: the read detects it.
+    sub = tmp_path / "ckpt.subfile.00001"
+    data = bytearray(sub.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    sub.write_bytes(bytes(data))
+    out = run_ranks(4, [*args, "--backend", "strata", "--read", "--verify"], cwd=tmp_path)
+    assert out.status == 3 and "verification failed" in out.stderr

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "advise/run_advice.hpp"
+#include <algorithm>
+
 #include "arch/node_local.hpp"
 #include "arch/node_map.hpp"
 #include "backends/backend.hpp"
@@ -28,6 +30,7 @@
 #include "fs/fs_info.hpp"
 #include "kernel.hpp"
 #include "run_report.hpp"
+#include "strata/strata.hpp"
 
 namespace strata::cli {
 
@@ -217,7 +220,26 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   KernelSetup setup;
   collectively(comm, [&] {
     setup = s.kernel->build(s.options, rank, size);
-    if (s.writer_ranks > 0) {
+    std::optional<OutputIndex> index;
+    if (!s.do_write && s.writer_ranks == 0 && s.target.layout == Layout::shared) index = read_output_index(s.target.path);
+    if (index) {
+      // The output's index gives the global layout; the kernel gives each variable's type.
+      std::vector<Variable> vars;
+      for (const IndexedVariable& iv : index->variables) {
+        auto it = std::find_if(setup.decomposition.variables.begin(), setup.decomposition.variables.end(),
+                               [&](const Variable& v) { return v.name == iv.name; });
+        if (it == setup.decomposition.variables.end() || elem_size(it->type) != iv.element_size) {
+          throw_usage("the index of \"" + s.target.path + "\" holds variable \"" + iv.name +
+                      "\", which kernel " + s.kernel->name() + " does not define with that element size");
+        }
+        vars.push_back({iv.name, it->type, iv.dims});
+      }
+      const uint64_t t = setup.decomposition.transfer_bytes;
+      setup.decomposition = even_share(vars, rank, size);
+      setup.decomposition.transfer_bytes = t;
+      setup.params["writer_ranks"] = index->writer_ranks;
+      setup.params["layout_from"] = "index";
+    } else if (s.writer_ranks > 0) {
       // The global layout is the writers'; this rank reads and checks an even share of it.
       KernelSetup writers = s.kernel->build(s.options, 0, s.writer_ranks);
       const uint64_t t = writers.decomposition.transfer_bytes;
