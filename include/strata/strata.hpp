@@ -19,7 +19,7 @@
 //
 // Hints (MPI_Info-style keys): cb_buffer_size (S_buff, default the stripe size when striping_unit
 // is given, else 4 MiB), strata_buffers (N_buff, default 2), cb_nodes or strata_aggregators
-// (default one per node), striping_unit (partition alignment, default the file-system block
+// (default one per node, and at least striping_factor when given), striping_unit (partition alignment, default the file-system block
 // size), strata_subfiling (aggregator: one file per aggregator's partition, or K: one file per K
 // partitions — with one aggregator per node, per K nodes; files PATH.subfile.NNNNN),
 // strata_direct_threshold (runs whose aligned part reaches this size bypass aggregation
@@ -55,6 +55,7 @@ struct PhaseStats {
   uint64_t buffer_bytes = 0; // S_buff
   uint64_t buffers = 0;      // N_buff
   bool aggregator = false;   // this rank aggregated
+  uint64_t plan_signature = 0;  // a hash of the plan: the same on every rank
 };
 
 // The small self-describing index the engine writes beside its output, PATH.strata-index.json:

@@ -70,6 +70,7 @@ struct Config {
   bool fsync = false;
   std::optional<uint64_t> direct_threshold;  // unset: S_buff
   uint64_t subfile_group = 0;                // partitions per subfile; 0: one shared file
+  int stripe_count = 0;                      // striping_factor: aggregators at least this many
 };
 
 Config parse_hints(const std::vector<Phase::Hint>& hints) {
@@ -94,6 +95,8 @@ Config parse_hints(const std::vector<Phase::Hint>& hints) {
       if (c.align == 0) throw_usage("hint striping_unit must be greater than zero");
     } else if (k == "strata_direct_threshold") {
       c.direct_threshold = parse_size(v, "hint strata_direct_threshold");
+    } else if (k == "striping_factor") {
+      c.stripe_count = static_cast<int>(std::min<uint64_t>(parse_count(v, "hint striping_factor"), 1 << 20));
     } else if (k == "strata_subfiling") {
       if (v == "aggregator") {
         c.subfile_group = 1;
@@ -292,6 +295,10 @@ class PhaseImpl {
     in.buffer_bytes = std::min(buffer, std::max(kMaxBuffer / in.align, uint64_t{1}) * in.align);
     in.buffers = cfg.buffers;
     in.aggregators = cfg.aggregators;
+    if (in.aggregators == 0 && cfg.stripe_count > 0) {
+      // Default: one aggregator per node, and at least one per stripe (the stripe count).
+      in.aggregators = std::max(engine_.nodes.node_count, cfg.stripe_count);
+    }
     fsync_ = cfg.fsync;
     plan_ = make_plan(in);
     my_partition_ = plan_.partition_of_rank(rank_);
@@ -336,6 +343,7 @@ class PhaseImpl {
     stats_.aggregator = my_partition_ >= 0;
     stats_.buffer_bytes = plan_.buffer_bytes;
     stats_.buffers = static_cast<uint64_t>(plan_.buffers);
+    stats_.plan_signature = plan_signature();
     state_ = State::planned;
   }
 
@@ -431,6 +439,18 @@ class PhaseImpl {
     std::vector<std::string> n;
     for (const auto& v : vars_) n.push_back(v.name);
     return n;
+  }
+
+  // A hash of the plan, to check it is the same on every rank.
+  uint64_t plan_signature() const {
+    uint64_t h = fnv1a(&plan_.global_rounds, sizeof plan_.global_rounds);
+    for (size_t p = 0; p < plan_.start.size(); ++p) {
+      h = fnv1a(&plan_.start[p], sizeof(uint64_t), h);
+      h = fnv1a(&plan_.end[p], sizeof(uint64_t), h);
+      h = fnv1a(&plan_.aggregator[p], sizeof(int), h);
+    }
+    h = fnv1a(&plan_.buffer_bytes, sizeof plan_.buffer_bytes, h);
+    return fnv1a(&plan_.buffers, sizeof plan_.buffers, h);
   }
 
   // Splits sel_ into direct runs and the aggregated rest. A run goes direct when its part

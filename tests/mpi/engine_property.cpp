@@ -199,7 +199,13 @@ int main(int argc, char** argv) {
         declare(phase, L, mine, seed, rank, true, d);
         phase.plan();
         phase.write();
-        phase.close();
+        const PhaseStats st = phase.close();
+        // The plan is computed independently on every rank: it must be the same everywhere.
+        unsigned long long sig = st.plan_signature, lo = 0, hi = 0;
+        MPI_Comm writers = comms[static_cast<size_t>(L.writers)];
+        MPI_Allreduce(&sig, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, writers);
+        MPI_Allreduce(&sig, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, writers);
+        if (lo != hi && problem.empty()) problem = "the plan differs between ranks";
       }
     });
     MPI_Barrier(MPI_COMM_WORLD);
