@@ -226,14 +226,14 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
                 store.add_run(cid, config_ids[run.configuration.key], None, run.repetition, run.order, result)
                 finished.add(key)
 
-        todo = [r for r in campaign.runs if (r.configuration.key, r.repetition) not in finished]
-        skipped = len(campaign.runs) - len(todo)
+        pending = [r for r in campaign.runs if (r.configuration.key, r.repetition) not in finished]
+        skipped = len(campaign.runs) - len(pending)
 
         if campaign.launcher.kind == "slurm" and not in_slurm_allocation():
             script = campaign.output / "campaign.sbatch"
-            script.write_text(sbatch_script(campaign, todo, run_dirs))
+            script.write_text(sbatch_script(campaign, pending, run_dirs))
             script.chmod(0o755)
-            if submit and todo:
+            if submit and pending:
                 proc = subprocess.run([campaign.launcher.sbatch, str(script)], capture_output=True, text=True)
                 if proc.returncode != 0:
                     raise RuntimeError(f"sbatch {script} failed: {proc.stderr.strip()}")
@@ -248,7 +248,7 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
                    dynamic_ncols=True, desc=campaign.name,
                    mininterval=0.1 if sys.stderr.isatty() else 10.0)  # a log file gets a line every 10 s
         try:
-            for i, run in enumerate(todo):
+            for i, run in enumerate(pending):
                 if limit is not None and done >= limit:
                     interrupted = True
                     break
@@ -264,7 +264,7 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
                 if on_run:
                     on_run(run, result)
                 bar.update(1)
-                if campaign.wait_s and i + 1 < len(todo):
+                if campaign.wait_s and i + 1 < len(pending):
                     time.sleep(campaign.wait_s)
         except KeyboardInterrupt:
             interrupted = True
