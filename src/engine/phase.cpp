@@ -322,7 +322,19 @@ class PhaseImpl {
       files_ = choose_files(std::move(listed));
     });
 
-    const ReceivedRanges received = exchange_ranges(comm_, plan_, agg_);
+    // When every rank's aggregated bytes are one dense interval and the intervals neither
+    // overlap nor leave gaps, every byte of the domain is declared exactly once: the summaries
+    // already say so, and each aggregator's ranges are its whole partition — no exchange.
+    ReceivedRanges received;
+    if (dense_and_tiled(all)) {
+      if (my_partition_ >= 0) {
+        const size_t p = static_cast<size_t>(my_partition_);
+        const uint64_t b = std::max(plan_.start[p], plan_.lo), e = std::min(plan_.end[p], plan_.hi);
+        if (e > b) received.push_back({b, e - b, rank_});
+      }
+    } else {
+      received = exchange_ranges(comm_, plan_, agg_);
+    }
     transfers_ = transfers_by_round(plan_, agg_);
     std::vector<uint64_t> needed(static_cast<size_t>(size_), 0);
     for (int p = 0; p < plan_.partitions(); ++p) {
@@ -439,6 +451,22 @@ class PhaseImpl {
     std::vector<std::string> n;
     for (const auto& v : vars_) n.push_back(v.name);
     return n;
+  }
+
+  // True when the ranks' aggregated bytes tile the domain: each rank one dense interval (its
+  // extents coalesce into one), the intervals disjoint and adjacent. Same answer on every rank.
+  bool dense_and_tiled(const std::vector<Summary>& all) const {
+    std::vector<std::pair<uint64_t, uint64_t>> spans;
+    for (const Summary& s : all) {
+      if (s.bytes == 0) continue;
+      if (s.hi - s.lo != s.bytes) return false;
+      spans.emplace_back(s.lo, s.hi);
+    }
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) {
+      if (spans[i].first != spans[i - 1].second) return false;
+    }
+    return true;
   }
 
   // A hash of the plan, to check it is the same on every rank.
