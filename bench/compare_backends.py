@@ -108,7 +108,9 @@ def main() -> int:
             f.unlink()
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
-            results.append({"kernel": kernel, "label": label, "error": proc.stderr.strip().splitlines()[-1:]})
+            errors = [line for line in proc.stderr.splitlines() if line.startswith("strata: error:")]
+            results.append({"kernel": kernel, "label": label,
+                            "error": errors[:1] or proc.stderr.strip().splitlines()[-1:]})
             continue
         record = json.loads(json_path.read_text())
         results.append({
