@@ -53,6 +53,7 @@ VARIANTS = [
     ("mpiio-coll (romio)", "mpiio-coll", [], ["--mca", "io", "romio321"]),
     ("mpiio-coll (romio, cb_config_list=*:*)", "mpiio-coll", ["--hints", "cb_config_list=*:*"],
      ["--mca", "io", "romio321"]),
+    ("strata", "strata", [], []),
     ("hdf5", "hdf5", [], []),
     ("pnetcdf", "pnetcdf", [], []),
 ]
