@@ -87,3 +87,15 @@ def test_node_local_shared_file_is_refused(tmp_path: Path) -> None:
                     env={"STRATA_RANKS_PER_NODE": "2", "STRATA_LOCAL_DIR": str(tmp_path / "l")})
     assert out.status == 2
     assert "--node-local needs --file-per-node or --file-per-process" in out.stderr
+
+
+@pytest.mark.parametrize("case", MAPS, ids=list(MAPS))
+def test_engine_elects_one_aggregator_per_node(tmp_path: Path, case: str) -> None:
+    np, env, _ = MAPS[case]
+    out = run_ranks(np, ["run", "array1d", "--size", "64K", "--backend", "strata", "--write", "--read", "--verify",
+                         "--output", "a.dat", "--json", "r.json", "--quiet", "--hints", "cb_buffer_size=64K"],
+                    env=env, cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    engine = record(tmp_path / "r.json")["repetitions"][0]["write"]["engine"]
+    assert engine["aggregators"] == 3
+    assert record(tmp_path / "r.json")["verified"] is True
