@@ -169,8 +169,8 @@ def fit(rows: Iterable[Row | tuple[int, int, float]]) -> Calibration:
         best = max(medians, key=lambda sc: (medians[sc], -sc))   # ties: the smaller stripe count
         points.append(Point(nodes, best, medians[best], medians, sum(len(v) for v in by_point[nodes].values()),
                             at_edge=best == max(medians)))
-    measured = ", ".join(f"{n} ({len(by_point[n])} stripe count{'s' if len(by_point[n]) != 1 else ''})"
-                         for n in sorted(by_point)) or "none"
+    measured = "; ".join(f"{n} node{'s' if n != 1 else ''}: {len(by_point[n])} stripe "
+                         f"count{'s' if len(by_point[n]) != 1 else ''}" for n in sorted(by_point)) or "none"
     if len(by_point) < 2:
         raise CalibrationError(
             f"the runs cover {len(by_point)} node count{'s' if len(by_point) != 1 else ''} ({measured}) and a line "
@@ -178,8 +178,8 @@ def fit(rows: Iterable[Row | tuple[int, int, float]]) -> Calibration:
             "virtual nodes with STRATA_RANKS_PER_NODE), varying the striping_factor hint at each")
     if len(points) < 2:
         raise CalibrationError(
-            f"only {len(points)} of {len(by_point)} node counts have 2 or more stripe counts measured (node counts: "
-            f"{measured}), and a line needs 2: vary the striping_factor hint at every node count "
+            f"only {len(points)} of {len(by_point)} node counts have 2 or more stripe counts measured "
+            f"({measured}), and a line needs 2: vary the striping_factor hint at every node count "
             "(one [[variants]] per stripe count)")
     xs = [p.nodes for p in points]
     ys = [p.best_stripe_count for p in points]
@@ -317,7 +317,10 @@ def _varying_params(params: Iterable[dict[str, Any]]) -> list[str]:
 def calibrate(path: Path | str, campaign: str | None = None, backend: str | None = None, kernel: str | None = None,
               unverified: bool = False) -> Calibration:
     loaded = load_rows(path, campaign, backend, kernel, unverified)
-    result = fit(loaded.rows)
+    try:
+        result = fit(loaded.rows)
+    except CalibrationError as e:
+        raise CalibrationError(f"campaign {loaded.campaign!r}: {e}") from e
     result.notes = loaded.notes
     return result
 

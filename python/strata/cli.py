@@ -141,7 +141,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     except sqlite3.DatabaseError as e:
         return _error(f"{args.results}: cannot read it as a results database ({e})")
     except (FileNotFoundError, LookupError, SchemaError) as e:
-        return _error(str(e).strip("'\""))
+        return _error(str(e.args[0]) if e.args else str(e))
     if args.json == "-":
         print(json.dumps(result.to_json(), indent=2))
         return 0

@@ -124,9 +124,10 @@ def test_equal_best_everywhere_has_no_r2() -> None:
 
 
 def test_fit_errors_say_what_to_vary() -> None:
-    with pytest.raises(CalibrationError, match=r"1 node count \(2 \(3 stripe counts\)\).*several node counts"):
+    with pytest.raises(CalibrationError, match=r"1 node count \(2 nodes: 3 stripe counts\).*several node counts"):
         fit([Row(2, s, 1.0) for s in (2, 4, 8)])
-    with pytest.raises(CalibrationError, match=r"only 1 of 2 node counts.*vary the striping_factor hint"):
+    with pytest.raises(CalibrationError, match=r"only 1 of 2 node counts .* \(1 node: 2 stripe counts; "
+                                               r"2 nodes: 1 stripe count\).*vary the striping_factor hint"):
         fit([Row(1, 2, 1.0), Row(1, 4, 2.0), Row(2, 4, 1.0)])
     with pytest.raises(CalibrationError, match="0 node counts"):
         fit([])
@@ -321,7 +322,8 @@ def test_loader_errors_say_what_the_campaign_must_vary(tmp_path: Path) -> None:
         calibrate(db)
 
     one_node = CAMPAIGN.replace("ranks = [2, 4, 6]", "ranks = [4]")
-    with pytest.raises(CalibrationError, match=r"1 node count \(2 \(4 stripe counts\)\) and a line needs at least 2"):
+    with pytest.raises(CalibrationError, match=r"'stripes': the runs cover 1 node count \(2 nodes: 4 stripe "
+                                               r"counts\) and a line needs at least 2"):
         calibrate(make_db(tmp_path / "b", one_node), backend="mpiio-coll")
 
     def failed(cfg: Configuration, launch: int) -> Outcome:
@@ -385,6 +387,7 @@ def test_calibrate_errors_are_one_line_with_status_2(tmp_path: Path) -> None:
         assert proc.stderr.startswith("strata-bench: error: ") and proc.stderr.count("\n") == 1, proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert "a line needs at least 2" in strata("advise", "--calibrate", str(one_node)).stderr
+    assert bench("calibrate", str(one_node), "--campaign", "x").stderr.endswith("no campaign named 'x'\n")
     # advise without --calibrate is still the advisor (run as a singleton)
     plain = strata("advise", "--fs", "lustre", "--osts", "54", "--nodes", "6", "--block-size", "4M", "--quiet",
                    "--json", str(tmp_path / "a.json"))
