@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ EPILOG = """examples:
   strata-bench stats results/demo/results.sqlite
   strata-bench compare results/demo/results.sqlite --baseline hdf5
   strata-bench report results/demo/results.sqlite -o results/demo
+  strata-bench calibrate results/stripes/results.sqlite --backend mpiio-coll   # = strata advise --calibrate
 
 The campaign file format and the database schema: docs/harness.md."""
 
@@ -129,6 +131,29 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from .calibrate import CalibrationError, calibrate, table, write_json
+
+    try:
+        result = calibrate(args.results, args.campaign, args.backend, args.kernel, args.unverified)
+    except CalibrationError as e:
+        return _error(f"{args.results}: {e}")
+    except sqlite3.DatabaseError as e:
+        return _error(f"{args.results}: cannot read it as a results database ({e})")
+    except (FileNotFoundError, LookupError, SchemaError) as e:
+        return _error(str(e.args[0]) if e.args else str(e))
+    if args.json == "-":
+        print(json.dumps(result.to_json(), indent=2))
+        return 0
+    if args.json:
+        try:
+            write_json(result, args.json)
+        except OSError as e:
+            return _error(f"cannot write the JSON file {args.json}: {e.strerror}")
+    print(table(result))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="strata-bench", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -169,6 +194,19 @@ def parser() -> argparse.ArgumentParser:
     s = results_cmd("report", "write DIR/index.html with plots, tables and the environment")
     s.add_argument("-o", "--output", type=Path, metavar="DIR", help="report folder (default: beside RESULTS)")
     s.set_defaults(func=cmd_report)
+
+    help_text = ("fit the stripe-count rule (stripe count = a N + b for N nodes) to a campaign's measurements and "
+                 "show it beside the paper's 5.6N + 4.9 and 5N + 3; also `strata advise --calibrate`")
+    s = sub.add_parser("calibrate", help=help_text, description=help_text + ". The campaign must write at several "
+                       "node counts with the striping_factor (ROMIO) or stripe_width (OMPIO) hint varied; see "
+                       "docs/advisor.md.")
+    s.add_argument("results", type=Path, metavar="RESULTS.sqlite")
+    s.add_argument("--campaign", help="campaign name (default: the latest in the file)")
+    s.add_argument("--backend", metavar="B", help="use only the runs of this backend (default: all)")
+    s.add_argument("--kernel", metavar="K", help="use only the runs of this kernel (default: all)")
+    s.add_argument("--unverified", action="store_true", help="also use runs whose data was not verified")
+    s.add_argument("--json", metavar="FILE", help="also write the fit as JSON to FILE (- prints only the JSON)")
+    s.set_defaults(func=cmd_calibrate)
     return p
 
 

@@ -319,7 +319,7 @@ class Store:
 
     def runs(self, campaign_id: int) -> list[sqlite3.Row]:
         return self.db.execute(
-            "SELECT r.*, c.cell, c.label, c.kernel, c.backend, c.ranks, c.params FROM runs r"
+            "SELECT r.*, c.cell, c.label, c.kernel, c.backend, c.ranks, c.params, c.hints FROM runs r"
             " JOIN configurations c ON c.id = r.configuration_id WHERE r.campaign_id = ? ORDER BY r.order_index",
             (campaign_id,)).fetchall()
 

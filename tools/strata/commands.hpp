@@ -15,4 +15,12 @@ int run_command(const std::vector<std::string>& args, const Environment& env);
 int info_command(const std::vector<std::string>& args, const Environment& env);
 int advise_command(const std::vector<std::string>& args, const Environment& env);
 
+// Replaces this process by `strata-bench ARGS` (the Python harness), with STRATA_BIN set to this
+// binary; exits with status 2 when strata-bench cannot be found. Call it before MPI_Init.
+[[noreturn]] void exec_harness(const std::vector<std::string>& args);
+
+// `strata advise ... --calibrate RESULTS.sqlite ...` runs `strata-bench calibrate RESULTS.sqlite ...`
+// (exec_harness); returns when ARGS (the words after "advise") hold no --calibrate.
+void forward_advise_calibrate(const std::vector<std::string>& args);
+
 }  // namespace strata::cli

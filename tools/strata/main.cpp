@@ -25,34 +25,44 @@ const char* kUsage =
     "commands:\n"
     "  run KERNEL   write and/or read a kernel's data through a backend, timed and verified\n"
     "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware\n"
-    "  advise       striping and MPI-IO hints for a file system and a job, each with its reason\n"
+    "  advise       striping and MPI-IO hints for a file system and a job, each with its reason;\n"
+    "               advise --calibrate RESULTS.sqlite fits the stripe-count rule to a campaign (not under mpirun)\n"
     "  bench ...    the experiment harness, strata-bench (campaigns, statistics, reports); not under mpirun\n"
     "\n"
     "`strata COMMAND --help` describes each command. Diagnostics: STRATA_LOG=debug|info|warn.\n";
 
-// `strata bench ARGS` runs `strata-bench ARGS` (the Python harness) with STRATA_BIN set to this
-// binary: from PATH, else from the venv of the source tree this binary was built in.
-[[noreturn]] void exec_bench(char** argv) {
+}  // namespace
+
+namespace strata::cli {
+
+// `strata bench ARGS` (and `strata advise --calibrate`) run `strata-bench ARGS` (the Python harness)
+// with STRATA_BIN set to this binary: from PATH, else from the venv of the source tree this binary
+// was built in.
+void exec_harness(const std::vector<std::string>& args) {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) setenv("STRATA_BIN", self.c_str(), 0);
-  std::vector<char*> args{const_cast<char*>("strata-bench")};
-  for (char** a = argv + 2; *a != nullptr; ++a) args.push_back(*a);
-  args.push_back(nullptr);
-  execvp("strata-bench", args.data());
+  std::vector<std::string> words{"strata-bench"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  execvp("strata-bench", argv.data());
   if (!ec) {
     const auto venv = self.parent_path().parent_path().parent_path() / ".venv" / "bin" / "strata-bench";
-    execv(venv.c_str(), args.data());
+    execv(venv.c_str(), argv.data());
   }
   std::fprintf(stderr, "strata: error: cannot run strata-bench: %s (run scripts/setup.sh, or put the venv's "
                "bin on PATH)\n", std::strerror(errno));
   std::exit(2);
 }
 
-}  // namespace
+}  // namespace strata::cli
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "bench") == 0) exec_bench(argv);
+  // Harness commands run without MPI: forwarded before MPI_Init.
+  if (argc > 1 && std::strcmp(argv[1], "bench") == 0) strata::cli::exec_harness({argv + 2, argv + argc});
+  if (argc > 1 && std::strcmp(argv[1], "advise") == 0) strata::cli::forward_advise_calibrate({argv + 2, argv + argc});
   strata::cli::Environment env;
   env.mpi_workarounds = strata::apply_mpi_workarounds_before_init();
   MPI_Init(&argc, &argv);
