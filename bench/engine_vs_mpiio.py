@@ -161,6 +161,14 @@ def main() -> int:
                          f"{ratio:13.2f} {vs_fio}")
         if f:
             lines.append(f"{w['name']:34s} {'fio seq write':18s} {'-':>5s} {f:10.1f} {'':13s} {1.0:8.2f}")
+        engine_row = next((r for r in sub if r["variant"] == "strata" and "engine" in r), None)
+        if engine_row:  # where the engine's time goes (its last repetition, maxima over ranks)
+            e = engine_row["engine"]
+            ms = {k: e[k] * 1e3 for k in ("plan_s", "aggregation_s", "io_s", "wait_s", "close_s")}
+            lines.append(f"{'':34s} strata profile: plan {ms['plan_s']:.2f} ms, aggregation "
+                         f"{ms['aggregation_s']:.2f} ms, I/O {ms['io_s']:.2f} ms, wait {ms['wait_s']:.2f} ms, "
+                         f"close {ms['close_s']:.2f} ms; {e['rounds']} rounds, "
+                         f"{e.get('direct_bytes', 0) / 1048576:.0f} MiB direct")
         if "target" in w:
             kind, goal = w["target"]
             strata_row = next((r for r in sub if r["variant"] == "strata" and "error" not in r), None)

@@ -365,12 +365,27 @@ class PhaseImpl {
     if (mode != mode_) {
       throw_usage(std::string("this phase was opened for ") + (mode_ == PhaseMode::write ? "writing" : "reading"));
     }
-    std::vector<std::byte> stream(sel_.bytes);
-    if (mode == PhaseMode::write) pack(sel_, stream.data());
+    // Direct runs move straight between the file and the caller's memory when one contiguous
+    // piece holds them; the packed stream is built only when something needs it (aggregated
+    // bytes, or a direct run over strided or several pieces). A read either uses the caller's
+    // memory for every direct run or the stream for all, so unpacking never overwrites them.
+    std::vector<std::byte*> direct_memory(direct_.size(), nullptr);
+    bool need_stream = agg_.bytes > 0;
+    for (size_t i = 0; i < direct_.size(); ++i) {
+      direct_memory[i] = contiguous_memory(direct_[i].file_offset, direct_[i].length);
+      if (direct_memory[i] == nullptr) need_stream = true;
+    }
+    if (mode == PhaseMode::read && need_stream) std::fill(direct_memory.begin(), direct_memory.end(), nullptr);
+    std::vector<std::byte> stream(need_stream ? sel_.bytes : 0);
+    if (need_stream && mode == PhaseMode::write) pack(sel_, stream.data());
     // Direct runs start first and proceed on the I/O thread while aggregation goes on.
     if (!direct_.empty() && io_) {
       std::vector<IoSpan> spans;
-      for (const StreamExtent& d : direct_) spans.push_back({d.file_offset, d.length, stream.data() + d.stream_offset});
+      for (size_t i = 0; i < direct_.size(); ++i) {
+        const StreamExtent& d = direct_[i];
+        spans.push_back({d.file_offset, d.length,
+                         direct_memory[i] != nullptr ? direct_memory[i] : stream.data() + d.stream_offset});
+      }
       if (mode == PhaseMode::write) {
         io_->submit_write(std::move(spans));
       } else {
@@ -396,7 +411,7 @@ class PhaseImpl {
         if (auto e = io_->error()) throw_runtime(*e);
       }
     });
-    if (mode == PhaseMode::read) unpack(sel_, stream.data());
+    if (mode == PhaseMode::read && need_stream) unpack(sel_, stream.data());
     state_ = State::done;
   }
 
@@ -418,8 +433,8 @@ class PhaseImpl {
       double d[6] = {stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, 0};
       double dm[6];
       MPI_Allreduce(d, dm, 6, MPI_DOUBLE, MPI_MAX, comm_);
-      unsigned long long u[2] = {stats_.bytes, stats_.fs_requests}, us[2];
-      MPI_Allreduce(u, us, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_);
+      unsigned long long u[3] = {stats_.bytes, stats_.fs_requests, stats_.direct_bytes}, us[3];
+      MPI_Allreduce(u, us, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_);
       *max = stats_;
       max->plan_s = dm[0];
       max->aggregation_s = dm[1];
@@ -428,6 +443,7 @@ class PhaseImpl {
       max->close_s = dm[4];
       max->bytes = us[0];
       max->fs_requests = us[1];
+      max->direct_bytes = us[2];
     }
     return stats_;
   }
@@ -451,6 +467,18 @@ class PhaseImpl {
     std::vector<std::string> n;
     for (const auto& v : vars_) n.push_back(v.name);
     return n;
+  }
+
+  // The caller's memory for file bytes [offset, offset + length) when one contiguous piece
+  // holds them all, else null.
+  std::byte* contiguous_memory(uint64_t offset, uint64_t length) const {
+    const auto& pieces = sel_.pieces;
+    auto it = std::upper_bound(pieces.begin(), pieces.end(), offset,
+                               [](uint64_t o, const Piece& p) { return o < p.file_offset; });
+    if (it == pieces.begin()) return nullptr;
+    const Piece& p = *std::prev(it);
+    if (p.stride != p.element_size || offset + length > p.file_offset + p.length) return nullptr;
+    return p.memory + (offset - p.file_offset);
   }
 
   // True when the ranks' aggregated bytes tile the domain: each rank one dense interval (its
