@@ -92,7 +92,7 @@ Config parse_hints(const std::vector<Phase::Hint>& hints) {
       c.aggregators = static_cast<int>(std::min<uint64_t>(n, 1 << 20));
     } else if (k == "striping_unit") {
       c.align = parse_size(v, "hint striping_unit");
-      if (c.align == 0) throw_usage("hint striping_unit must be greater than zero");
+      if (c.align == 0 || c.align > kMaxBuffer) throw_usage("hint striping_unit must be between 1 byte and 1 GiB");
     } else if (k == "strata_direct_threshold") {
       c.direct_threshold = parse_size(v, "hint strata_direct_threshold");
     } else if (k == "striping_factor") {
@@ -114,17 +114,39 @@ Config parse_hints(const std::vector<Phase::Hint>& hints) {
 struct Summary {  // one per rank, allgathered at plan()
   uint64_t lo, hi, bytes, variables, signature, fs_block;
   uint64_t declared;  // all bytes, direct ones included
+  uint64_t direct;    // direct runs
+  uint64_t config;    // hash of the parsed hints: must agree
   uint64_t ok;
 };
+
+uint64_t config_hash(const Config& c) {
+  uint64_t v[8] = {c.buffer_bytes, static_cast<uint64_t>(c.buffers), static_cast<uint64_t>(c.aggregators), c.align,
+                   c.fsync ? 1u : 0u, c.direct_threshold.value_or(UINT64_MAX), c.subfile_group,
+                   static_cast<uint64_t>(c.stripe_count)};
+  return fnv1a(v, sizeof v);
+}
 
 }  // namespace
 
 class EngineImpl {
  public:
-  explicit EngineImpl(MPI_Comm comm) : comm(comm), nodes(node_map(comm)) {
+  // The engine works on its own duplicate of the communicator, so its collectives never mix
+  // with the application's.
+  explicit EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(comm)) {
     int size = 1;
     MPI_Comm_size(comm, &size);
     window_bytes.assign(static_cast<size_t>(size), 0);
+  }
+  ~EngineImpl() {
+    window.free();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+  static MPI_Comm duplicate(MPI_Comm user) {
+    MPI_Comm c = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_dup(user, &c), "MPI_Comm_dup");
+    return c;
   }
 
   // The window, large enough for `needed[r]` bytes on every rank r. Every rank decides the
@@ -159,7 +181,10 @@ class PhaseImpl {
     MPI_Comm_size(comm_, &size_);
   }
 
-  ~PhaseImpl() { io_.reset(); }
+  ~PhaseImpl() {
+    io_.reset();
+    direct_io_.reset();
+  }
 
   int define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims, uint64_t offset) {
     require_state(State::declaring, "define_variable");
@@ -244,12 +269,22 @@ class PhaseImpl {
 
   void plan() {
     require_state(State::declaring, "plan");
+    try {
+      plan_steps();
+    } catch (...) {
+      state_ = State::failed;  // a failed phase stays failed: write/read/plan refuse it
+      throw;
+    }
+  }
+
+  void plan_steps() {
     const double t0 = MPI_Wtime();
     // Everything local first; one allgather then tells every rank every rank's summary and
     // whether anything failed, so errors cost nothing when there are none.
     Config cfg;
     std::optional<Error> failure = declaration_error_;
-    Summary mine{UINT64_MAX, 0, 0, vars_.size(), 0, 4096, 0, 1};
+    Summary mine{UINT64_MAX, 0, 0, vars_.size(), 0, 4096, 0, 0, 0, 1};
+    declared_bytes_ = 0;
     try {
       if (failure) throw *failure;
       cfg = parse_hints(hints_);
@@ -257,6 +292,8 @@ class PhaseImpl {
       if (rank_ == 0 && cfg.align == 0) mine.fs_block = std::max<uint64_t>(fs_info(path_).block_size, 512);
     } catch (const Error& e) {
       failure = e;
+    } catch (const std::exception& e) {  // a filesystem_error, bad_alloc...: still reported everywhere
+      failure = Error(ErrorKind::runtime, e.what());
     }
     // Large aligned runs go straight to the file from their owner (no copy through an
     // aggregator); the rest — small extents and unaligned heads and tails — is aggregated.
@@ -267,12 +304,20 @@ class PhaseImpl {
     mine.hi = agg_.hi;
     mine.bytes = agg_.bytes;
     mine.declared = sel_.bytes;
+    mine.direct = direct_.size();
+    mine.config = config_hash(cfg);
     for (const auto& v : vars_) mine.signature = fnv1a(&mine.signature, sizeof mine.signature, v.signature());
     mine.ok = failure ? 0 : 1;
     std::vector<Summary> all(static_cast<size_t>(size_));
     MPI_Allgather(&mine, sizeof(Summary), MPI_BYTE, all.data(), sizeof(Summary), MPI_BYTE, comm_);
     for (int r = 0; r < size_; ++r) {
       if (all[static_cast<size_t>(r)].ok == 0) raise_from(comm_, r, failure ? &*failure : nullptr);
+    }
+    for (const Summary& s : all) {
+      if (s.config != all[0].config) {
+        throw Error(ErrorKind::usage, "ranks pass different engine hints (cb_buffer_size, strata_buffers, aggregators, "
+                                      "striping, subfiling...): every rank must give the same");
+      }
     }
     for (const Summary& s : all) {
       if (s.variables != all[0].variables || s.signature != all[0].signature) {
@@ -325,12 +370,22 @@ class PhaseImpl {
     // When every rank's aggregated bytes are one dense interval and the intervals neither
     // overlap nor leave gaps, every byte of the domain is declared exactly once: the summaries
     // already say so, and each aggregator's ranges are its whole partition — no exchange.
+    // Direct runs never pass through an aggregator, so their overlaps are checked here: every
+    // rank gets every direct run (they are large, hence few) only when some rank has one.
+    uint64_t direct_total = 0;
+    for (const Summary& s : all) direct_total += s.direct;
+    std::vector<ReceivedRange> direct_all;
+    if (direct_total > 0) direct_all = gather_direct_runs(all);
     ReceivedRanges received;
     if (dense_and_tiled(all)) {
-      if (my_partition_ >= 0) {
+      if (my_partition_ >= 0) {  // each rank's one interval, clipped to this partition
         const size_t p = static_cast<size_t>(my_partition_);
-        const uint64_t b = std::max(plan_.start[p], plan_.lo), e = std::min(plan_.end[p], plan_.hi);
-        if (e > b) received.push_back({b, e - b, rank_});
+        for (int r = 0; r < size_; ++r) {
+          const Summary& sr = all[static_cast<size_t>(r)];
+          if (sr.bytes == 0) continue;
+          const uint64_t b = std::max(plan_.start[p], sr.lo), e = std::min(plan_.end[p], sr.hi);
+          if (e > b) received.push_back({b, e - b, r});
+        }
       }
     } else {
       received = exchange_ranges(comm_, plan_, agg_);
@@ -344,8 +399,17 @@ class PhaseImpl {
     window_ = &engine_.window_for(needed, rank_);
     // One agreement for both: overlaps found by aggregators, and opening the file.
     collectively(comm_, [&] {
+      check_direct_overlaps(direct_all, received);
       if (my_partition_ >= 0) runs_ = rounds_of_partition(plan_, my_partition_, received);
       open_file();
+      // The stream is allocated here, so running out of memory is agreed like any error.
+      stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
+      if (mode_ == PhaseMode::write && rank_ == 0) {
+        // A write makes the old index stale: it goes now, and comes back when the phase closes.
+        if (::unlink(index_path(path_).c_str()) != 0 && errno != ENOENT) {
+          throw_system("cannot remove the old index \"" + index_path(path_) + "\"", errno);
+        }
+      }
     });
     stats_.plan_s = MPI_Wtime() - t0;
     stats_.rounds = plan_.global_rounds;
@@ -370,16 +434,13 @@ class PhaseImpl {
     // bytes, or a direct run over strided or several pieces). A read either uses the caller's
     // memory for every direct run or the stream for all, so unpacking never overwrites them.
     std::vector<std::byte*> direct_memory(direct_.size(), nullptr);
-    bool need_stream = agg_.bytes > 0;
-    for (size_t i = 0; i < direct_.size(); ++i) {
-      direct_memory[i] = contiguous_memory(direct_[i].file_offset, direct_[i].length);
-      if (direct_memory[i] == nullptr) need_stream = true;
-    }
-    if (mode == PhaseMode::read && need_stream) std::fill(direct_memory.begin(), direct_memory.end(), nullptr);
-    std::vector<std::byte> stream(need_stream ? sel_.bytes : 0);
-    if (need_stream && mode == PhaseMode::write) pack(sel_, stream.data());
+    const bool streamed = need_stream();
+    for (size_t i = 0; i < direct_.size(); ++i) direct_memory[i] = contiguous_memory(direct_[i].file_offset, direct_[i].length);
+    if (mode == PhaseMode::read && streamed) std::fill(direct_memory.begin(), direct_memory.end(), nullptr);
+    std::vector<std::byte>& stream = stream_;
+    if (streamed && mode == PhaseMode::write) pack(sel_, stream.data());
     // Direct runs start first and proceed on the I/O thread while aggregation goes on.
-    if (!direct_.empty() && io_) {
+    if (!direct_.empty() && direct_io_) {
       std::vector<IoSpan> spans;
       for (size_t i = 0; i < direct_.size(); ++i) {
         const StreamExtent& d = direct_[i];
@@ -387,9 +448,9 @@ class PhaseImpl {
                          direct_memory[i] != nullptr ? direct_memory[i] : stream.data() + d.stream_offset});
       }
       if (mode == PhaseMode::write) {
-        io_->submit_write(std::move(spans));
+        direct_io_->submit_write(std::move(spans));
       } else {
-        io_->submit_read(std::move(spans));
+        direct_io_->submit_read(std::move(spans));
       }
     }
     Move m;
@@ -407,22 +468,28 @@ class PhaseImpl {
       move_read(m);
     }
     collectively(comm_, [&] {
-      if (io_) {
-        if (auto e = io_->error()) throw_runtime(*e);
+      if (direct_io_) direct_io_->wait_all();
+      for (IoWorker* w : {io_.get(), direct_io_.get()}) {
+        if (w != nullptr) {
+          if (auto e = w->error()) throw_runtime(*e);
+        }
       }
     });
-    if (mode == PhaseMode::read && need_stream) unpack(sel_, stream.data());
+    if (mode == PhaseMode::read && streamed) unpack(sel_, stream.data());
+    stream_ = {};
     state_ = State::done;
   }
 
   PhaseStats close(PhaseStats* max) {
     const double t0 = MPI_Wtime();
     collectively(comm_, [&] {
-      if (io_) {
-        io_->wait_all();
-        stats_.io_s = io_->io_seconds();
-        stats_.fs_requests = io_->requests();
-        io_.reset();
+      for (auto* w : {&io_, &direct_io_}) {
+        if (*w) {
+          (*w)->wait_all();
+          stats_.io_s += (*w)->io_seconds();
+          stats_.fs_requests += (*w)->requests();
+          w->reset();
+        }
       }
       files_.close_all(fsync_ && mode_ == PhaseMode::write);
       if (state_ == State::done) finish_output();
@@ -449,9 +516,10 @@ class PhaseImpl {
   }
 
  private:
-  enum class State { declaring, planned, done, closed };
+  enum class State { declaring, planned, done, closed, failed };
 
   void require_state(State s, const char* what) const {
+    if (state_ == State::failed) throw_usage(std::string("Phase::") + what + " on a phase whose plan failed");
     if (state_ != s) throw_usage(std::string("Phase::") + what + " called out of order (declare, plan, write or read, close)");
   }
 
@@ -467,6 +535,68 @@ class PhaseImpl {
     std::vector<std::string> n;
     for (const auto& v : vars_) n.push_back(v.name);
     return n;
+  }
+
+  // Every rank's direct runs, for every rank (MPI_Allgatherv; called only when some exist).
+  std::vector<ReceivedRange> gather_direct_runs(const std::vector<Summary>& all) {
+    std::vector<uint64_t> mine;
+    for (const StreamExtent& d : direct_) {
+      mine.push_back(d.file_offset);
+      mine.push_back(d.length);
+    }
+    std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
+    int total = 0;
+    for (int r = 0; r < size_; ++r) {
+      counts[static_cast<size_t>(r)] = static_cast<int>(2 * all[static_cast<size_t>(r)].direct);
+      displs[static_cast<size_t>(r)] = total;
+      total += counts[static_cast<size_t>(r)];
+    }
+    std::vector<uint64_t> flat(static_cast<size_t>(total));
+    MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, flat.data(), counts.data(), displs.data(),
+                   MPI_UINT64_T, comm_);
+    std::vector<ReceivedRange> out;
+    for (int r = 0; r < size_; ++r) {
+      for (int i = 0; i < counts[static_cast<size_t>(r)]; i += 2) {
+        const size_t at = static_cast<size_t>(displs[static_cast<size_t>(r)] + i);
+        out.push_back({flat[at], flat[at + 1], r});
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const ReceivedRange& a, const ReceivedRange& b) { return a.offset < b.offset; });
+    return out;
+  }
+
+  // Direct runs must overlap neither each other nor aggregated bytes: rank 0 checks direct
+  // against direct, each aggregator checks them against the ranges it receives. Local part of
+  // a collective step.
+  void check_direct_overlaps(const std::vector<ReceivedRange>& direct, const ReceivedRanges& received) const {
+    auto clash = [](const ReceivedRange& a, const ReceivedRange& b) {
+      throw_usage("rank " + std::to_string(b.from) + " declares bytes [" + std::to_string(b.offset) + ", " +
+                  std::to_string(b.offset + b.length) + ") that overlap rank " + std::to_string(a.from) + "'s bytes [" +
+                  std::to_string(a.offset) + ", " + std::to_string(a.offset + a.length) +
+                  ") (every byte of a phase must be declared by one rank only)");
+    };
+    if (rank_ == 0) {
+      for (size_t i = 1; i < direct.size(); ++i) {
+        if (direct[i].offset < direct[i - 1].offset + direct[i - 1].length) clash(direct[i - 1], direct[i]);
+      }
+    }
+    for (const ReceivedRange& r : received) {
+      auto it = std::upper_bound(direct.begin(), direct.end(), r.offset,
+                                 [](uint64_t o, const ReceivedRange& d) { return o < d.offset; });
+      if (it != direct.begin()) {
+        const ReceivedRange& d = *std::prev(it);
+        if (r.offset < d.offset + d.length) clash(d, r);
+      }
+      if (it != direct.end() && it->offset < r.offset + r.length) clash(r, *it);
+    }
+  }
+
+  bool need_stream() const {
+    if (agg_.bytes > 0) return true;
+    for (const StreamExtent& d : direct_) {
+      if (contiguous_memory(d.file_offset, d.length) == nullptr) return true;
+    }
+    return false;
   }
 
   // The caller's memory for file bytes [offset, offset + length) when one contiguous piece
@@ -569,13 +699,14 @@ class PhaseImpl {
   FileSet choose_files(std::vector<SubFile> listed) {
     std::vector<SubFile> files;
     if (mode_ == PhaseMode::read) {
-      FileSet set(std::move(listed));
+      const bool subfiled = listed.size() > 1 || (!listed.empty() && listed[0].path != path_);
+      FileSet set(std::move(listed), subfiled);
       set.check_contiguous("index \"" + index_path(path_) + "\"");
       return set;
     }
     if (subfile_group_ == 0 || plan_.partitions() == 0) {
       files.push_back({path_, 0, UINT64_MAX, -1});
-      return FileSet(std::move(files));
+      return FileSet(std::move(files), false);
     }
     const size_t parts = static_cast<size_t>(plan_.partitions());
     for (size_t p = 0, f = 0; p < parts; p += subfile_group_, ++f) {
@@ -585,7 +716,7 @@ class PhaseImpl {
       files.push_back({path_ + suffix, p == 0 ? 0 : plan_.start[p], next < parts ? plan_.start[next] : UINT64_MAX, -1});
     }
     files.front().begin = plan_.start[0];
-    return FileSet(std::move(files));
+    return FileSet(std::move(files), true);
   }
 
   // Rank 0's list of files, for every rank (an empty list means the one file at path_).
@@ -626,7 +757,10 @@ class PhaseImpl {
     if (rank_ == 0 && !files_.subfiled() && touched.empty()) touched.push_back(0);
     const int flags = mode_ == PhaseMode::write ? (O_WRONLY | O_CREAT) : O_RDONLY;
     for (size_t i : touched) files_.open(i, flags);
-    if (my_partition_ >= 0 || !direct_.empty()) io_ = std::make_unique<IoWorker>(files_);
+    // Aggregation rounds and direct runs have a thread each, so a long direct write never
+    // delays the buffer an aggregation round waits for.
+    if (my_partition_ >= 0) io_ = std::make_unique<IoWorker>(files_);
+    if (!direct_.empty()) direct_io_ = std::make_unique<IoWorker>(files_);
   }
 
   // Rank 0, after a write: subfiles cut to their final size (no stale tail from an older,
@@ -640,10 +774,14 @@ class PhaseImpl {
     for (const SubFile& f : files_.files()) {
       index.files.push_back({std::filesystem::path(f.path).filename().string(), f.begin, f.end});
       if (files_.subfiled()) {
+        // Every listed subfile exists (one no aggregator wrote is created empty) at its size.
         const uint64_t size = std::min(f.end, plan_.hi) > f.begin ? std::min(f.end, plan_.hi) - f.begin : 0;
-        if (::truncate(f.path.c_str(), static_cast<off_t>(size)) != 0 && errno != ENOENT) {
-          throw_system("cannot set the size of \"" + f.path + "\"", errno);
-        }
+        const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) throw_system("cannot create \"" + f.path + "\"", errno);
+        const int rc = ::ftruncate(fd, static_cast<off_t>(size));
+        const int err = errno;
+        ::close(fd);
+        if (rc != 0) throw_system("cannot set the size of \"" + f.path + "\"", err);
       }
     }
     write_output_index(path_, index);
@@ -670,7 +808,9 @@ class PhaseImpl {
   FileSet files_;
   uint64_t subfile_group_ = 0;
   uint64_t declared_bytes_ = 0;
-  std::unique_ptr<IoWorker> io_;
+  std::unique_ptr<IoWorker> io_;         // aggregation rounds (aggregators)
+  std::unique_ptr<IoWorker> direct_io_;  // direct runs
+  std::vector<std::byte> stream_;        // this rank's bytes in file order, when needed
   bool fsync_ = false;
   PhaseStats stats_;
 };

@@ -103,6 +103,39 @@ int main(int argc, char** argv) {
       p.read();
       p.close();
     });
+    std::vector<char> big(8 << 20, 'b');
+    ok &= expect_failure("overlapping direct runs", "overlap rank", [&] {
+      Phase p(engine, path, PhaseMode::write, {{"striping_unit", "4096"}, {"strata_direct_threshold", "4096"}});
+      int v = p.define_variable("a", 1, {16 << 20}, 0);
+      p.add_extent(v, 0, 8 << 20, big.data());  // every rank the same large aligned run
+      p.plan();
+      p.write();
+      p.close();
+    });
+    ok &= expect_failure("direct run over another rank's small bytes", "overlap rank", [&] {
+      Phase p(engine, path, PhaseMode::write, {{"striping_unit", "4096"}, {"strata_direct_threshold", "4096"}});
+      int v = p.define_variable("a", 1, {16 << 20}, 0);
+      if (rank == 0) p.add_extent(v, 0, 8 << 20, big.data());
+      if (rank == 1) p.add_extent(v, (4 << 20) + 100, 100, big.data());
+      p.plan();
+      p.write();
+      p.close();
+    });
+    ok &= expect_failure("write after a failed plan", "plan failed", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      int v = p.define_variable("a", 1, {100000}, 0);
+      p.add_extent(v, static_cast<uint64_t>(rank) * 1000, 1500, data.data());
+      try {
+        p.plan();
+      } catch (const Error&) {
+      }
+      p.write();  // must not quietly write nothing
+    });
+    ok &= expect_failure("hints that differ between ranks", "different engine hints", [&] {
+      Phase p(engine, path, PhaseMode::write, {{"strata_buffers", rank == 0 ? "2" : "3"}});
+      p.define_variable("a", 1, {10}, 0);
+      p.plan();
+    });
     // After all that, a good phase still works on the same engine.
     ok &= [&] {
       Phase p(engine, path, PhaseMode::write);

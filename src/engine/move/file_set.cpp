@@ -24,6 +24,7 @@ FileSet& FileSet::operator=(FileSet&& o) noexcept {
       if (f.fd >= 0) ::close(f.fd);
     }
     files_ = std::move(o.files_);
+    subfiled_ = o.subfiled_;
     o.files_.clear();
   }
   return *this;

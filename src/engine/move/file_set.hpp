@@ -21,15 +21,16 @@ struct SubFile {
 class FileSet {
  public:
   FileSet() = default;
-  explicit FileSet(std::vector<SubFile> files) : files_(std::move(files)) {}
+  // `subfiled`: the files are subfiles, not the output itself.
+  FileSet(std::vector<SubFile> files, bool subfiled) : files_(std::move(files)), subfiled_(subfiled) {}
   ~FileSet();
   FileSet(const FileSet&) = delete;
   FileSet& operator=(const FileSet&) = delete;
-  FileSet(FileSet&& o) noexcept : files_(std::move(o.files_)) { o.files_.clear(); }
+  FileSet(FileSet&& o) noexcept : files_(std::move(o.files_)), subfiled_(o.subfiled_) { o.files_.clear(); }
   FileSet& operator=(FileSet&& o) noexcept;
 
   const std::vector<SubFile>& files() const { return files_; }
-  bool subfiled() const { return files_.size() > 1 || (!files_.empty() && files_[0].begin != 0); }
+  bool subfiled() const { return subfiled_; }
   // The file holding global byte `offset`.
   size_t index_of(uint64_t offset) const;
   // Calls fn(file, local offset, length, offset into the span) for each piece of the span.
@@ -55,6 +56,7 @@ class FileSet {
  private:
   [[noreturn]] void not_held(uint64_t offset) const;
   std::vector<SubFile> files_;
+  bool subfiled_ = false;
 };
 
 }  // namespace strata::engine

@@ -20,7 +20,9 @@ Window::Window(MPI_Comm comm, uint64_t bytes) {
 }
 
 Window::~Window() {
-  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  int finalized = 0;
+  MPI_Finalized(&finalized);  // an engine outliving MPI_Finalize must not call MPI
+  if (win_ != MPI_WIN_NULL && !finalized) MPI_Win_free(&win_);
 }
 
 Window::Window(Window&& o) noexcept : win_(std::exchange(o.win_, MPI_WIN_NULL)), base_(std::exchange(o.base_, nullptr)) {}
@@ -35,7 +37,9 @@ Window& Window::operator=(Window&& o) noexcept {
 }
 
 void Window::free() {
-  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (win_ != MPI_WIN_NULL && !finalized) MPI_Win_free(&win_);
   win_ = MPI_WIN_NULL;
   base_ = nullptr;
 }
