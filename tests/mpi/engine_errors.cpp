@@ -136,6 +136,14 @@ int main(int argc, char** argv) {
       p.define_variable("a", 1, {10}, 0);
       p.plan();
     });
+    ok &= expect_failure("a full device: the write's error is agreed by close", "No space left", [&] {
+      Phase p(engine, "/dev/full", PhaseMode::write);  // every write returns ENOSPC
+      int v = p.define_variable("a", 1, {static_cast<uint64_t>(size) * 100}, 0);
+      p.add_extent(v, static_cast<uint64_t>(rank) * 100, 100, data.data());
+      p.plan();
+      p.write();
+      p.close();
+    });
     // After all that, a good phase still works on the same engine.
     ok &= [&] {
       Phase p(engine, path, PhaseMode::write);
