@@ -475,9 +475,15 @@ class PhaseImpl {
         if (direct_io_) direct_io_->wait_all();
         raise_io_errors();
       });
+    } else if (direct_io_) {
+      // Direct runs may write from the caller's memory: done before write() returns, so the
+      // caller may reuse its buffers. Aggregated rounds write from the engine's window.
+      const double w = MPI_Wtime();
+      direct_io_->wait_all();
+      stats_.wait_s += MPI_Wtime() - w;
     }
     if (mode == PhaseMode::read && streamed) unpack(sel_, stream.data());
-    stream_ = {};
+    if (mode == PhaseMode::read) stream_ = {};  // a write's direct runs may still read it: freed by close()
     state_ = State::done;
   }
 
@@ -494,6 +500,7 @@ class PhaseImpl {
       raise_io_errors();
       io_.reset();
       direct_io_.reset();
+      stream_ = {};
       // With fsync, the files are closed first and synced once per node below: every rank's
       // data is then in its node's cache, and one fsync per node and file makes it durable
       // (sixteen ranks fsyncing one file each cost sixteen times the journal work).

@@ -30,6 +30,7 @@ struct Move {
 };
 
 // Both are collective; file errors of the I/O threads are agreed afterwards by the caller.
+// move_write returns with the last rounds' writes possibly still running on the I/O thread.
 void move_write(const Move& m);
 void move_read(const Move& m);
 
