@@ -361,11 +361,15 @@ class PhaseImpl {
         index_error = e;
       }
     }
-    if (mode_ == PhaseMode::read) listed = share_from_rank0(listed);
-    collectively(comm_, [&] {
-      if (index_error) throw *index_error;
-      files_ = choose_files(std::move(listed));
-    });
+    if (mode_ == PhaseMode::read) {
+      listed = share_from_rank0(listed);
+      collectively(comm_, [&] {
+        if (index_error) throw *index_error;
+        files_ = choose_files(std::move(listed));
+      });
+    } else {
+      files_ = choose_files({});  // deterministic from the plan: nothing to agree on
+    }
 
     // When every rank's aggregated bytes are one dense interval and the intervals neither
     // overlap nor leave gaps, every byte of the domain is declared exactly once: the summaries
