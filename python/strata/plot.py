@@ -26,6 +26,16 @@ BREAKDOWN_COLOURS = {"open_s": "#8fb3d9", "xfer_s": "#3b6ea5", "close_s": "#f2b4
 DPI = 90
 
 
+
+def _save(fig: plt.Figure, path: Path, title: str | None = None) -> Path:
+    """Titles (optionally), lays out, writes and closes a figure."""
+    if title is not None:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:80]
 
@@ -61,10 +71,7 @@ def bandwidth_bars(cell: str, phases: dict[str, CellStats], labels: Sequence[str
     ax.set_title(cell, fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def swept_parameters(cs: CampaignStats) -> dict[str, list[str]]:
@@ -108,10 +115,7 @@ def sweep_lines(cs: CampaignStats, kernel: str, param: str, path: Path) -> Path:
         ax.set_title(f"{kernel}: {phase} over {param}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _distinct_rests(cs: CampaignStats, kernel: str, param: str) -> set[str]:
@@ -147,11 +151,7 @@ def time_violins(cell: str, phases: dict[str, CellStats], labels: Sequence[str],
         ax.set_ylabel(f"{phase} time [ms]")
         ax.set_title(f"{phase}: {what} times", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-    fig.suptitle(cell, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path, title=cell)
 
 
 def time_breakdown(cell: str, phases: dict[str, CellStats], labels: Sequence[str], path: Path) -> Path:
@@ -169,11 +169,7 @@ def time_breakdown(cell: str, phases: dict[str, CellStats], labels: Sequence[str
         ax.set_title(f"{phase}: time breakdown", fontsize=9)
         ax.legend(fontsize=8)
         ax.grid(axis="y", alpha=0.3)
-    fig.suptitle(cell, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path, title=cell)
 
 
 def all_plots(cs: CampaignStats, out: Path,
