@@ -110,12 +110,14 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
       if (done[static_cast<size_t>(p)] != 0) continue;
       const DoubleInt& w = won[static_cast<size_t>(p)];
       if (w.value >= kInfinite) {
-        std::string why = in.forced ? std::string("the forced tier ") + tier_name(*in.forced) + " (STRATA_AGGR_TIER)"
-                                    : std::string("any tier");
+        std::string why = in.forced ? std::string("the forced tier ") + tier_name(*in.forced) +
+                                          " (strata_aggr_tier or STRATA_AGGR_TIER)"
+                                    : std::string(in.persistent ? "a job-lifetime tier" : "a tier");
         throw_usage("partition " + std::to_string(p) + " has no possible aggregator: no free rank's node has " + why +
-                    " with room for " + (in.persistent ? "the partition's data" : std::to_string(plan.buffers) + " x " +
+                    " available with room for " + (in.persistent ? "the partition's data" : std::to_string(plan.buffers) + " x " +
                     format_size(plan.buffer_bytes) + " buffers") +
-                    " (check `strata info --tiers`; lower cb_buffer_size or strata_buffers, or raise STRATA_TIER_CAPACITY)");
+                    " (`strata info --tiers` lists each tier, or why it is absent; lower cb_buffer_size or strata_buffers, "
+                    "or raise STRATA_TIER_CAPACITY)");
       }
       const int winner = w.index / 2 / kTierCount;
       if (assigned_rank[static_cast<size_t>(winner)] != 0) continue;  // won an earlier partition this round
