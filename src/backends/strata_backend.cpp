@@ -72,7 +72,8 @@ class StrataBackend final : public Backend {
     return {{"plan_s", s.plan_s},          {"aggregation_s", s.aggregation_s}, {"io_s", s.io_s},
             {"wait_s", s.wait_s},          {"close_s", s.close_s},             {"rounds", s.rounds},
             {"aggregators", s.aggregators}, {"buffer_bytes", s.buffer_bytes},  {"buffers", s.buffers},
-            {"fs_requests", s.fs_requests}, {"bytes", s.bytes},        {"direct_bytes", s.direct_bytes}};
+            {"fs_requests", s.fs_requests}, {"bytes", s.bytes},        {"direct_bytes", s.direct_bytes},
+            {"tier", s.tier}, {"tier_fallbacks", s.tier_fallbacks}};
   }
 
  private:

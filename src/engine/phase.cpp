@@ -595,6 +595,10 @@ class PhaseImpl {
       max->bytes = us[0];
       max->fs_requests = us[1];
       max->direct_bytes = us[2];
+      max->tier.clear();  // tiers: every tier the phase aggregated on
+      for (const PlacedPartition& part : placement_.partitions) {
+        if (max->tier.find(part.tier) == std::string::npos) max->tier += (max->tier.empty() ? "" : ",") + part.tier;
+      }
     }
     return stats_;
   }

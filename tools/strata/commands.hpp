@@ -2,6 +2,8 @@
 // thrown as strata::Error after collective agreement, so every rank exits the same way.
 #pragma once
 
+#include <mpi.h>
+
 #include <string>
 #include <vector>
 
@@ -14,6 +16,9 @@ struct Environment {
 int run_command(const std::vector<std::string>& args, const Environment& env);
 int info_command(const std::vector<std::string>& args, const Environment& env);
 int advise_command(const std::vector<std::string>& args, const Environment& env);
+int plan_command(const std::vector<std::string>& args, const Environment& env);
+// strata info --tiers (collective over comm).
+int tiers_info(MPI_Comm comm, const std::string& json_path);
 
 // Replaces this process by `strata-bench ARGS` (the Python harness), with STRATA_BIN set to this
 // binary; exits with status 2 when strata-bench cannot be found. Call it before MPI_Init.

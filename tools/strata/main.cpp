@@ -24,7 +24,9 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run KERNEL   write and/or read a kernel's data through a backend, timed and verified\n"
-    "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware\n"
+    "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware;\n"
+    "               info --tiers: the memory tiers aggregation can use, with their figures\n"
+    "  plan KERNEL  a dry run of the engine: partitions, elected aggregators and tiers, every candidate's cost\n"
     "  advise       striping and MPI-IO hints for a file system and a job, each with its reason;\n"
     "               advise --calibrate RESULTS.sqlite fits the stripe-count rule to a campaign (not under mpirun)\n"
     "  bench ...    the experiment harness, strata-bench (campaigns, statistics, reports); not under mpirun\n"
@@ -82,10 +84,12 @@ int main(int argc, char** argv) {
       status = strata::cli::run_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "info") {
       status = strata::cli::info_command({args.begin() + 1, args.end()}, env);
+    } else if (args[0] == "plan") {
+      status = strata::cli::plan_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "advise") {
       status = strata::cli::advise_command({args.begin() + 1, args.end()}, env);
     } else {
-      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, advise; see strata --help)");
+      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());
