@@ -406,6 +406,9 @@ class PhaseImpl {
       try {
         if (auto index = read_output_index(index_output())) {
           for (const auto& f : index->files) listed.push_back({resolve_indexed_path(path_, f.path), f.begin, f.end, -1});
+        } else if (tier_hints_.node_local) {  // tiers: never fall back silently to the shared file
+          throw_usage("no node-local copy of \"" + path_ + "\": " + index_path(index_output()) +
+                      " is missing (write with hint strata_target=node-local first)");
         }
       } catch (const Error& e) {
         index_error = e;
