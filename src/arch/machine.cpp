@@ -113,6 +113,12 @@ double Machine::distance_to_storage(int node) const {
   return storage_distances[static_cast<size_t>(node)];
 }
 
+void Machine::check_covers(int nodes) const {
+  if (nodes <= 0) return;
+  topology.distance(0, nodes - 1);  // names the topology and the node when it does not reach
+  if (!storage_distances.empty()) distance_to_storage(nodes - 1);
+}
+
 // ---- parsing ----------------------------------------------------------------
 
 namespace {

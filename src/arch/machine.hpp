@@ -52,6 +52,9 @@ struct Machine {
   const TierFigures* tier(Tier t) const;
   TierFigures* tier(Tier t);
   double distance_to_storage(int node) const;
+  // Throws a usage Error when the topology or storage.distances describe fewer than `nodes`
+  // nodes (the same on every rank: call it before anything rank-dependent).
+  void check_covers(int nodes) const;
 };
 
 // Parses a machine description. Every problem is a usage Error of the form

@@ -126,3 +126,11 @@ def test_forcing_an_absent_tier_is_a_clear_error(tmp_path: Path) -> None:
     out = run_ranks(2, ["plan", "ior"], env={"STRATA_AGGR_TIER": "ssd"})
     assert out.status == 2
     assert "STRATA_AGGR_TIER=ssd is not a tier" in out.stderr
+
+
+def test_a_topology_smaller_than_the_job_is_the_same_error_everywhere(tmp_path: Path) -> None:
+    machine = tmp_path / "m.toml"
+    machine.write_text(GOOD)  # a 2-node distance matrix
+    out = run_ranks(4, ["plan", "ior"], env={"STRATA_MACHINE": str(machine), "STRATA_RANKS_PER_NODE": "1"})
+    assert out.status == 2
+    assert "matrix topology describes 2 nodes, the job has node 3" in out.stderr

@@ -41,6 +41,7 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
   int nodes = 0;
   for (int n : node_of) nodes = std::max(nodes, n + 1);
   const int my_node = node_of[static_cast<size_t>(rank)];
+  in.machine->check_covers(nodes);  // the same verdict on every rank
   Placement out;
   out.partitions.resize(static_cast<size_t>(parts));
   if (parts == 0) return out;
