@@ -134,3 +134,14 @@ def test_a_topology_smaller_than_the_job_is_the_same_error_everywhere(tmp_path: 
     out = run_ranks(4, ["plan", "ior"], env={"STRATA_MACHINE": str(machine), "STRATA_RANKS_PER_NODE": "1"})
     assert out.status == 2
     assert "matrix topology describes 2 nodes, the job has node 3" in out.stderr
+
+
+@pytest.mark.parametrize("args", [["plan", "--help"], ["plan", "array1d", "--help"], ["info", "--help"]])
+def test_help_of_plan_and_tiers(args: list[str]) -> None:
+    out = run_ranks(1, args)
+    assert out.status == 0, out.stderr
+    assert "usage:" in out.stdout
+    if args[-2:] == ["array1d", "--help"]:
+        assert "--dist" in out.stdout
+    if args[0] == "info":
+        assert "--tiers" in out.stdout

@@ -38,11 +38,14 @@ std::string plan_help(const Kernel* k) {
       "usage: mpirun -np N strata plan KERNEL [kernel options] [options]\n\n"
       "Plans KERNEL's write phase through the engine without writing anything: the partitions,\n"
       "the aggregator and memory tier elected for each by the cost model (docs/tiers.md), and the\n"
-      "cost C1 + C2 of every candidate rank on every tier its node has.\n\n";
+      "cost C1 + C2 of every candidate rank on every tier its node has.\n\nkernels:\n";
+  for (const Kernel* kk : kernel_list()) text += "  " + kk->name() + std::string(10 - kk->name().size(), ' ') + kk->summary() + "\n";
+  text += "\n";
   OptionSet o;
   add_plan_options(o);
   if (k != nullptr) k->add_options(o);
   text += o.help_text();
+  if (k == nullptr) text += "\n`strata plan KERNEL --help` adds the kernel's own options.\n";
   text += "\nexample:\n  STRATA_RANKS_PER_NODE=2 mpirun -np 8 strata plan array1d --dist random --size 1M --json plan.json\n";
   return text;
 }
