@@ -17,9 +17,12 @@ struct DoubleInt {
   int index;
 };
 
-// (rank, tier, fallback) in one int: MINLOC picks the lowest on equal costs, so the lower rank,
-// then the faster tier.
-int encode(int rank, Tier tier, bool fallback) { return (rank * kTierCount + static_cast<int>(tier)) * 2 + (fallback ? 1 : 0); }
+// (candidate key, tier, fallback) in one int: MINLOC picks the lowest on equal costs. A rank's
+// key for partition p is its distance after order[p] in the spread order (plan/partition), so
+// equal costs go to the engine's default aggregator of p (order[p], then the ranks after it):
+// ties spread over nodes instead of all going to the lowest rank, and need no re-election.
+int encode(int key, Tier tier, bool fallback) { return (key * kTierCount + static_cast<int>(tier)) * 2 + (fallback ? 1 : 0); }
+int key_of(int position, int partition, int size) { return ((position - partition) % size + size) % size; }
 
 }  // namespace
 
@@ -41,6 +44,9 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
   int nodes = 0;
   for (int n : node_of) nodes = std::max(nodes, n + 1);
   const int my_node = node_of[static_cast<size_t>(rank)];
+  const std::vector<int> order = spread_order(node_of);
+  int position = 0;
+  while (order[static_cast<size_t>(position)] != rank) ++position;
   in.machine->check_covers(nodes);  // the same verdict on every rank
   Placement out;
   out.partitions.resize(static_cast<size_t>(parts));
@@ -65,7 +71,8 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
     tiers.push_back(t->tier());
   }
   const uint64_t need = plan.buffer_bytes * static_cast<uint64_t>(plan.buffers);
-  std::vector<DoubleInt> best(static_cast<size_t>(parts), DoubleInt{kInfinite, encode(rank, Tier::dram, false)});
+  std::vector<DoubleInt> best(static_cast<size_t>(parts));
+  for (int p = 0; p < parts; ++p) best[static_cast<size_t>(p)] = {kInfinite, encode(key_of(position, p, size), Tier::dram, false)};
   std::vector<CandidateRow> rows;
   for (int p = 0; p < parts; ++p) {
     CostInput ci;
@@ -82,7 +89,9 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
       const Cost c = score(ci, my_node, t);
       if (in.want_table) rows.push_back({p, rank, my_node, t, c.c1, c.c2, c.filtered});
       if (c.filtered != Filter::capacity && c.filtered != Filter::persistency) {
-        if (c.total() < best[static_cast<size_t>(p)].value) best[static_cast<size_t>(p)] = {c.total(), encode(rank, t, false)};
+        if (c.total() < best[static_cast<size_t>(p)].value) {
+          best[static_cast<size_t>(p)] = {c.total(), encode(key_of(position, p, size), t, false)};
+        }
       }
       if (c.filtered != Filter::persistency && c.total() < cheapest_any) {
         cheapest_any = c.total();
@@ -92,7 +101,7 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
     DoubleInt& b = best[static_cast<size_t>(p)];
     if (b.value < kInfinite) {
       const Tier chosen = static_cast<Tier>((b.index / 2) % kTierCount);
-      b.index = encode(rank, chosen, chosen != cheapest_tier);
+      b.index = encode(key_of(position, p, size), chosen, chosen != cheapest_tier);
     }
   }
 
@@ -104,7 +113,7 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
     std::vector<DoubleInt> bid(static_cast<size_t>(parts)), won(static_cast<size_t>(parts));
     for (int p = 0; p < parts; ++p) {
       const bool open = done[static_cast<size_t>(p)] == 0 && assigned_rank[static_cast<size_t>(rank)] == 0;
-      bid[static_cast<size_t>(p)] = open ? best[static_cast<size_t>(p)] : DoubleInt{kInfinite, encode(rank, Tier::dram, false)};
+      bid[static_cast<size_t>(p)] = open ? best[static_cast<size_t>(p)] : DoubleInt{kInfinite, best[static_cast<size_t>(p)].index};
     }
     MPI_Allreduce(bid.data(), won.data(), parts, MPI_DOUBLE_INT, MPI_MINLOC, comm);
     for (int p = 0; p < parts; ++p) {
@@ -120,7 +129,7 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
                     " (`strata info --tiers` lists each tier, or why it is absent; lower cb_buffer_size or strata_buffers, "
                     "or raise STRATA_TIER_CAPACITY)");
       }
-      const int winner = w.index / 2 / kTierCount;
+      const int winner = order[static_cast<size_t>((w.index / 2 / kTierCount + p) % size)];
       if (assigned_rank[static_cast<size_t>(winner)] != 0) continue;  // won an earlier partition this round
       assigned_rank[static_cast<size_t>(winner)] = 1;
       done[static_cast<size_t>(p)] = 1;

@@ -1,7 +1,8 @@
 // Aggregator election (the aggregation paper's section 4.2.2): for every partition, every rank
 // scores each memory tier its node hosts with the cost model, and an MPI_Allreduce with
-// MPI_MINLOC elects the cheapest (rank, tier); equal costs go to the lower rank, then the
-// faster tier. A rank aggregates one partition at most: when a rank wins several, it keeps the
+// MPI_MINLOC elects the cheapest (rank, tier); equal costs go to the engine's default
+// aggregator of the partition (the spread order of plan/partition, so ties spread over nodes),
+// then the faster tier. A rank aggregates one partition at most: when a rank wins several, it keeps the
 // first and the others are elected again among the ranks still free (one more allreduce).
 // STRATA_AGGR_TIER (or a forced tier) restricts every candidate to that tier, so placement
 // follows the topology and the data alone. A tier whose capacity is short is filtered out, so
