@@ -142,6 +142,11 @@ std::string to_table(const RunRecord& r) {
                   e["aggregators"].get<unsigned long long>(), e["buffers"].get<unsigned long long>(),
                   format_size(e["buffer_bytes"].get<uint64_t>()).c_str(), e["fs_requests"].get<unsigned long long>());
     out << line;
+    if (e.contains("tier")) {  // where the aggregation buffers lived (docs/tiers.md)
+      out << "  aggregation tier(s) " << e["tier"].get<std::string>();
+      if (e.value("tier_fallbacks", 0ULL) > 0) out << ", " << e["tier_fallbacks"].get<unsigned long long>() << " capacity fallback(s)";
+      out << "\n";
+    }
   }
   out << "\n";
   out << (r.fsync ? "fsync: included in close time\n" : "fsync: not included (add --fsync)\n");
