@@ -14,6 +14,7 @@ struct Environment {
 int run_command(const std::vector<std::string>& args, const Environment& env);
 int info_command(const std::vector<std::string>& args, const Environment& env);
 int advise_command(const std::vector<std::string>& args, const Environment& env);
+int decomp_command(const std::vector<std::string>& args, const Environment& env);
 
 // Replaces this process by `strata-bench ARGS` (the Python harness), with STRATA_BIN set to this
 // binary; exits with status 2 when strata-bench cannot be found. Call it before MPI_Init.
