@@ -32,6 +32,33 @@ uint64_t DatasetSpec::elements() const {
   return n;
 }
 
+std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
+                                   const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size) {
+  const size_t nd = shape.size();
+  uint64_t elements = 1;
+  for (uint64_t c : count) elements *= c;
+  std::vector<ElementRun> runs;
+  if (elements == 0) return runs;
+  // Rows along the innermost dimension, merged over trailing dimensions the block covers whole.
+  size_t run_dims = 1;
+  uint64_t run = count[nd - 1];
+  while (run_dims < nd && count[nd - run_dims] == shape[nd - run_dims]) {
+    run *= count[nd - run_dims - 1];
+    ++run_dims;
+  }
+  const size_t outer = nd - run_dims;
+  std::vector<uint64_t> idx(start);
+  for (uint64_t done = 0; done < elements; done += run) {
+    runs.push_back({linear_index(shape, idx), run, mem_offset});
+    mem_offset += run * elem_size;
+    for (size_t k = outer; k-- > 0;) {
+      if (++idx[k] < start[k] + count[k]) break;
+      idx[k] = start[k];
+    }
+  }
+  return runs;
+}
+
 std::vector<ElementRun> coalesce_runs(std::vector<ElementRun> runs, size_t elem_size, const std::string& dataset) {
   std::sort(runs.begin(), runs.end(), [](const ElementRun& a, const ElementRun& b) { return a.elem_begin < b.elem_begin; });
   std::vector<ElementRun> out;
@@ -130,24 +157,10 @@ void DatasetSet::add_block(int ds, const std::vector<uint64_t>& start, const std
     elements *= count[k];
   }
   if (elements == 0) return;
-  // Rows along the innermost dimension, merged over trailing dimensions the block covers whole.
-  size_t run_dims = 1;
-  uint64_t run = count[nd - 1];
-  while (run_dims < nd && count[nd - run_dims] == d.shape[nd - run_dims]) {
-    run *= count[nd - run_dims - 1];
-    ++run_dims;
-  }
-  const size_t outer = nd - run_dims;
-  const size_t es = elem_size(d.type);
-  std::vector<uint64_t> idx(start);
   auto& runs = runs_[static_cast<size_t>(ds)];
-  for (uint64_t done = 0; done < elements; done += run) {
-    runs.push_back({linear_index(d.shape, idx), run, local_bytes_});
-    local_bytes_ += run * es;
-    for (size_t k = outer; k-- > 0;) {
-      if (++idx[k] < start[k] + count[k]) break;
-      idx[k] = start[k];
-    }
+  for (const ElementRun& r : block_runs(d.shape, start, count, local_bytes_, elem_size(d.type))) {
+    runs.push_back(r);
+    local_bytes_ += r.elems * elem_size(d.type);
   }
 }
 

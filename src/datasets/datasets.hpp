@@ -60,6 +60,12 @@ struct ElementRun {
   uint64_t mem_offset = 0;
 };
 
+// The rows of a subarray block of an array of `shape` (row-major; rows merged over trailing
+// dimensions the block covers whole), in the block's row-major order, the first at byte
+// `mem_offset` of a buffer and each following the previous. Arguments are checked by the caller.
+std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
+                                   const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size);
+
 // Sorts runs by element and merges neighbours that touch in the file and in memory. Throws a
 // usage Error naming `dataset` when two runs overlap.
 std::vector<ElementRun> coalesce_runs(std::vector<ElementRun> runs, size_t elem_size, const std::string& dataset);
