@@ -18,9 +18,10 @@ Strategies, all through `strata run` on the same decomposition:
 Every side runs with --no-advice and the same hints: one aggregator (one node) and 4 MiB
 collective buffers (cb_nodes=1, cb_buffer_size=4194304); the engine's defaults are the same.
 Medians of >= 5 repetitions of the write (open and close included, fsync not included); the
-file the last repetition wrote is then read back by a second run and every element verified. For each strategy the table gives the collective calls
-of a write, the rounds (the engine's, or the two-phase rounds the MPI-IO geometry implies, as
-the paper's Table I computes them) and Equation 1's split of the last write. Targets (issue 6):
+file the last repetition wrote is then read back by a second run and every element verified.
+For each strategy the table gives the collective calls of a write, the rounds (the engine's,
+or the two-phase rounds the MPI-IO geometry implies, as the paper's Table I computes them)
+and Equation 1's split of the last write. Targets (issue 6):
 MDIO >= 3x IDIO hdf5 on F-like; MDIO >= 1.0x pnetcdf on every case.
 """
 
