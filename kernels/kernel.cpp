@@ -4,7 +4,9 @@
 #include "blocks/blocks_kernel.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "e3sm/e3sm_kernel.hpp"
 #include "ior/ior_kernel.hpp"
+#include "noncontig3d/noncontig3d_kernel.hpp"
 
 namespace strata {
 
@@ -12,7 +14,9 @@ const std::vector<const Kernel*>& kernel_list() {
   static const IorKernel ior;
   static const Array1dKernel array1d;
   static const BlocksKernel blocks;
-  static const std::vector<const Kernel*> list = {&ior, &array1d, &blocks};
+  static const E3smKernel e3sm;
+  static const Noncontig3dKernel noncontig3d;
+  static const std::vector<const Kernel*> list = {&ior, &array1d, &blocks, &e3sm, &noncontig3d};
   return list;
 }
 

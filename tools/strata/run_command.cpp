@@ -41,6 +41,9 @@ void add_run_options(OptionSet& o) {
   o.add("backend", "NAME", "posix, mpiio-ind, mpiio-coll, strata, hdf5 or pnetcdf (required)");
   o.add("output", "PATH", "file to write or read; with --file-per-process, the prefix of PATH.<rank>",
         "strata-KERNEL.dat in the current directory");
+  o.add("container", "raw|hdf5", "backend strata: raw file with an index, or an HDF5 container (h5py/h5dump read it)", "raw");
+  o.add_flag("per-block", "backend hdf5: one collective H5Dwrite per block instead of one per dataset");
+  o.add_flag("per-variable", "backend mpiio-coll: one MPI_File_write_at_all per variable instead of one in all");
   o.add("hints", "K=V,K=V", "MPI-IO hints, applied over those of the file named by STRATA_HINTS");
   o.add_flag("no-advice", "do not apply strata advise's hints (explicit hints win over them key by key anyway)");
   o.add_flag("file-per-process", "each rank its own file PATH.<rank, 8 digits> (IOR -F)");
@@ -76,8 +79,8 @@ std::string run_help(const Kernel* k) {
   return text;
 }
 
-std::string default_output(const std::string& kernel, const std::string& backend) {
-  std::string ext = backend == "hdf5" ? ".h5" : backend == "pnetcdf" ? ".nc" : ".dat";
+std::string default_output(const std::string& kernel, const std::string& backend, const std::string& container) {
+  std::string ext = backend == "hdf5" || container == "hdf5" ? ".h5" : backend == "pnetcdf" ? ".nc" : ".dat";
   return "strata-" + kernel + ext;
 }
 
@@ -109,6 +112,7 @@ struct Settings {
   std::string json_path;
   Hints hints;
   int writer_ranks = 0;  // > 0: read a file written by this many ranks
+  BackendOptions backend_options;
 };
 
 Settings parse(const std::vector<std::string>& args) {
@@ -125,7 +129,7 @@ Settings parse(const std::vector<std::string>& args) {
   if (!s.options.given("backend")) throw_usage("strata run needs --backend NAME (see strata run --help)");
   s.backend = s.options.get("backend");
   check_backend_name(s.backend);
-  s.target.path = s.options.given("output") ? s.options.get("output") : default_output(s.kernel->name(), s.backend);
+  s.target.path = s.options.given("output") ? s.options.get("output") : default_output(s.kernel->name(), s.backend, s.options.get("container"));
   if (s.target.path.empty()) throw_usage("--output must not be empty");
   if (s.options.flag("file-per-process") && s.options.flag("file-per-node")) {
     throw_usage("choose one of --file-per-process and --file-per-node");
@@ -151,6 +155,10 @@ Settings parse(const std::vector<std::string>& args) {
     if (s.target.layout != Layout::shared) throw_usage("--writer-ranks needs a shared file (not per process or node)");
   }
   s.hints = hints_from_environment_and(s.options.get("hints"));
+  s.backend_options.per_block = s.options.flag("per-block");
+  s.backend_options.per_variable = s.options.flag("per-variable");
+  s.backend_options.container = s.options.get("container");
+  check_backend_options(s.backend, s.backend_options);
   return s;
 }
 
@@ -162,8 +170,10 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
   const double t1 = MPI_Wtime();
   collectively(comm, [&] { backend.transfer(access, buffer); });
   const double t2 = MPI_Wtime();
+  end_collective_timing();
   collectively(comm, [&] { backend.close(); });
   const double t3 = MPI_Wtime();
+  const CollectiveStats collective = backend.collective_calls(t2 - t1);
   double local[4] = {t1 - t0, t2 - t1, t3 - t2, t3 - t0}, worst[4];
   MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, comm);
   unsigned long long counts[2] = {local_bytes, backend.requests()}, sums[2];
@@ -176,6 +186,7 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
   p.bytes = sums[0];
   p.requests = sums[1];
   p.engine = backend.details();
+  if (collective.valid) p.collective = collective.to_json();
   return p;
 }
 
@@ -259,6 +270,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   ctx.hints = s.hints;
   ctx.fsync = s.fsync;
   ctx.io_component = io_component();
+  ctx.options = s.backend_options;
   ctx.file = file_group(comm, nodes, s.target, d);
   FsInfo fs;
   collectively(comm, [&] { fs = fs_info(ctx.file.path); });

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "collective_report.hpp"
 #include "common/units.hpp"
 
 namespace strata::cli {
@@ -14,6 +15,7 @@ nlohmann::json PhaseTiming::to_json() const {
                       {"open_s", open_s}, {"xfer_s", xfer_s}, {"close_s", close_s},
                       {"requests", requests}};
   if (!engine.is_null()) j["engine"] = engine;
+  if (!collective.is_null()) j["collective"] = collective;
   return j;
 }
 
@@ -148,6 +150,7 @@ std::string to_table(const RunRecord& r) {
       out << "\n";
     }
   }
+  out << collective_lines(r);
   out << "\n";
   out << (r.fsync ? "fsync: included in close time\n" : "fsync: not included (add --fsync)\n");
   if (!r.verify_requested) {

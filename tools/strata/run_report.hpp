@@ -19,6 +19,7 @@ struct PhaseTiming {
   double time_s = 0;      // open + transfer + close, max over ranks
   uint64_t requests = 0;  // I/O library calls, summed over ranks
   nlohmann::json engine;  // the engine's statistics (backend strata), or null
+  nlohmann::json collective;  // collective calls, rounds, Equation 1's split (collective_calls.hpp), or null
   double bandwidth_mib_s() const { return time_s > 0 ? static_cast<double>(bytes) / time_s / 1048576.0 : 0.0; }
   nlohmann::json to_json() const;
 };
