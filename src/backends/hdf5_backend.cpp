@@ -79,6 +79,7 @@ hid_t memory_type(ElemType t) {
     case ElemType::u64: return H5T_NATIVE_UINT64;
     case ElemType::f32: return H5T_NATIVE_FLOAT;
     case ElemType::f64: return H5T_NATIVE_DOUBLE;
+    case ElemType::u16: return H5T_NATIVE_UINT16;
   }
   return H5T_NATIVE_UINT8;
 }
@@ -91,6 +92,7 @@ hid_t file_type(ElemType t) {
     case ElemType::u64: return H5T_STD_U64LE;
     case ElemType::f32: return H5T_IEEE_F32LE;
     case ElemType::f64: return H5T_IEEE_F64LE;
+    case ElemType::u16: return H5T_STD_U16LE;
   }
   return H5T_STD_U8LE;
 }
