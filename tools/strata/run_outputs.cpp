@@ -1,17 +1,13 @@
 #include "run_outputs.hpp"
 
 #include <cstdio>
-#include <filesystem>
 
 namespace strata::cli {
 
 std::string checkpoint_path(const std::string& path, uint64_t step) {
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".step%06llu", static_cast<unsigned long long>(step));
-  const std::filesystem::path p(path);
-  const std::string ext = p.extension().string();
-  const std::string stem = path.substr(0, path.size() - ext.size());
-  return stem + suffix + ext;
+  return path + suffix;
 }
 
 std::vector<RunOutput> plan_outputs(MPI_Comm comm, const NodeMap& nodes, const Target& target,

@@ -1,6 +1,6 @@
 // The outputs of one `strata run`. Most kernels write one output. A kernel that checkpoints
 // (KernelSetup::checkpoint_steps, as S3D) writes a new output at each step: its own file or
-// files, named after the step, holding that step's values. The driver writes, verifies and
+// files, PATH.step<N>, holding that step's values. The driver writes, verifies and
 // times each one; a repetition's write and read are the sums over its outputs, and each
 // output's own timing is kept beside them.
 #pragma once
@@ -26,7 +26,8 @@ struct RunOutput {
   std::unique_ptr<Backend> backend;
 };
 
-// PATH with ".step<step, 6 digits>" before its extension: out.nc -> out.step000010.nc.
+// PATH.step<step, 6 digits> (out.nc -> out.nc.step000010), suffixed as files per process and
+// per node are, so whatever finds PATH* finds every checkpoint.
 std::string checkpoint_path(const std::string& path, uint64_t step);
 
 // The run's outputs, each with its file group resolved; no backend yet. A single output keeps
