@@ -2,6 +2,8 @@
 // original's rank order, and a checkpoint every --interval steps.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "common/error.hpp"
 #include "decomp/selection.hpp"
 #include "s3d/s3d_kernel.hpp"
@@ -90,5 +92,16 @@ TEST(S3dKernel, RejectsWhatTheOriginalRejects) {
            {"--grid", "12,12,12", "--interval", "6"},   // after the 5 steps
        }) {
     EXPECT_THROW(find_kernel("s3d").build(options(bad), 0, 3), Error) << bad[0] << " " << bad[1];
+  }
+}
+
+TEST(S3dKernel, TenCheckpointsMakeThePapersTable9Sizes) {
+  // Table 9: 134M points -> 160 GB, 537M points -> 640 GB: 512^3 and 1024x1024x512 points, ten
+  // checkpoints of the four arrays (16 float64 a point), in GiB.
+  const uint64_t gib = uint64_t{1} << 30;
+  for (auto [grid, ranks, size_gib] : std::vector<std::tuple<std::string, int, uint64_t>>{
+           {"512,512,512", 4096, 160}, {"1024,1024,512", 16384, 640}}) {
+    auto s = find_kernel("s3d").build(options({"--grid", grid, "--steps", "10"}), 0, ranks);
+    EXPECT_EQ(s.checkpoint_steps.size() * s.decomposition.global_bytes(), size_gib * gib) << grid;
   }
 }
