@@ -31,7 +31,7 @@ std::array<uint64_t, 3> balanced_dims(uint64_t ranks) {
 
 void S3dKernel::add_options(OptionSet& o) const {
   o.section("s3d options (S3D-IO)");
-  o.add("grid", "X,Y,Z", "global grid points along X, Y, Z", "32,32,32");
+  o.add("grid", "X,Y,Z", "global grid points along X, Y, Z", "48,48,48");
   o.add("procs", "PX,PY,PZ", "ranks along X, Y, Z; each must divide its grid dimension",
         "balanced, as MPI_Dims_create");
   o.add("steps", "N", "simulation steps", "5");
