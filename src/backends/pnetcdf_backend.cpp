@@ -28,6 +28,7 @@ nc_type nc_type_of(ElemType t) {
     case ElemType::u64: return NC_UINT64;
     case ElemType::f32: return NC_FLOAT;
     case ElemType::f64: return NC_DOUBLE;
+    case ElemType::u16: return NC_USHORT;  // CDF-5 (the backend's format) has unsigned types
   }
   return NC_UBYTE;
 }
@@ -40,6 +41,7 @@ MPI_Datatype mpi_type_of(ElemType t) {
     case ElemType::u64: return MPI_UNSIGNED_LONG_LONG;
     case ElemType::f32: return MPI_FLOAT;
     case ElemType::f64: return MPI_DOUBLE;
+    case ElemType::u16: return MPI_UNSIGNED_SHORT;
   }
   return MPI_BYTE;
 }

@@ -41,6 +41,7 @@ hid_t hdf5_memory_type(ElemType t) {
     case ElemType::u64: return H5T_NATIVE_UINT64;
     case ElemType::f32: return H5T_NATIVE_FLOAT;
     case ElemType::f64: return H5T_NATIVE_DOUBLE;
+    case ElemType::u16: return H5T_NATIVE_UINT16;
   }
   return H5T_NATIVE_UINT8;
 }
@@ -53,6 +54,7 @@ hid_t hdf5_file_type(ElemType t) {
     case ElemType::u64: return H5T_STD_U64LE;
     case ElemType::f32: return H5T_IEEE_F32LE;
     case ElemType::f64: return H5T_IEEE_F64LE;
+    case ElemType::u16: return H5T_STD_U16LE;
   }
   return H5T_STD_U8LE;
 }

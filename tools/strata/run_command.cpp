@@ -29,6 +29,7 @@
 #include "decomp/values.hpp"
 #include "fs/fs_info.hpp"
 #include "kernel.hpp"
+#include "run_outputs.hpp"
 #include "run_report.hpp"
 #include "strata/strata.hpp"
 
@@ -243,7 +244,9 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
           throw_usage("the index of \"" + s.target.path + "\" holds variable \"" + iv.name +
                       "\", which kernel " + s.kernel->name() + " does not define with that element size");
         }
-        vars.push_back({iv.name, it->type, iv.dims});
+        Variable v = *it;  // keeps a record variable's fields
+        v.shape = iv.dims;
+        vars.push_back(v);
       }
       const uint64_t t = setup.decomposition.transfer_bytes;
       setup.decomposition = even_share(vars, rank, size);
@@ -271,7 +274,9 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   ctx.fsync = s.fsync;
   ctx.io_component = io_component();
   ctx.options = s.backend_options;
-  ctx.file = file_group(comm, nodes, s.target, d);
+  std::vector<RunOutput> outputs =  // one, or a kernel's checkpoints (run_outputs.hpp)
+      plan_outputs(comm, nodes, s.target, d, setup.checkpoint_steps, s.values, ctx);
+  ctx.file = outputs.front().ctx.file;
   FsInfo fs;
   collectively(comm, [&] { fs = fs_info(ctx.file.path); });
   advise::RunAdvice advice;  // strata advise's hints under the explicit ones (src/advise/run_advice.hpp)
@@ -285,8 +290,10 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
         s.hints, !s.options.flag("no-advice"));
   });
   ctx.hints = advice.hints;
-  std::unique_ptr<Backend> backend;
-  collectively(comm, [&] { backend = make_backend(s.backend, ctx, d, s.target); });
+  for (RunOutput& out : outputs) {
+    out.ctx.hints = advice.hints;
+    collectively(comm, [&] { out.backend = make_backend(s.backend, out.ctx, d, out.target); });
+  }
 
   const uint64_t local = d.local_bytes();
   std::vector<std::byte> data(local), back;
@@ -303,23 +310,31 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   const double started = MPI_Wtime();
   for (uint64_t rep = 0; rep < s.repetitions && !failure; ++rep) {
     Repetition r;
-    if (s.do_write) {
-      collectively(comm, [&] { remove_output(ctx); });
-      r.write = timed_access(*backend, comm, Access::write, data.data(), local);
-      if (rep == 0) in_effect = backend->hints_in_effect();
-      if (s.verify && !s.do_read) {  // untimed read-back
-        std::fill(back.begin(), back.end(), std::byte{0xA5});
-        collectively(comm, [&] { backend->open(Access::read); });
-        collectively(comm, [&] { backend->transfer(Access::read, back.data()); });
-        collectively(comm, [&] { backend->close(); });
-        failure = verify_everywhere(comm, d, s.values, back.data());
+    for (RunOutput& out : outputs) {
+      if (failure) break;
+      Backend& backend = *out.backend;
+      std::optional<PhaseTiming> written, read;
+      if (outputs.size() > 1 && s.do_write) fill(d, out.values, data.data());  // this checkpoint's values
+      if (s.do_write) {
+        collectively(comm, [&] { remove_output(out.ctx); });
+        written = timed_access(backend, comm, Access::write, data.data(), local);
+        if (rep == 0) in_effect = backend.hints_in_effect();
+        if (s.verify && !s.do_read) {  // untimed read-back
+          std::fill(back.begin(), back.end(), std::byte{0xA5});
+          collectively(comm, [&] { backend.open(Access::read); });
+          collectively(comm, [&] { backend.transfer(Access::read, back.data()); });
+          collectively(comm, [&] { backend.close(); });
+          failure = verify_everywhere(comm, d, out.values, back.data());
+        }
       }
-    }
-    if (s.do_read && !failure) {
-      std::fill(back.begin(), back.end(), std::byte{0xA5});
-      r.read = timed_access(*backend, comm, Access::read, back.data(), local);
-      if (rep == 0 && !s.do_write) in_effect = backend->hints_in_effect();
-      if (s.verify) failure = verify_everywhere(comm, d, s.values, back.data());
+      if (s.do_read && !failure) {
+        std::fill(back.begin(), back.end(), std::byte{0xA5});
+        read = timed_access(backend, comm, Access::read, back.data(), local);
+        if (rep == 0 && !s.do_write) in_effect = backend.hints_in_effect();
+        if (s.verify) failure = verify_everywhere(comm, d, out.values, back.data());
+      }
+      if (failure && out.checkpoint) *failure = "checkpoint " + out.target.path + ": " + *failure;
+      add_output_timing(r, out, written, read);
     }
     record.repetitions.push_back(r);
     // Progress for runs longer than a few seconds (rank 0, on stderr, so tables stay clean).

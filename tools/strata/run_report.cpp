@@ -52,6 +52,15 @@ nlohmann::json to_json(const RunRecord& r) {
     nlohmann::json e = nlohmann::json::object();
     if (rep.write) e["write"] = rep.write->to_json();
     if (rep.read) e["read"] = rep.read->to_json();
+    if (!rep.checkpoints.empty()) {
+      e["checkpoints"] = nlohmann::json::array();
+      for (const auto& c : rep.checkpoints) {
+        nlohmann::json cj = {{"step", c.step}, {"output", c.output}};
+        if (c.write) cj["write"] = c.write->to_json();
+        if (c.read) cj["read"] = c.read->to_json();
+        e["checkpoints"].push_back(cj);
+      }
+    }
     j["repetitions"].push_back(e);
   }
   nlohmann::json summary = nlohmann::json::object();
@@ -112,6 +121,14 @@ std::string to_table(const RunRecord& r) {
                     i, p->bandwidth_mib_s(), p->open_s, p->xfer_s, p->close_s, p->time_s,
                     format_size(p->bytes).c_str());
       out << line;
+      for (const auto& c : r.repetitions[i].checkpoints) {  // the sum above, checkpoint by checkpoint
+        const auto& cp = write ? c.write : c.read;
+        if (!cp) continue;
+        std::snprintf(line, sizeof line, "  step %-6llu %13.2f %10.4f %10.4f %10.4f %10.4f %12s  %s\n",
+                      static_cast<unsigned long long>(c.step), cp->bandwidth_mib_s(), cp->open_s, cp->xfer_s,
+                      cp->close_s, cp->time_s, format_size(cp->bytes).c_str(), c.output.c_str());
+        out << line;
+      }
     }
   }
   out << "\nSummary of " << r.repetitions.size() << " repetition(s):\n";

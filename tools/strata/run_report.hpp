@@ -24,9 +24,18 @@ struct PhaseTiming {
   nlohmann::json to_json() const;
 };
 
-struct Repetition {
+// One checkpoint of a kernel that writes a new output every few steps (see run_outputs.hpp).
+struct CheckpointTiming {
+  uint64_t step = 0;
+  std::string output;  // its path (the prefix of its files per process or node)
   std::optional<PhaseTiming> write;
   std::optional<PhaseTiming> read;
+};
+
+struct Repetition {
+  std::optional<PhaseTiming> write;  // with checkpoints: summed over them
+  std::optional<PhaseTiming> read;
+  std::vector<CheckpointTiming> checkpoints;  // empty for a single output
 };
 
 struct RunRecord {
