@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/backend_factories.hpp"
+#include "backends/hdf5_handles.hpp"
 #include "backends/hints_in_effect.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
@@ -15,61 +16,6 @@
 namespace strata {
 
 namespace {
-
-// The innermost message on HDF5's error stack.
-herr_t collect_error(unsigned, const H5E_error2_t* e, void* out) {
-  auto* text = static_cast<std::string*>(out);
-  if (e->desc != nullptr && *e->desc != '\0') *text = e->desc;
-  return 0;
-}
-
-[[noreturn]] void throw_hdf5(const std::string& what) {
-  std::string detail;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_error, &detail);
-  H5Eclear2(H5E_DEFAULT);
-  throw_runtime(what + (detail.empty() ? std::string() : ": " + detail));
-}
-
-hid_t check_id(hid_t id, const std::string& what) {
-  if (id < 0) throw_hdf5(what);
-  return id;
-}
-
-void check_status(herr_t rc, const std::string& what) {
-  if (rc < 0) throw_hdf5(what);
-}
-
-// Owns any HDF5 identifier.
-class H5Id {
- public:
-  H5Id() = default;
-  explicit H5Id(hid_t id) : id_(id) {}
-  ~H5Id() { reset(); }
-  H5Id(const H5Id&) = delete;
-  H5Id& operator=(const H5Id&) = delete;
-  H5Id(H5Id&& o) noexcept : id_(o.id_) { o.id_ = H5I_INVALID_HID; }
-  H5Id& operator=(H5Id&& o) noexcept {
-    if (this != &o) {
-      reset();
-      id_ = o.id_;
-      o.id_ = H5I_INVALID_HID;
-    }
-    return *this;
-  }
-  hid_t get() const { return id_; }
-  hid_t release() {
-    hid_t id = id_;
-    id_ = H5I_INVALID_HID;
-    return id;
-  }
-  void reset() {
-    if (id_ >= 0) H5Idec_ref(id_);
-    id_ = H5I_INVALID_HID;
-  }
-
- private:
-  hid_t id_ = H5I_INVALID_HID;
-};
 
 hid_t memory_type(ElemType t) {
   switch (t) {
