@@ -1,6 +1,8 @@
 #include "pace3d/pace3d_domain.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <limits>
 
 #include "common/error.hpp"
@@ -17,6 +19,24 @@ Decomposition Domain::decomposition() const {
   d.variables.push_back({"field", ElemType::f32, {global[0], global[1], global[2], components}});
   d.blocks.push_back({0, {start(0), start(1), start(2), 0}, {local[0], local[1], local[2], components}});
   return d;
+}
+
+std::array<int, 3> process_grid(int ranks) {
+  // Prime factors, largest first, each to the dimension with the fewest processes so far.
+  std::vector<int> primes;
+  int n = ranks;
+  for (int p = 2; p * p <= n; ++p) {
+    while (n % p == 0) {
+      primes.push_back(p);
+      n /= p;
+    }
+  }
+  if (n > 1) primes.push_back(n);
+  std::sort(primes.rbegin(), primes.rend());
+  std::array<int, 3> dims = {1, 1, 1};
+  for (int p : primes) *std::min_element(dims.begin(), dims.end()) *= p;
+  std::sort(dims.rbegin(), dims.rend());
+  return dims;
 }
 
 Domain make_domain(uint64_t block_bytes, uint32_t element_bytes, const std::string& decomp, int rank, int size) {
@@ -37,10 +57,8 @@ Domain make_domain(uint64_t block_bytes, uint32_t element_bytes, const std::stri
     d.procs = {size, 1, 1};
     d.coords = {rank, 0, 0};
   } else {
-    int dims[3] = {0, 0, 0};
-    MPI_Dims_create(size, 3, dims);
-    d.procs = {dims[0], dims[1], dims[2]};
-    d.coords = {rank / (dims[1] * dims[2]), (rank / dims[2]) % dims[1], rank % dims[2]};
+    d.procs = process_grid(size);
+    d.coords = {rank / (d.procs[1] * d.procs[2]), (rank / d.procs[2]) % d.procs[1], rank % d.procs[2]};
   }
   for (int a = 0; a < 3; ++a) d.global[a] = d.local[a] * static_cast<uint64_t>(d.procs[a]);
   if (d.global[2] * element_bytes > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||

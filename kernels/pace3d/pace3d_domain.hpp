@@ -41,6 +41,10 @@ struct Domain {
 // Pure: the same on every rank. Throws a usage Error for a block smaller than one voxel.
 Domain make_domain(uint64_t block_bytes, uint32_t element_bytes, const std::string& decomp, int rank, int size);
 
+// A balanced 3-D grid of `ranks` processes, largest extent first (as MPI_Dims_create, but
+// pure: usable before MPI_Init).
+std::array<int, 3> process_grid(int ranks);
+
 // The rank's box in the field as an MPI subarray of bytes (levels 2 and 3).
 Datatype field_filetype(const Domain& d);
 
