@@ -370,10 +370,12 @@ class Pace3dRun final : public AppRun {
                  {"convert_s_max", convert_max[0]},
                  {"compute_s_max", convert_max[1]}};
     std::snprintf(line, sizeof line,
-                  "  summary over %zu frame(s)%s: median rate %.2f MiB/s (min %.2f, max %.2f); %llu %s call(s)\n", rates.size(),
-                  first_timed == 1 ? " after the first" : "", med_rate,
+                  "  summary over %zu frame(s)%s: median rate %.2f MiB/s (min %.2f, max %.2f); %llu %s call(s) in all "
+                  "%zu frames\n",
+                  rates.size(), first_timed == 1 ? " after the first" : "", med_rate,
                   rates.empty() ? 0.0 : *std::min_element(rates.begin(), rates.end()),
-                  rates.empty() ? 0.0 : *std::max_element(rates.begin(), rates.end()), all_calls, what);
+                  rates.empty() ? 0.0 : *std::max_element(rates.begin(), rates.end()), all_calls, what,
+                  t.per_frame.size());
     text += line;
     p.text = text;
     return p;

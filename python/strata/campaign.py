@@ -422,6 +422,12 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
                 for variant in kernel_variants:
                     configurations.append(Configuration(kname, fixed, r, variant))
 
+    used = [c.label for c in configurations]
+    if baseline not in used:
+        if "baseline" in top:
+            raise reader.error("campaign.baseline", f"no configuration runs variant {baseline!r}",
+                               ", ".join(dict.fromkeys(used)))
+        baseline = used[0]
     keys = [c.key for c in configurations]
     if len(set(keys)) != len(keys):
         raise reader.error("kernels", "two grid points are identical (a repeated value in an array?)")

@@ -88,3 +88,11 @@ def test_campaign_of_application_kernels_only_runs_and_compares(tmp_path: Path) 
     # Per-rank times of pace3d's frames reach the store.
     with Store(outcome.database) as store:
         assert store.rank_times(cs.campaign_id)
+
+
+def test_baseline_must_be_a_variant_some_configuration_runs(tmp_path: Path) -> None:
+    apps_only = MIXED.replace('[[kernels]]\nname = "array1d"\nparams = { size = "16K" }\n\n', "")
+    assert load(write(tmp_path, apps_only)).baseline == "original"  # the backends run nothing here
+    with pytest.raises(CampaignError) as err:
+        load(write(tmp_path, apps_only.replace("[campaign]\n", '[campaign]\nbaseline = "posix"\n')))
+    assert err.value.key == "campaign.baseline" and "no configuration runs variant 'posix'" in err.value.problem
