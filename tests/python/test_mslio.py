@@ -138,3 +138,26 @@ def test_help_lists_the_modes() -> None:
         assert f"  {mode} " in out.stdout
     out = run_ranks(1, ["run", "--help"])
     assert "  mslio " in out.stdout and "  pace3d " in out.stdout
+
+
+@pytest.mark.parametrize("mode", ["original", "shared", "strata", "hdf5"])
+def test_missing_output_is_a_runtime_error_on_every_rank(tmp_path: Path, mode: str) -> None:
+    out = run_ranks(3, ["run", "mslio", "--ccross", "1", "--subelements", "4", "--mode", mode, "--read",
+                        "--output", str(tmp_path / "none")])
+    assert out.status == 1
+    assert "strata: error:" in out.stderr and "none" in out.stderr
+
+
+def test_unwritable_output_is_a_runtime_error_on_every_rank(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    out = run_ranks(3, ["run", "mslio", "--ccross", "1", "--output", str(blocker / "out")])
+    assert out.status == 1
+    assert "strata: error:" in out.stderr and "file/out" in out.stderr
+
+
+def test_more_ranks_than_local_problems(tmp_path: Path) -> None:
+    for mode in ("original", "shared", "strata", "hdf5"):
+        out = run_ranks(3, ["run", "mslio", "--ccross", "0", "--subelements", "4", "--mode", mode, "--write",
+                            "--read", "--verify", "--output", mode], cwd=tmp_path)
+        assert out.status == 0, out.stderr

@@ -128,3 +128,10 @@ def test_reading_with_other_parameters_is_a_usage_error(tmp_path: Path) -> None:
     out = run_ranks(2, ["run", "pace3d", "--block-size", "16K", "--read", "--output", "r.vox"], cwd=tmp_path)
     assert out.status == 2
     assert "read with the writer's --block-size" in out.stderr
+
+
+def test_unwritable_and_missing_files_are_runtime_errors_on_every_rank(tmp_path: Path) -> None:
+    out = run_ranks(3, ["run", "pace3d", "--output", str(tmp_path / "no" / "such" / "f.vox")])
+    assert out.status == 1 and "cannot open" in out.stderr
+    out = run_ranks(3, ["run", "pace3d", "--style", "mf", "--read", "--output", str(tmp_path / "g.vox")])
+    assert out.status == 1 and "g.vox.f00000" in out.stderr
