@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -58,14 +59,17 @@ class FirstError {
   void set(const std::string& message) {
     std::lock_guard<std::mutex> lock(m_);
     if (message_.empty()) message_ = message;
+    failed_ = true;
   }
-  bool any() const { return !message_.empty(); }
+  bool any() const { return failed_; }
+  // After the parallel region.
   const std::string& message() const { return message_; }
   void raise() const;
 
  private:
   std::mutex m_;
   std::string message_;
+  std::atomic<bool> failed_{false};
 };
 
 // Creates the folder of each of this rank's local problems (before the timed phase).
