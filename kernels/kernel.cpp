@@ -1,6 +1,5 @@
 #include "kernel.hpp"
 
-#include "app_kernel.hpp"
 #include "array1d/array1d_kernel.hpp"
 #include "blocks/blocks_kernel.hpp"
 #include "common/error.hpp"
@@ -23,7 +22,6 @@ const Kernel& find_kernel(const std::string& name) {
     if (k->name() == name) return *k;
     known += (known.empty() ? "" : ", ") + k->name();
   }
-  for (const AppKernel* k : app_kernel_list()) known += ", " + k->name();
   throw_usage("unknown kernel \"" + name + "\" (available: " + known + ")");
 }
 

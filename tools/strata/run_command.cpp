@@ -105,6 +105,12 @@ Settings parse(const std::vector<std::string>& args) {
   if (args.empty() || args[0].rfind("-", 0) == 0) {
     throw_usage("strata run needs a KERNEL first (see strata run --help)");
   }
+  if (std::none_of(kernel_list().begin(), kernel_list().end(), [&](const Kernel* k) { return k->name() == args[0]; })) {
+    std::string all;  // the Decomposition kernels, then the application kernels
+    for (const Kernel* k : kernel_list()) all += (all.empty() ? "" : ", ") + k->name();
+    for (const AppKernel* k : app_kernel_list()) all += ", " + k->name();
+    throw_usage("unknown kernel \"" + args[0] + "\" (available: " + all + ")");
+  }
   s.kernel = &find_kernel(args[0]);
   add_run_options(s.options);
   s.kernel->add_options(s.options);
