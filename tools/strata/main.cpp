@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "advise") == 0) strata::cli::forward_advise_calibrate({argv + 2, argv + argc});
   strata::cli::Environment env;
   env.mpi_workarounds = strata::apply_mpi_workarounds_before_init();
-  MPI_Init(&argc, &argv);
+  // Serialized: MSLIO's OpenMP threads make their MPI-IO calls one at a time (kernels/mslio).
+  int thread_level = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &thread_level);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   strata::log::set_rank(rank);

@@ -28,6 +28,7 @@
 #include "decomp/selection.hpp"
 #include "decomp/values.hpp"
 #include "fs/fs_info.hpp"
+#include "app_kernel.hpp"
 #include "kernel.hpp"
 #include "run_outputs.hpp"
 #include "run_report.hpp"
@@ -69,6 +70,7 @@ std::string run_help(const Kernel* k) {
       "repetition, verifies every element with --verify, prints a table and writes --json.\n\n"
       "kernels:\n";
   for (const Kernel* kk : kernel_list()) text += "  " + kk->name() + std::string(10 - kk->name().size(), ' ') + kk->summary() + "\n";
+  for (const AppKernel* ak : app_kernel_list()) text += "  " + ak->name() + std::string(10 - ak->name().size(), ' ') + ak->summary() + "\n";
   text += "\nbackends:\n";
   for (const auto& b : backend_list()) text += "  " + b.name + std::string(12 - b.name.size(), ' ') + b.summary + "\n";
   OptionSet o;
@@ -83,19 +85,6 @@ std::string run_help(const Kernel* k) {
 std::string default_output(const std::string& kernel, const std::string& backend, const std::string& container) {
   std::string ext = backend == "hdf5" || container == "hdf5" ? ".h5" : backend == "pnetcdf" ? ".nc" : ".dat";
   return "strata-" + kernel + ext;
-}
-
-std::string now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string hostname() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
 }
 
 struct Settings {
@@ -120,6 +109,12 @@ Settings parse(const std::vector<std::string>& args) {
   Settings s;
   if (args.empty() || args[0].rfind("-", 0) == 0) {
     throw_usage("strata run needs a KERNEL first (see strata run --help)");
+  }
+  if (std::none_of(kernel_list().begin(), kernel_list().end(), [&](const Kernel* k) { return k->name() == args[0]; })) {
+    std::string all;  // the Decomposition kernels, then the application kernels
+    for (const Kernel* k : kernel_list()) all += (all.empty() ? "" : ", ") + k->name();
+    for (const AppKernel* k : app_kernel_list()) all += ", " + k->name();
+    throw_usage("unknown kernel \"" + args[0] + "\" (available: " + all + ")");
   }
   s.kernel = &find_kernel(args[0]);
   add_run_options(s.options);
@@ -213,6 +208,11 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+
+  // Application kernels own their output phase (kernels/app_kernel.hpp, app_run.cpp).
+  if (!args.empty()) {
+    if (const AppKernel* app = find_app_kernel(args[0])) return run_app_command(*app, args, env);
+  }
 
   Settings s;
   collectively(comm, [&] {

@@ -1,6 +1,9 @@
 #include "run_report.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <ctime>
 #include <cstdio>
 #include <numeric>
 #include <sstream>
@@ -16,7 +19,22 @@ nlohmann::json PhaseTiming::to_json() const {
                       {"requests", requests}};
   if (!engine.is_null()) j["engine"] = engine;
   if (!collective.is_null()) j["collective"] = collective;
+  if (!kernel.is_null()) j["kernel"] = kernel;
+  if (!rank_time_s.empty()) j["rank_time_s"] = rank_time_s;
   return j;
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
 }
 
 nlohmann::json describe(std::vector<double> v) {
@@ -83,7 +101,9 @@ std::string to_table(const RunRecord& r) {
   const auto& h = r.header;
   std::ostringstream out;
   char line[256];
-  out << "strata run " << h["kernel"].get<std::string>() << " --backend " << h["backend"].get<std::string>() << "\n";
+  const std::string chooser = h.contains("mode_option") ? h["mode_option"].get<std::string>() : "backend";
+  out << "strata run " << h["kernel"].get<std::string>() << " --" << chooser << " " << h["backend"].get<std::string>()
+      << "\n";
   out << "  ranks " << h["ranks"].get<int>() << " on " << h["nodes"].get<int>() << " node(s)"
       << (h["node_map"]["virtual"].get<bool>() ? " (virtual: " + h["node_map"]["source"].get<std::string>() + ")" : "")
       << ", MPI " << h["mpi"]["library"].get<std::string>() << " " << h["mpi"]["version"].get<std::string>()

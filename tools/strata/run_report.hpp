@@ -20,6 +20,8 @@ struct PhaseTiming {
   uint64_t requests = 0;  // I/O library calls, summed over ranks
   nlohmann::json engine;  // the engine's statistics (backend strata), or null
   nlohmann::json collective;  // collective calls, rounds, Equation 1's split (collective_calls.hpp), or null
+  nlohmann::json kernel;  // an application kernel's own measurements, or null
+  std::vector<double> rank_time_s;  // per-rank times, when known (the harness stores them)
   double bandwidth_mib_s() const { return time_s > 0 ? static_cast<double>(bytes) / time_s / 1048576.0 : 0.0; }
   nlohmann::json to_json() const;
 };
@@ -45,6 +47,10 @@ struct RunRecord {
   bool verified = false;
   bool fsync = false;
 };
+
+// For the record's header.
+std::string now_iso8601();
+std::string hostname();
 
 // {"min","max","mean","median"} of the values.
 nlohmann::json describe(std::vector<double> values);
