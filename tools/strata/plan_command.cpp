@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "help_table.hpp"
 #include "common/error.hpp"
 #include "common/hints.hpp"
 #include "common/options.hpp"
@@ -39,7 +40,7 @@ std::string plan_help(const Kernel* k) {
       "Plans KERNEL's write phase through the engine without writing anything: the partitions,\n"
       "the aggregator and memory tier elected for each by the cost model (docs/tiers.md), and the\n"
       "cost C1 + C2 of every candidate rank on every tier its node has.\n\nkernels:\n";
-  for (const Kernel* kk : kernel_list()) text += "  " + kk->name() + std::string(10 - kk->name().size(), ' ') + kk->summary() + "\n";
+  text += kernels_help_table(false);
   text += "\n";
   OptionSet o;
   add_plan_options(o);

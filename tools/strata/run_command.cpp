@@ -19,6 +19,7 @@
 #include "backends/backend.hpp"
 #include "backends/hints_in_effect.hpp"
 #include "commands.hpp"
+#include "help_table.hpp"
 #include "common/error.hpp"
 #include "common/hints.hpp"
 #include "common/log.hpp"
@@ -69,10 +70,11 @@ std::string run_help(const Kernel* k) {
       "Writes (and/or reads) KERNEL's data through a backend, times open / transfer / close per\n"
       "repetition, verifies every element with --verify, prints a table and writes --json.\n\n"
       "kernels:\n";
-  for (const Kernel* kk : kernel_list()) text += "  " + kk->name() + std::string(10 - kk->name().size(), ' ') + kk->summary() + "\n";
-  for (const AppKernel* ak : app_kernel_list()) text += "  " + ak->name() + std::string(10 - ak->name().size(), ' ') + ak->summary() + "\n";
+  text += kernels_help_table(true);
   text += "\nbackends:\n";
-  for (const auto& b : backend_list()) text += "  " + b.name + std::string(12 - b.name.size(), ' ') + b.summary + "\n";
+  std::vector<std::pair<std::string, std::string>> backends;
+  for (const auto& b : backend_list()) backends.emplace_back(b.name, b.summary);
+  text += help_table(backends);
   OptionSet o;
   add_run_options(o);
   if (k != nullptr) k->add_options(o);
