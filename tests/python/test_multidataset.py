@@ -193,3 +193,10 @@ def test_strategy_options_are_checked(tmp_path: Path) -> None:
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--container", "hdf5", "--file-per-process"],
                     cwd=tmp_path)
     assert out.status == 2 and "--container hdf5 is one shared file" in out.stderr
+
+
+@pytest.mark.parametrize("kernel", ["e3sm", "noncontig3d"])
+def test_kernel_help_lists_its_options(kernel: str) -> None:
+    out = subprocess.run([str(STRATA), "run", kernel, "--help"], capture_output=True, text=True, env=ENV)
+    assert out.returncode == 0, out.stderr
+    assert f"{kernel} options" in out.stdout and "--container" in out.stdout and "--per-block" in out.stdout

@@ -67,7 +67,7 @@ std::string run_help(const Kernel* k) {
       "Writes (and/or reads) KERNEL's data through a backend, times open / transfer / close per\n"
       "repetition, verifies every element with --verify, prints a table and writes --json.\n\n"
       "kernels:\n";
-  for (const Kernel* kk : kernel_list()) text += "  " + kk->name() + std::string(10 - kk->name().size(), ' ') + kk->summary() + "\n";
+  for (const Kernel* kk : kernel_list()) text += "  " + kk->name() + std::string(kk->name().size() < 13 ? 13 - kk->name().size() : 1, ' ') + kk->summary() + "\n";
   text += "\nbackends:\n";
   for (const auto& b : backend_list()) text += "  " + b.name + std::string(12 - b.name.size(), ' ') + b.summary + "\n";
   OptionSet o;
