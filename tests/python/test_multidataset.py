@@ -188,6 +188,8 @@ def test_collective_report_counts_calls_per_strategy(tmp_path: Path) -> None:
 def test_strategy_options_are_checked(tmp_path: Path) -> None:
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--per-block"], cwd=tmp_path)
     assert out.status == 2 and "--per-block applies to backend hdf5 only" in out.stderr
+    out = run_ranks(2, ["run", *F_SMALL, "--backend", "hdf5-multi"], cwd=tmp_path)
+    assert out.status == 2 and "needs HDF5 >= 1.14" in out.stderr and "--container hdf5" in out.stderr
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--container", "zarr"], cwd=tmp_path)
     assert out.status == 2 and 'unknown container "zarr"' in out.stderr
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--container", "hdf5", "--file-per-process"],
