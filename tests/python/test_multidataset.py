@@ -118,6 +118,9 @@ def test_handwritten_pio_map_loads_and_verifies(tmp_path: Path, np_: int, backen
     kernel = ["e3sm", "--maps", str(HAND_MAP), "--map-vars", "2"]
     record = write(tmp_path, np_, kernel, backend, "m.out")
     assert record["params"]["maps"][0]["npes"] == 4 and record["params"]["maps"][0]["dims"] == [10, 3]
+    if "--per-block" in backend:
+        # 3 ranks: rank 0 takes map ranks 0 and 3 (6 + 3 blocks), the others 3 each; 2 variables.
+        assert record["repetitions"][0]["write"]["collective"]["calls"] == 2 * 9
     if "hdf5" in backend:
         assert check_every_element(tmp_path / "m.out", 3) == 2
         with h5py.File(tmp_path / "m.out", "r") as f:
