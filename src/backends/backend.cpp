@@ -9,6 +9,9 @@
 #include "arch/node_local.hpp"
 #include "backends/backend_factories.hpp"
 #include "common/error.hpp"
+#ifdef STRATA_HAVE_HDF5
+#include "datasets/hdf5_ids.hpp"
+#endif
 #include "strata/strata.hpp"
 
 namespace strata {
@@ -119,6 +122,14 @@ void check_backend_options(const std::string& name, const BackendOptions& o) {
 }
 
 void check_backend_name(const std::string& name) {
+  if (name == "hdf5-multi") {
+    // H5Dwrite_multi first shipped in HDF5 1.14; no such backend is built here.
+    throw_usage("backend hdf5-multi (H5Dwrite_multi) needs HDF5 >= 1.14 and is not built in" +
+#ifdef STRATA_HAVE_HDF5
+                std::string(" (this build has HDF5 ") + hdf5_library_version() + ")" +
+#endif
+                std::string("; --backend strata --container hdf5 writes every dataset in one collective phase"));
+  }
   std::string known;
   for (const auto& b : backend_list()) {
     if (b.name == name) return;

@@ -31,6 +31,12 @@ void check_status(herr_t rc, const std::string& what) {
   if (rc < 0) throw_hdf5(what);
 }
 
+std::string hdf5_library_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
 void quiet_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 hid_t hdf5_memory_type(ElemType t) {

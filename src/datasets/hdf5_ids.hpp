@@ -50,6 +50,9 @@ class H5Id {
   hid_t id_ = H5I_INVALID_HID;
 };
 
+// "1.10.8": the HDF5 library in use.
+std::string hdf5_library_version();
+
 hid_t hdf5_memory_type(ElemType t);  // native type
 hid_t hdf5_file_type(ElemType t);    // little-endian file type
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/collective_calls.hpp"
 #include "common/error.hpp"
 #include "datasets/datasets.hpp"
 #include "decomp/values.hpp"
@@ -190,6 +191,24 @@ int main(int argc, char** argv) {
       std::vector<std::byte> buf(s.local_bytes());
       s.write(buf.data());
     });
+    // Two-phase rounds as the paper's Table I estimates them: per call, the file span over
+    // (aggregators x cb_buffer_size), rounded up. Call 1: rank r holds MiB [r, r + 1), so the
+    // span is `size` MiB; call 2: nobody moves anything; call 3: only rank 0, 1 byte.
+    {
+      const uint64_t mib = 1 << 20;
+      const uint64_t r = static_cast<uint64_t>(rank);
+      std::vector<CallSpan> spans = {{r * mib, (r + 1) * mib}, {}, rank == 0 ? CallSpan{5, 6} : CallSpan{}};
+      const uint64_t got = two_phase_rounds(MPI_COMM_WORLD, spans, {2, mib});
+      const uint64_t want = (static_cast<uint64_t>(size) + 1) / 2 + 0 + 1;
+      const bool same = everyone(got == want);
+      const auto g = two_phase_geometry({{"cb_nodes", "4"}, {"cb_buffer_size", "8388608"}});
+      const bool hints = everyone(g.aggregators == 4 && g.buffer_bytes == 8 * mib);
+      if (rank == 0) {
+        std::printf("%s two-phase rounds: %llu (want %llu); geometry from hints %s\n", same ? "ok  " : "FAIL",
+                    static_cast<unsigned long long>(got), static_cast<unsigned long long>(want), hints ? "ok" : "FAIL");
+      }
+      ok &= same && hints;
+    }
     ok &= expect_failure("undefined dataset", "dataset id 3 is not defined", [&] {
       DatasetSet s(engine, dir + tag + ".bad.dat", PhaseMode::write, Container::raw);
       s.add_flat(3, 0, 1);

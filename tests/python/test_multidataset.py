@@ -118,6 +118,9 @@ def test_handwritten_pio_map_loads_and_verifies(tmp_path: Path, np_: int, backen
     kernel = ["e3sm", "--maps", str(HAND_MAP), "--map-vars", "2"]
     record = write(tmp_path, np_, kernel, backend, "m.out")
     assert record["params"]["maps"][0]["npes"] == 4 and record["params"]["maps"][0]["dims"] == [10, 3]
+    if "--per-block" in backend:
+        # 3 ranks: rank 0 takes map ranks 0 and 3 (6 + 3 blocks), the others 3 each; 2 variables.
+        assert record["repetitions"][0]["write"]["collective"]["calls"] == 2 * 9
     if "hdf5" in backend:
         assert check_every_element(tmp_path / "m.out", 3) == 2
         with h5py.File(tmp_path / "m.out", "r") as f:
@@ -188,8 +191,17 @@ def test_collective_report_counts_calls_per_strategy(tmp_path: Path) -> None:
 def test_strategy_options_are_checked(tmp_path: Path) -> None:
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--per-block"], cwd=tmp_path)
     assert out.status == 2 and "--per-block applies to backend hdf5 only" in out.stderr
+    out = run_ranks(2, ["run", *F_SMALL, "--backend", "hdf5-multi"], cwd=tmp_path)
+    assert out.status == 2 and "needs HDF5 >= 1.14" in out.stderr and "--container hdf5" in out.stderr
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--container", "zarr"], cwd=tmp_path)
     assert out.status == 2 and 'unknown container "zarr"' in out.stderr
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--container", "hdf5", "--file-per-process"],
                     cwd=tmp_path)
     assert out.status == 2 and "--container hdf5 is one shared file" in out.stderr
+
+
+@pytest.mark.parametrize("kernel", ["e3sm", "noncontig3d"])
+def test_kernel_help_lists_its_options(kernel: str) -> None:
+    out = subprocess.run([str(STRATA), "run", kernel, "--help"], capture_output=True, text=True, env=ENV)
+    assert out.returncode == 0, out.stderr
+    assert f"{kernel} options" in out.stdout and "--container" in out.stdout and "--per-block" in out.stdout
