@@ -41,6 +41,8 @@ demo: build
 bench: build
 	$(PY) bench/compare_backends.py --preset bench
 	$(PY) bench/engine_vs_mpiio.py
+	$(PY) bench/tiers_compare.py
+	$(PY) bench/multidataset.py
 
 clean:
 	rm -rf $(BUILD) demo-output bench-output results/demo

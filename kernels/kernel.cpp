@@ -4,7 +4,11 @@
 #include "blocks/blocks_kernel.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "e3sm/e3sm_kernel.hpp"
 #include "ior/ior_kernel.hpp"
+#include "noncontig3d/noncontig3d_kernel.hpp"
+#include "hacc/hacc_kernel.hpp"
+#include "s3d/s3d_kernel.hpp"
 
 namespace strata {
 
@@ -12,7 +16,11 @@ const std::vector<const Kernel*>& kernel_list() {
   static const IorKernel ior;
   static const Array1dKernel array1d;
   static const BlocksKernel blocks;
-  static const std::vector<const Kernel*> list = {&ior, &array1d, &blocks};
+  static const E3smKernel e3sm;
+  static const Noncontig3dKernel noncontig3d;
+  static const HaccKernel hacc;
+  static const S3dKernel s3d;
+  static const std::vector<const Kernel*> list = {&ior, &array1d, &blocks, &e3sm, &noncontig3d, &hacc, &s3d};
   return list;
 }
 
@@ -35,6 +43,24 @@ uint64_t positive_count_option(const OptionSet& o, const std::string& name) {
   uint64_t v = parse_count(o.get(name), "--" + name);
   if (v == 0) throw_usage("--" + name + " must be greater than zero");
   return v;
+}
+
+std::vector<uint64_t> count_list_option(const OptionSet& o, const std::string& name, size_t count) {
+  const std::string text = o.get(name);
+  std::vector<uint64_t> out;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    const uint64_t v = parse_count(text.substr(begin, end - begin), "--" + name);
+    if (v == 0) throw_usage("--" + name + " values must be greater than zero (got \"" + text + "\")");
+    out.push_back(v);
+    begin = end + 1;
+  }
+  if (out.size() != count) {
+    throw_usage("--" + name + " needs " + std::to_string(count) + " comma-separated values (got \"" + text + "\")");
+  }
+  return out;
 }
 
 }  // namespace strata

@@ -14,6 +14,10 @@ namespace strata {
 struct KernelSetup {
   Decomposition decomposition;  // this rank's part
   nlohmann::json params;        // the kernel's parameters as they were resolved
+  // Empty: the run writes one output. Otherwise the kernel writes a new output at each of these
+  // simulation steps (checkpoints, as S3D does): the driver suffixes the output path with the
+  // step, generates the step's values, and writes, verifies and reports each checkpoint.
+  std::vector<uint64_t> checkpoint_steps;
 };
 
 class Kernel {
@@ -35,5 +39,7 @@ const Kernel& find_kernel(const std::string& name);
 // Shared option readers for kernels: a positive size with units, a positive count, the seed.
 uint64_t positive_size_option(const OptionSet& o, const std::string& name);
 uint64_t positive_count_option(const OptionSet& o, const std::string& name);
+// `count` positive counts separated by commas ("64,32,32"); throws a usage Error otherwise.
+std::vector<uint64_t> count_list_option(const OptionSet& o, const std::string& name, size_t count);
 
 }  // namespace strata

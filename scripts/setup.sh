@@ -14,6 +14,8 @@ packages=(
   libhwloc-dev hwloc
   fio
   nlohmann-json3-dev
+  libmemkind-dev
+  libtomlplusplus-dev
   libgtest-dev
   python3-venv
 )

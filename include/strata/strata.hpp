@@ -24,7 +24,8 @@
 // partitions — with one aggregator per node, per K nodes; files PATH.subfile.NNNNN),
 // strata_direct_threshold (runs whose aligned part reaches this size bypass aggregation
 // and go straight to the file from their owner; default S_buff, 0: never), strata_fsync (true:
-// sync in close).
+// sync in close). Tiers and targets (docs/tiers.md): strata_aggr_tier, strata_persistency,
+// strata_target=node-local, strata_drain, strata_cost_table, strata_dry_run.
 #pragma once
 
 #include <mpi.h>
@@ -56,6 +57,34 @@ struct PhaseStats {
   uint64_t buffers = 0;      // N_buff
   bool aggregator = false;   // this rank aggregated
   uint64_t plan_signature = 0;  // a hash of the plan: the same on every rank
+  std::string tier;             // the memory tier of this rank's aggregation buffers ("" if not an aggregator)
+  uint64_t tier_fallbacks = 0;  // partitions whose cheapest tier lacked capacity, so the next one was taken
+};
+
+// Where plan() placed the aggregators (the cost model of the aggregation paper, section 4.2):
+// per partition the elected rank and tier, and, with hint strata_cost_table=true, on rank 0
+// every candidate's costs (C1 aggregation + C2 I/O, seconds; filtered: "capacity" or
+// "persistency" when the tier could not be chosen).
+struct PlacedPartition {
+  uint64_t begin = 0, end = 0;  // file bytes
+  int aggregator = -1;
+  int node = -1;
+  std::string tier;
+  double cost_s = 0;
+  bool fallback = false;
+};
+struct PlacementCandidate {
+  int partition = 0, rank = 0, node = 0;
+  std::string tier;
+  double c1_s = 0, c2_s = 0;
+  std::string filtered;
+};
+struct PlacementReport {
+  std::string machine;      // the machine description's source
+  std::string forced_tier;  // STRATA_AGGR_TIER / hint strata_aggr_tier, or ""
+  std::vector<PlacedPartition> partitions;
+  std::vector<PlacementCandidate> candidates;  // rank 0, with strata_cost_table=true
+  uint64_t fallbacks = 0;
 };
 
 // The small self-describing index the engine writes beside its output, PATH.strata-index.json:
@@ -127,6 +156,8 @@ class Phase {
   void add_subarray(int var, const uint64_t* start, const uint64_t* count, void* memory, size_t memory_stride = 0);
 
   void plan();
+  // After plan(): where the aggregators are and on which tier.
+  const PlacementReport& placement() const;
   void write();
   void read();
   // Local statistics of this rank; close() also fills the phase-wide maxima in `max`.

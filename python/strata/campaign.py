@@ -53,6 +53,8 @@ class StrataCatalogue:
     kernels: tuple[str, ...]
     backends: tuple[str, ...]
     kernel_options: dict[str, tuple[str, ...]]
+    # Application kernels (MSLIO, PACE3D) choose a mode, not a backend: kernel -> (option, modes).
+    kernel_modes: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
     @staticmethod
     def from_binary(strata: Path) -> StrataCatalogue:
@@ -71,7 +73,12 @@ def _catalogue(strata: Path, mtime_ns: int) -> StrataCatalogue:
     # Each help starts MPI (a singleton); ask for every kernel at once.
     texts = _help(strata, [["run", k, "--help"] for k in kernels])
     options = {k: tuple(sorted(set(option.findall(t)) | common)) for k, t in zip(kernels, texts, strict=True)}
-    return StrataCatalogue(tuple(kernels), tuple(backends), options)
+    modes: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for k, t in zip(kernels, texts, strict=True):
+        m = re.search(r"^modes \(--([a-z][a-z0-9-]*)\):$", t, flags=re.M)
+        if m:
+            modes[k] = (m.group(1), tuple(_section_names(t, m.group(0))))
+    return StrataCatalogue(tuple(kernels), tuple(backends), options, modes)
 
 
 def _help(strata: Path, commands: list[list[str]]) -> list[str]:
@@ -106,6 +113,7 @@ class Variant:
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     launcher_args: tuple[str, ...] = ()
+    selector: str = "backend"  # the option that takes `backend`: --backend, or an application kernel's --mode
 
 
 @dataclass(frozen=True)
@@ -129,11 +137,14 @@ class Configuration:
 
     def as_dict(self) -> dict[str, Any]:
         v = self.variant
-        return {
+        out = {
             "kernel": self.kernel, "params": dict(self.params), "ranks": self.ranks, "label": v.label,
             "backend": v.backend, "hints": dict(v.hints), "mca": dict(v.mca), "args": list(v.args),
             "env": dict(v.env), "launcher_args": list(v.launcher_args),
         }
+        if v.selector != "backend":
+            out["selector"] = v.selector
+        return out
 
     @property
     def key(self) -> str:
@@ -366,29 +377,39 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
         raise reader.error("launcher.oversubscribe", f"got {launcher.oversubscribe!r}", "auto, always, never")
 
     default_ranks = _ranks(reader, top, "campaign", [2])
-    variants = _variants(reader, doc, top, cat)
-    labels = [v.label for v in variants]
-    baseline = reader.get(top, "campaign", "baseline", str, "mpiio-coll" if "mpiio-coll" in labels else labels[0])
-    if baseline not in labels:
-        raise reader.error("campaign.baseline", f"no variant is labelled {baseline!r}", ", ".join(labels))
-
     kernels = reader.get(doc, "", "kernels", list, None)
     if not kernels:
         raise reader.error("kernels", "no kernels: add at least one [[kernels]] table",
                            ", ".join(cat.kernels))
+    # Backends and [[variants]] are for the kernels that have backends; application kernels bring
+    # their own modes.
+    only_apps = all(isinstance(k, dict) and k.get("name") in cat.kernel_modes for k in kernels)
+    variants = _variants(reader, doc, top, cat, allow_empty=only_apps)
+    labels = [v.label for v in variants]
+    mode_labels = [m for k in kernels if isinstance(k, dict) and k.get("name") in cat.kernel_modes
+                   for m in cat.kernel_modes[k["name"]][1]]
+    default_baseline = "mpiio-coll" if "mpiio-coll" in labels else (labels or mode_labels)[0]
+    baseline = reader.get(top, "campaign", "baseline", str, default_baseline)
+    if baseline not in labels + mode_labels:
+        raise reader.error("campaign.baseline", f"no variant is labelled {baseline!r}", ", ".join(labels))
+
     configurations: list[Configuration] = []
     for i, ktable in enumerate(kernels):
         where = f"kernels[{i}]"
         if not isinstance(ktable, dict):
             raise reader.error(where, f"expected a table, got {_type_name(ktable)}")
-        reader.check_keys(ktable, where, ("name", "params", "ranks"))
+        reader.check_keys(ktable, where, ("name", "params", "ranks", "modes"))
         kname = reader.get(ktable, where, "name", str, None)
         if kname not in cat.kernels:
             raise reader.error(f"{where}.name", f"unknown kernel {kname!r}", ", ".join(cat.kernels))
+        kernel_variants = _kernel_variants(reader, ktable, where, kname, cat, variants)
         params = reader.str_table(ktable, where, "params")
         normalised: dict[str, Any] = {}
         for key, value in params.items():
             option = key.replace("_", "-")
+            if kname in cat.kernel_modes and option == cat.kernel_modes[kname][0]:
+                raise reader.error(f"{where}.params.{key}", f"the {kname} variants are its modes: list them in "
+                                   f"{where}.modes", ", ".join(cat.kernel_modes[kname][1]))
             if option in RESERVED_OPTIONS or option not in cat.kernel_options[kname]:
                 allowed = sorted(set(cat.kernel_options[kname]) - RESERVED_OPTIONS)
                 why = "set by the harness itself" if option in RESERVED_OPTIONS else f"not an option of {kname}"
@@ -398,9 +419,15 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
         for point in itertools.product(*_axes(normalised)):
             fixed = tuple((k, _text(v)) for k, v in point if v is not False)
             for r in ranks:
-                for variant in variants:
+                for variant in kernel_variants:
                     configurations.append(Configuration(kname, fixed, r, variant))
 
+    used = [c.label for c in configurations]
+    if baseline not in used:
+        if "baseline" in top:
+            raise reader.error("campaign.baseline", f"no configuration runs variant {baseline!r}",
+                               ", ".join(dict.fromkeys(used)))
+        baseline = used[0]
     keys = [c.key for c in configurations]
     if len(set(keys)) != len(keys):
         raise reader.error("kernels", "two grid points are identical (a repeated value in an array?)")
@@ -428,7 +455,32 @@ def _kv_pairs(reader: _Reader, table: dict[str, Any], where: str, key: str) -> t
     return tuple(out)
 
 
-def _variants(reader: _Reader, doc: dict[str, Any], top: dict[str, Any], cat: StrataCatalogue) -> list[Variant]:
+def _kernel_variants(reader: _Reader, ktable: dict[str, Any], where: str, kname: str, cat: StrataCatalogue,
+                     variants: list[Variant]) -> list[Variant]:
+    """The campaign's variants for a kernel with backends; an application kernel's modes (all of
+    them, or its table's `modes`) for one without."""
+    if kname not in cat.kernel_modes:
+        if "modes" in ktable:
+            raise reader.error(f"{where}.modes", f"{kname} has backends, not modes: use campaign.backends or "
+                               "[[variants]]")
+        return variants
+    option, known = cat.kernel_modes[kname]
+    modes = ktable.get("modes", "all")
+    if modes == "all":
+        modes = list(known)
+    if not isinstance(modes, list) or not modes or any(not isinstance(m, str) for m in modes):
+        raise reader.error(f"{where}.modes", f"expected a non-empty array of mode names or \"all\", got {modes!r}",
+                           ", ".join(known))
+    for m in modes:
+        if m not in known:
+            raise reader.error(f"{where}.modes", f"unknown {kname} mode {m!r}", ", ".join(known))
+    if len(set(modes)) != len(modes):
+        raise reader.error(f"{where}.modes", "a mode is listed twice", ", ".join(known))
+    return [Variant(label=m, backend=m, selector=option) for m in modes]
+
+
+def _variants(reader: _Reader, doc: dict[str, Any], top: dict[str, Any], cat: StrataCatalogue,
+              allow_empty: bool = False) -> list[Variant]:
     variants: list[Variant] = []
     backends = top.get("backends", [])
     if backends == "all":
@@ -454,7 +506,7 @@ def _variants(reader: _Reader, doc: dict[str, Any], top: dict[str, Any], cat: St
             hints=_kv_pairs(reader, vt, where, "hints"), mca=_kv_pairs(reader, vt, where, "mca"),
             args=tuple(reader.str_list(vt, where, "args", [])), env=_kv_pairs(reader, vt, where, "env"),
             launcher_args=tuple(reader.str_list(vt, where, "launcher_args", []))))
-    if not variants:
+    if not variants and not allow_empty:
         raise reader.error("campaign.backends", "empty grid: no backends and no [[variants]]",
                            ", ".join(cat.backends) + ' or "all"')
     labels = [v.label for v in variants]

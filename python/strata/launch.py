@@ -86,7 +86,7 @@ def strata_arguments(campaign: Campaign, run: Run, run_dir: Path, data_path: Pat
     args = [str(campaign.strata), "run", c.kernel]
     for key, value in c.params:
         args += [f"--{key}"] if value == "true" else [f"--{key}", value]
-    args += ["--backend", c.variant.backend]
+    args += [f"--{c.variant.selector}", c.variant.backend]
     if c.variant.hints:
         args += ["--hints", ",".join(f"{k}={v}" for k, v in c.variant.hints)]
     args += list(c.variant.args)

@@ -118,6 +118,7 @@ class CellStats:
     phase: str
     configs: list[ConfigStats]
     kruskal: KruskalResult | None
+    baseline: str = ""  # the cell's baseline: the campaign's, or the first variant the cell was run with
 
 
 @dataclass
@@ -206,12 +207,16 @@ def campaign_stats(store: Store, name: str | None = None, baseline: str | None =
                     breakdown, bw, times))
             if not configs:
                 continue
-            base_cfg = next((c for c in configs if c.label == base), None)
+            # A cell never run with the campaign's baseline (an application kernel's modes) is
+            # compared with its own first variant.
+            configured = [lb for lb in labels if (cell, lb) in ok_by or (cell, lb) in failed_by]
+            cell_base = base if base in configured or not configured else configured[0]
+            base_cfg = next((c for c in configs if c.label == cell_base), None)
             for c in configs:
                 c.ratio = ratio(c.bandwidth.median, base_cfg.bandwidth.median) if base_cfg else math.nan
             kernel, ranks, params = meta[cell]
             cells.append(CellStats(cell, kernel, ranks, params, phase, configs,
-                                   kruskal_wallis([c.values for c in configs])))
+                                   kruskal_wallis([c.values for c in configs]), cell_base))
     ok = sum(1 for r in runs if r["status"] == "ok")
     all_verified = all(r["verified"] == 1 for r in runs if r["status"] == "ok")
     return CampaignStats(row["name"], cid, int(row["seed"]), base, int(row["total_runs"]), ok, len(runs) - ok,
@@ -244,7 +249,9 @@ def ratio_table(cs: CampaignStats, failures: Sequence[Any] = ()) -> str:
     for cell, phases in by_cell.items():
         lines.append("")
         p_text = "  ".join(f"{ph} p={_p(c.kruskal)}" for ph, c in phases.items())
-        lines.append(f"{cell}   ({p_text})")
+        own = next(iter(phases.values())).baseline
+        against = f", x against {own}" if own and own != cs.baseline else ""
+        lines.append(f"{cell}   ({p_text}{against})")
         header = f"  {'variant':{width}s}  {'write MiB/s':>11s} {'[95 % CI]':>17s} {'x':>5s}   " \
                  f"{'read MiB/s':>10s} {'[95 % CI]':>17s} {'x':>5s}  {'n':>3s}"
         lines.append(header)

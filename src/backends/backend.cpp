@@ -109,6 +109,15 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendCont
   throw_usage("backend \"" + name + "\" is not built in");
 }
 
+void check_backend_options(const std::string& name, const BackendOptions& o) {
+  if (o.per_block && name != "hdf5") throw_usage("--per-block applies to backend hdf5 only");
+  if (o.per_variable && name != "mpiio-coll") throw_usage("--per-variable applies to backend mpiio-coll only");
+  if (o.container != "raw" && name != "strata") throw_usage("--container applies to backend strata only");
+  if (o.container != "raw" && o.container != "hdf5") {
+    throw_usage("unknown container \"" + o.container + "\" (available: raw, hdf5)");
+  }
+}
+
 void check_backend_name(const std::string& name) {
   std::string known;
   for (const auto& b : backend_list()) {

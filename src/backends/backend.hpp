@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "arch/node_map.hpp"
+#include "backends/collective_calls.hpp"
 #include "common/hints.hpp"
 #include "decomp/decomposition.hpp"
 
@@ -50,6 +51,13 @@ struct FileGroup {
 // directories. Throws a usage Error for a node-local shared file.
 FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& target, const Decomposition& d);
 
+// Strategy switches of some backends (the multi-dataset comparison): `strata run --help`.
+struct BackendOptions {
+  bool per_block = false;        // hdf5: one collective H5Dwrite per block (per dataset, max over ranks)
+  bool per_variable = false;     // mpiio-coll: one MPI_File_write_at_all per variable
+  std::string container = "raw"; // strata: raw or hdf5
+};
+
 struct BackendContext {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
@@ -58,6 +66,7 @@ struct BackendContext {
   Hints hints;                // MPI-IO hints asked for (--hints and STRATA_HINTS)
   bool fsync = false;         // sync data to storage before close completes
   std::string io_component;   // "ompio" or "romio"
+  BackendOptions options;
 };
 
 class Backend {
@@ -76,6 +85,10 @@ class Backend {
   virtual uint64_t requests() const { return 0; }
   // Backend-specific statistics of the last access (the engine's time breakdown), or null.
   virtual nlohmann::json details() const { return nullptr; }
+  // The last transfer's collective calls, rounds and time split (collective_calls.hpp), given
+  // its duration on this rank. Collective over the backend's communicator; call on every rank
+  // after the transfer and close succeeded (end_collective_timing() right after the transfer). Not valid for backends without collective calls.
+  virtual CollectiveStats collective_calls(double /*transfer_s*/) { return {}; }
 };
 
 struct BackendInfo {
@@ -86,6 +99,8 @@ struct BackendInfo {
 std::vector<BackendInfo> backend_list();
 // Throws a usage Error naming the available backends when `name` is not one of them.
 void check_backend_name(const std::string& name);
+// Checks that --per-block, --per-variable and --container fit backend `name` (usage Error).
+void check_backend_options(const std::string& name, const BackendOptions& options);
 // Creates a backend. Throws a usage Error for an unknown name or a layout the backend cannot
 // express (the same answer on every rank: it depends only on arguments and the decomposition).
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& ctx, const Decomposition& d,

@@ -2,6 +2,8 @@
 // mpiio-coll: a file view of the rank's extents built as an hindexed datatype, then
 // MPI_File_write_at_all/read_at_all in transfer steps (IOR's collective pattern: in step s
 // every rank moves its bytes [s·t, (s+1)·t) of the view; ranks with less data join with 0).
+// mpiio-coll --per-variable: the same view, one MPI_File_write_at_all/read_at_all per variable
+// (the multi-dataset paper's per-dataset MPI-IO baseline).
 #include <algorithm>
 #include <climits>
 #include <optional>
@@ -41,6 +43,8 @@ class MpiioBackend final : public Backend {
 
   void transfer(Access access, std::byte* buffer) override {
     requests_ = 0;
+    spans_.clear();
+    begin_collective_timing();
     if (collective_) {
       transfer_collective(access, buffer);
     } else {
@@ -52,6 +56,10 @@ class MpiioBackend final : public Backend {
 
   Hints hints_in_effect() const override { return file_.hints_in_effect(); }
   uint64_t requests() const override { return requests_; }
+  CollectiveStats collective_calls(double transfer_s) override {
+    if (!collective_) return {};
+    return mpiio_collective_stats(ctx_.file.comm, spans_, file_.hints_in_effect(), transfer_s);
+  }
 
  private:
   uint64_t file_offset(const Extent& e) const {
@@ -124,14 +132,30 @@ class MpiioBackend final : public Backend {
     int rc = MPI_File_set_view(file_.get(), 0, MPI_BYTE, ft, native, MPI_INFO_NULL);
     check_status(rc, access, "MPI_File_set_view", 0);
 
-    const TransferSteps steps = transfer_steps(comm, d_);
+    // The calls: [begin, begin + n) of the view each, in stream bytes.
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
     const uint64_t local = d_.local_bytes();
+    if (ctx_.options.per_variable) {
+      std::vector<uint64_t> begin(d_.variables.size(), 0), end(d_.variables.size(), 0);
+      uint64_t at = 0;
+      for (const Extent& e : stream.extents()) {
+        if (end[static_cast<size_t>(e.var)] == 0) begin[static_cast<size_t>(e.var)] = at;
+        at += extent_bytes(e);
+        end[static_cast<size_t>(e.var)] = at;
+      }
+      for (size_t v = 0; v < d_.variables.size(); ++v) calls.push_back({begin[v], end[v] - begin[v]});
+    } else {
+      const TransferSteps steps = transfer_steps(comm, d_);
+      for (uint64_t s = 0; s < steps.count; ++s) {
+        const uint64_t begin = std::min(local, s * steps.step_bytes);
+        calls.push_back({begin, std::min(steps.step_bytes, local - begin)});
+      }
+    }
     // Every rank makes every collective call even after a local failure (or the others would
     // wait forever); the first failure is raised once all steps are done.
     std::optional<Error> failure;
-    for (uint64_t s = 0; s < steps.count; ++s) {
-      const uint64_t begin = std::min(local, s * steps.step_bytes);
-      const uint64_t n = std::min(steps.step_bytes, local - begin);
+    for (const auto& [begin, n] : calls) {
+      spans_.push_back(file_span(pieces, begin, n));
       MPI_Status st;
       rc = access == Access::write
                ? MPI_File_write_at_all(file_.get(), static_cast<MPI_Offset>(begin), stream.data() + begin,
@@ -151,9 +175,31 @@ class MpiioBackend final : public Backend {
     if (access == Access::read) stream.finish_read();
   }
 
+  // The file bytes that view bytes [begin, begin + n) cover (pieces in file and view order).
+  CallSpan file_span(const std::vector<Extent>& pieces, uint64_t begin, uint64_t n) const {
+    CallSpan span;
+    if (n == 0) return span;
+    uint64_t at = 0;
+    bool found = false;
+    for (const Extent& e : pieces) {
+      const uint64_t len = extent_bytes(e), off = file_offset(e);
+      if (!found && begin < at + len) {
+        span.lo = off + (begin - at);
+        found = true;
+      }
+      if (begin + n <= at + len) {
+        span.hi = off + (begin + n - at);
+        break;
+      }
+      at += len;
+    }
+    return span;
+  }
+
   BackendContext ctx_;
   const Decomposition& d_;
   bool collective_;
+  std::vector<CallSpan> spans_;
   MpiioFile file_;
   uint64_t requests_ = 0;
 };
@@ -162,6 +208,9 @@ class MpiioBackend final : public Backend {
 
 std::unique_ptr<Backend> make_mpiio_backend(const BackendContext& ctx, const Decomposition& d, const Target&,
                                             bool collective) {
+  if (ctx.options.per_variable && (!collective || !ctx.file.raw_layout || d.transfer_bytes != 0)) {
+    throw_usage("--per-variable applies to backend mpiio-coll writing one shared file without a transfer size");
+  }
   return std::make_unique<MpiioBackend>(ctx, d, collective);
 }
 

@@ -3,6 +3,7 @@
 // non-blocking iput_vara/iget_vara, then one collective ncmpi_wait_all moves them together.
 #include <pnetcdf.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -27,6 +28,7 @@ nc_type nc_type_of(ElemType t) {
     case ElemType::u64: return NC_UINT64;
     case ElemType::f32: return NC_FLOAT;
     case ElemType::f64: return NC_DOUBLE;
+    case ElemType::u16: return NC_USHORT;  // CDF-5 (the backend's format) has unsigned types
   }
   return NC_UBYTE;
 }
@@ -39,6 +41,7 @@ MPI_Datatype mpi_type_of(ElemType t) {
     case ElemType::u64: return MPI_UNSIGNED_LONG_LONG;
     case ElemType::f32: return MPI_FLOAT;
     case ElemType::f64: return MPI_DOUBLE;
+    case ElemType::u16: return MPI_UNSIGNED_SHORT;
   }
   return MPI_BYTE;
 }
@@ -102,6 +105,9 @@ class PnetcdfBackend final : public Backend {
 
   void transfer(Access access, std::byte* buffer) override {
     requests_ = 0;
+    begin_collective_timing();
+    wait_calls_ = 0;
+    span_ = whole_span();
     const TransferSteps steps = transfer_steps(ctx_.comm, d_);
     std::optional<Error> failure;  // every rank makes every wait_all, then reports
     if (steps.count == 1) {
@@ -151,8 +157,30 @@ class PnetcdfBackend final : public Backend {
 
   Hints hints_in_effect() const override { return in_effect_; }
   uint64_t requests() const override { return requests_; }
+  CollectiveStats collective_calls(double transfer_s) override {
+    // PnetCDF may split a wait_all into several MPI-IO calls; each is given the whole span.
+    const std::vector<CallSpan> spans(wait_calls_, span_);
+    return mpiio_collective_stats(ctx_.comm, spans, in_effect_, transfer_s);
+  }
 
  private:
+  // The file bytes this rank's blocks span (variable offsets from ncmpi_inq_varoffset).
+  CallSpan whole_span() const {
+    CallSpan span{~0ULL, 0};
+    for (const Block& b : d_.blocks) {
+      const Variable& v = d_.variables[static_cast<size_t>(b.var)];
+      MPI_Offset off = 0;
+      if (ncmpi_inq_varoffset(ncid_, varids_[static_cast<size_t>(b.var)], &off) != NC_NOERR) continue;
+      std::vector<uint64_t> last(b.start);
+      for (size_t i = 0; i < last.size(); ++i) last[i] += b.count[i] - 1;
+      const uint64_t es = elem_size(v.type);
+      span.lo = std::min<uint64_t>(span.lo, static_cast<uint64_t>(off) + linear_index(v.shape, b.start) * es);
+      span.hi = std::max<uint64_t>(span.hi, static_cast<uint64_t>(off) + (linear_index(v.shape, last) + 1) * es);
+    }
+    if (span.hi <= span.lo) span = {};
+    return span;
+  }
+
   void post(Access access, int var, const std::vector<MPI_Offset>& start, const std::vector<MPI_Offset>& count,
             std::byte* ptr, uint64_t n, std::optional<Error>& failure) {
     const Variable& v = d_.variables[static_cast<size_t>(var)];
@@ -170,6 +198,7 @@ class PnetcdfBackend final : public Backend {
   }
 
   void wait_all(std::optional<Error>& failure) {
+    ++wait_calls_;
     int rc = ncmpi_wait_all(ncid_, NC_REQ_ALL, nullptr, nullptr);
     if (rc != NC_NOERR && !failure) {
       failure = Error(ErrorKind::runtime, "ncmpi_wait_all on \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
@@ -203,6 +232,8 @@ class PnetcdfBackend final : public Backend {
   Hints in_effect_;
   Hints printed_;
   uint64_t requests_ = 0;
+  uint64_t wait_calls_ = 0;
+  CallSpan span_;
 };
 
 }  // namespace

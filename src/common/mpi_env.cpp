@@ -85,6 +85,16 @@ std::vector<std::string> apply_mpi_workarounds_before_init() {
     applied.push_back("OMPI_MCA_osc=sm,pt2pt: virtual nodes share one host, where osc/rdma window segments of two "
                       "node communicators can collide");
   }
+  // A one-rank job cannot create a window over memory it brings (MPI_Win_create: an mmap'ed
+  // nvr or tmpfs buffer) with Open MPI 4.1's default one-sided components — MPI_ERR_WIN, measured
+  // with 4.1.4; two ranks and more work. osc/pt2pt serves it. Open MPI's launcher says the size.
+  const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const bool one_rank = world == nullptr || std::string(world) == "1";
+  if (one_rank && std::getenv("OMPI_MCA_osc") == nullptr) {
+    setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
+    applied.push_back("OMPI_MCA_osc=sm,pt2pt: a one-rank job needs osc/pt2pt to expose tier memory (nvr, tmpfs) "
+                      "with MPI_Win_create");
+  }
   return applied;
 }
 

@@ -15,6 +15,7 @@ size_t elem_size(ElemType t) {
     case ElemType::i64: return 8;
     case ElemType::u64: return 8;
     case ElemType::f64: return 8;
+    case ElemType::u16: return 2;
   }
   return 1;
 }
@@ -27,15 +28,23 @@ std::string elem_name(ElemType t) {
     case ElemType::i64: return "int64";
     case ElemType::u64: return "uint64";
     case ElemType::f64: return "float64";
+    case ElemType::u16: return "uint16";
   }
   return "?";
 }
 
 ElemType elem_type_from_name(const std::string& name) {
-  for (ElemType t : {ElemType::u8, ElemType::i32, ElemType::f32, ElemType::i64, ElemType::u64, ElemType::f64}) {
+  for (ElemType t : {ElemType::u8, ElemType::i32, ElemType::f32, ElemType::i64, ElemType::u64, ElemType::f64,
+                     ElemType::u16}) {
     if (elem_name(t) == name) return t;
   }
-  throw_usage("unknown element type \"" + name + "\" (uint8, int32, float32, int64, uint64 or float64)");
+  throw_usage("unknown element type \"" + name + "\" (uint8, uint16, int32, float32, int64, uint64 or float64)");
+}
+
+uint64_t record_bytes(const std::vector<RecordField>& fields) {
+  uint64_t n = 0;
+  for (const auto& f : fields) n += elem_size(f.type);
+  return n;
 }
 
 uint64_t Variable::elements() const {
@@ -68,6 +77,10 @@ void Decomposition::validate() const {
   if (variables.empty()) throw_usage("the decomposition declares no variable");
   for (const auto& v : variables) {
     if (v.shape.empty()) throw_usage("variable \"" + v.name + "\" has no dimensions");
+    if (!v.record.empty() && (v.type != ElemType::u8 || v.shape.back() != record_bytes(v.record))) {
+      throw_usage("variable \"" + v.name + "\" holds records of " + std::to_string(record_bytes(v.record)) +
+                  " bytes: declare it uint8 with that last dimension");
+    }
   }
   for (size_t i = 0; i < blocks.size(); ++i) {
     const Block& b = blocks[i];

@@ -10,24 +10,43 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strata {
 
-enum class ElemType { u8, i32, i64, u64, f32, f64 };
+enum class ElemType { u8, i32, i64, u64, f32, f64, u16 };
 
 size_t elem_size(ElemType t);
 std::string elem_name(ElemType t);
 // "int32", "float64", ...; throws a usage Error for other names.
 ElemType elem_type_from_name(const std::string& name);
 
+// A field of a record (an array-of-structures element): packed, in declaration order.
+struct RecordField {
+  std::string name;
+  ElemType type = ElemType::u8;
+};
+
 struct Variable {
+  Variable() = default;
+  // Constructors rather than aggregate initialisation, so {name, type, shape} stays complete.
+  Variable(std::string name_, ElemType type_, std::vector<uint64_t> shape_, std::vector<RecordField> record_ = {})
+      : name(std::move(name_)), type(type_), shape(std::move(shape_)), record(std::move(record_)) {}
   std::string name;
   ElemType type = ElemType::u8;
   std::vector<uint64_t> shape;  // global dimensions, slowest first
+  // Empty, or the record every row of this variable holds: then type is u8, the last dimension
+  // is the record's size in bytes, and field f of row i holds the value a variable named after
+  // the field would hold at element i (so an array of structures and a structure of arrays of
+  // the same fields carry the same values).
+  std::vector<RecordField> record;
   uint64_t elements() const;
   uint64_t bytes() const { return elements() * elem_size(type); }
 };
+
+// Bytes of one record of `fields` (their sizes summed: packed, no padding).
+uint64_t record_bytes(const std::vector<RecordField>& fields);
 
 struct Block {
   int var = 0;                  // index into Decomposition::variables

@@ -24,15 +24,46 @@ uint64_t name_hash(const std::string& s) {  // FNV-1a
 struct Generator {
   uint64_t key;
   ElemType type;
-  Generator(const Variable& v, const ValueStream& vs)
-      : key(splitmix64(vs.seed ^ splitmix64(name_hash(v.name) ^ splitmix64(vs.step)))), type(v.type) {}
+  // A record variable: each byte comes from the field that covers it, generated as a variable
+  // named after the field at the record's row.
+  std::vector<Generator> fields;
+  std::vector<uint64_t> field_offset;  // byte offset of each field in the record
+  std::vector<uint8_t> field_of_byte;  // which field covers each byte of the record
+
+  Generator(const std::string& name, ElemType t, const ValueStream& vs)
+      : key(splitmix64(vs.seed ^ splitmix64(name_hash(name) ^ splitmix64(vs.step)))), type(t) {}
+  Generator(const Variable& v, const ValueStream& vs) : Generator(v.name, v.type, vs) {
+    uint64_t offset = 0;
+    for (size_t f = 0; f < v.record.size(); ++f) {
+      fields.emplace_back(v.record[f].name, v.record[f].type, vs);
+      field_offset.push_back(offset);
+      offset += elem_size(v.record[f].type);
+      field_of_byte.resize(offset, static_cast<uint8_t>(f));
+    }
+  }
+
+  // The record field covering byte `index` of a record variable.
+  size_t field_at(uint64_t index) const { return field_of_byte[index % field_of_byte.size()]; }
 
   void operator()(uint64_t index, std::byte* out) const {
+    if (!fields.empty()) {
+      const uint64_t row = index / field_of_byte.size();
+      const size_t f = field_at(index);
+      std::byte value[8];
+      fields[f](row, value);
+      *out = value[index % field_of_byte.size() - field_offset[f]];
+      return;
+    }
     const uint64_t h = splitmix64(key ^ (index * 0xD6E8FEB86659FD93ULL));
     switch (type) {
       case ElemType::u8: {
         auto v = static_cast<uint8_t>(h);
         std::memcpy(out, &v, 1);
+        break;
+      }
+      case ElemType::u16: {
+        auto v = static_cast<uint16_t>(h);
+        std::memcpy(out, &v, 2);
         break;
       }
       case ElemType::i32: {
@@ -70,6 +101,12 @@ std::string format_value(ElemType type, const std::byte* in) {
     case ElemType::u8: {
       uint8_t v;
       std::memcpy(&v, in, 1);
+      std::snprintf(buf, sizeof buf, "%u", v);
+      break;
+    }
+    case ElemType::u16: {
+      uint16_t v;
+      std::memcpy(&v, in, 2);
       std::snprintf(buf, sizeof buf, "%u", v);
       break;
     }
@@ -141,7 +178,9 @@ std::optional<Mismatch> verify(const Decomposition& d, const ValueStream& vs, co
       g(e.elem_begin + i, want);
       if (std::memcmp(want, p + i * es, es) == 0) continue;
       if (!first) {
-        first = Mismatch{0, v.name, unravel_index(v.shape, e.elem_begin + i), format_value(v.type, want),
+        const std::string name =
+            v.record.empty() ? v.name : v.name + "." + v.record[g.field_at(e.elem_begin + i)].name;
+        first = Mismatch{0, name, unravel_index(v.shape, e.elem_begin + i), format_value(v.type, want),
                          format_value(v.type, p + i * es)};
       }
       ++count;

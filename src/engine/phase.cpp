@@ -11,9 +11,12 @@
 #include <optional>
 #include <sstream>
 
+#include "arch/machine.hpp"
+#include "arch/node_local.hpp"
 #include "arch/node_map.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "engine/move/drain.hpp"
 #include "engine/move/file_set.hpp"
 #include "engine/move/io_worker.hpp"
 #include "engine/output_index.hpp"
@@ -21,6 +24,8 @@
 #include "engine/move/window.hpp"
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/extents.hpp"
+#include "engine/place/placement.hpp"
+#include "engine/place/tier_hints.hpp"
 #include "engine/plan/partition.hpp"
 #include "fs/fs_info.hpp"
 #include "strata/strata.hpp"
@@ -136,6 +141,7 @@ class EngineImpl {
     int size = 1;
     MPI_Comm_size(comm, &size);
     window_bytes.assign(static_cast<size_t>(size), 0);
+    window_tier.assign(static_cast<size_t>(size), static_cast<int>(Tier::dram));
   }
   ~EngineImpl() {
     window.free();
@@ -149,24 +155,57 @@ class EngineImpl {
     return c;
   }
 
-  // The window, large enough for `needed[r]` bytes on every rank r. Every rank decides the
-  // same way (all know `needed` from the plan and the current sizes), so reallocation is
-  // collective exactly when needed.
-  Window& window_for(const std::vector<uint64_t>& needed, int rank) {
+  // The window, large enough for `needed[r]` bytes on every rank r, on tier `tier_of[r]` of
+  // each aggregator. Every rank decides the same way (all know `needed` and the tiers from the
+  // plan and the current window), so reallocation is collective exactly when needed.
+  Window& window_for(const std::vector<uint64_t>& needed, const std::vector<int>& tier_of, int rank) {
     bool fits = window.get() != MPI_WIN_NULL;
-    for (size_t r = 0; r < needed.size() && fits; ++r) fits = window_bytes[r] >= needed[r];
+    for (size_t r = 0; r < needed.size() && fits; ++r) {
+      fits = window_bytes[r] >= needed[r] && (needed[r] == 0 || window_tier[r] == tier_of[r]);
+    }
     if (!fits) {
       window.free();
-      for (size_t r = 0; r < needed.size(); ++r) window_bytes[r] = std::max(window_bytes[r], needed[r]);
-      window = Window(comm, window_bytes[static_cast<size_t>(rank)]);
+      const bool same_tiers = window_tier == tier_of;
+      bool all_dram = true;
+      for (size_t r = 0; r < needed.size(); ++r) {
+        window_bytes[r] = same_tiers ? std::max(window_bytes[r], needed[r]) : needed[r];
+        if (window_bytes[r] > 0 && tier_of[r] != static_cast<int>(Tier::dram)) all_dram = false;
+      }
+      window_tier = tier_of;
+      const uint64_t mine = window_bytes[static_cast<size_t>(rank)];
+      if (all_dram) {
+        window = Window(comm, mine);  // MPI's memory: shared memory within a node
+      } else {
+        std::unique_ptr<TierMemory> memory;
+        collectively(comm, [&] {
+          if (mine > 0) memory = tier(static_cast<Tier>(tier_of[static_cast<size_t>(rank)])).allocate(mine);
+        });
+        window = Window(comm, std::move(memory));
+      }
     }
     return window;
   }
+
+  // The machine description and this node's tiers, at first use (collective).
+  const Machine& machine_once() {
+    if (!machine) {
+      machine = load_machine(comm, nodes.node);
+      for (Tier t : all_tiers()) {
+        const TierFigures* f = machine->tier(t);
+        tiers.push_back(make_memory_tier(t, f != nullptr ? *f : TierFigures{}, nodes.node));
+      }
+    }
+    return *machine;
+  }
+  const MemoryTier& tier(Tier t) const { return *tiers[static_cast<size_t>(t)]; }
 
   MPI_Comm comm;
   NodeMap nodes;
   Window window;
   std::vector<uint64_t> window_bytes;  // every rank's window size
+  std::vector<int> window_tier;        // every rank's window tier
+  std::optional<Machine> machine;
+  std::vector<std::unique_ptr<MemoryTier>> tiers;  // this node's, indexed by Tier
 };
 
 Engine::Engine(MPI_Comm comm) : impl_(std::make_unique<EngineImpl>(comm)) {}
@@ -288,6 +327,7 @@ class PhaseImpl {
     try {
       if (failure) throw *failure;
       cfg = parse_hints(hints_);
+      tier_hints_ = parse_tier_hints(hints_);
       sel_ = normalise(std::move(pieces_), names());
       if (rank_ == 0 && cfg.align == 0) mine.fs_block = std::max<uint64_t>(fs_info(path_).block_size, 512);
     } catch (const Error& e) {
@@ -299,13 +339,20 @@ class PhaseImpl {
     // aggregator); the rest — small extents and unaligned heads and tails — is aggregated.
     // Subfiles hold the aggregators' partitions, so a write with subfiling aggregates all.
     if (cfg.subfile_group > 0 && mode_ == PhaseMode::write) cfg.direct_threshold = 0;
+    // Tiers: a node-local target is a file per partition on its aggregator's node, so every
+    // byte passes through the aggregator of its partition.
+    if (tier_hints_.node_local) {
+      cfg.subfile_group = 1;
+      cfg.direct_threshold = 0;
+    }
     split_direct(cfg);
     if (agg_.bytes > 0) mine.lo = agg_.lo;
     mine.hi = agg_.hi;
     mine.bytes = agg_.bytes;
     mine.declared = sel_.bytes;
     mine.direct = direct_.size();
-    mine.config = config_hash(cfg);
+    const uint64_t tier_config = tier_hints_.hash();
+    mine.config = fnv1a(&tier_config, sizeof tier_config, config_hash(cfg));
     for (const auto& v : vars_) mine.signature = fnv1a(&mine.signature, sizeof mine.signature, v.signature());
     mine.ok = failure ? 0 : 1;
     std::vector<Summary> all(static_cast<size_t>(size_));
@@ -346,6 +393,9 @@ class PhaseImpl {
     }
     fsync_ = cfg.fsync;
     plan_ = make_plan(in);
+    // ---- Tiers: aggregators and their memory tiers elected by the cost model (engine/place/) ----
+    place_on_tiers();
+    // ---- end of tiers ----
     my_partition_ = plan_.partition_of_rank(rank_);
     for (const Summary& s : all) declared_bytes_ += s.declared;
     subfile_group_ = cfg.subfile_group;
@@ -354,8 +404,11 @@ class PhaseImpl {
     std::optional<Error> index_error;
     if (mode_ == PhaseMode::read && rank_ == 0) {
       try {
-        if (auto index = read_output_index(path_)) {
+        if (auto index = read_output_index(index_output())) {
           for (const auto& f : index->files) listed.push_back({resolve_indexed_path(path_, f.path), f.begin, f.end, -1});
+        } else if (tier_hints_.node_local) {  // tiers: never fall back silently to the shared file
+          throw_usage("no node-local copy of \"" + path_ + "\": " + index_path(index_output()) +
+                      " is missing (write with hint strata_target=node-local first)");
         }
       } catch (const Error& e) {
         index_error = e;
@@ -396,22 +449,28 @@ class PhaseImpl {
     }
     transfers_ = transfers_by_round(plan_, agg_);
     std::vector<uint64_t> needed(static_cast<size_t>(size_), 0);
+    std::vector<int> tier_of(static_cast<size_t>(size_), static_cast<int>(Tier::dram));
     for (int p = 0; p < plan_.partitions(); ++p) {
       needed[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] =
           plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers);
+      tier_of[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] = static_cast<int>(tier_of_partition_[static_cast<size_t>(p)]);
     }
-    window_ = &engine_.window_for(needed, rank_);
+    if (!tier_hints_.dry_run) window_ = &engine_.window_for(needed, tier_of, rank_);
     // One agreement for both: overlaps found by aggregators, and opening the file.
     collectively(comm_, [&] {
       check_direct_overlaps(direct_all, received);
       if (my_partition_ >= 0) runs_ = rounds_of_partition(plan_, my_partition_, received);
+      if (tier_hints_.dry_run) return;  // tiers: plan and placement only
       open_file();
       // The stream is allocated here, so running out of memory is agreed like any error.
       stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
       if (mode_ == PhaseMode::write && rank_ == 0) {
         // A write makes the old index stale: it goes now, and comes back when the phase closes.
-        if (::unlink(index_path(path_).c_str()) != 0 && errno != ENOENT) {
-          throw_system("cannot remove the old index \"" + index_path(path_) + "\"", errno);
+        for (const std::string& out : {index_output(), path_}) {
+          if (out != index_output() && !tier_hints_.drain) continue;
+          if (::unlink(index_path(out).c_str()) != 0 && errno != ENOENT) {
+            throw_system("cannot remove the old index \"" + index_path(out) + "\"", errno);
+          }
         }
       }
     });
@@ -424,12 +483,15 @@ class PhaseImpl {
     stats_.buffer_bytes = plan_.buffer_bytes;
     stats_.buffers = static_cast<uint64_t>(plan_.buffers);
     stats_.plan_signature = plan_signature();
+    stats_.tier = my_partition_ >= 0 ? tier_name(tier_of_partition_[static_cast<size_t>(my_partition_)]) : "";
+    stats_.tier_fallbacks = placement_.fallbacks;
     state_ = State::planned;
   }
 
   void execute(PhaseMode mode) {
     if (state_ == State::declaring) plan();
     require_state(State::planned, mode == PhaseMode::write ? "write" : "read");
+    if (tier_hints_.dry_run) throw_usage("this phase is a dry run (hint strata_dry_run): it plans and places only");
     if (mode != mode_) {
       throw_usage(std::string("this phase was opened for ") + (mode_ == PhaseMode::write ? "writing" : "reading"));
     }
@@ -510,6 +572,7 @@ class PhaseImpl {
       // (sixteen ranks fsyncing one file each cost sixteen times the journal work).
       const bool sync = fsync_ && mode_ == PhaseMode::write && state_ == State::done;
       files_.close_all(false);
+      if (tier_hints_.drain && state_ == State::done) drain_partition();  // tiers: node-local copy to the shared file
       if (!sync && state_ == State::done) finish_output();
     });
     if (fsync_ && mode_ == PhaseMode::write && state_ == State::done) {
@@ -535,6 +598,10 @@ class PhaseImpl {
       max->bytes = us[0];
       max->fs_requests = us[1];
       max->direct_bytes = us[2];
+      max->tier.clear();  // tiers: every tier the phase aggregated on
+      for (const PlacedPartition& part : placement_.partitions) {
+        if (max->tier.find(part.tier) == std::string::npos) max->tier += (max->tier.empty() ? "" : ",") + part.tier;
+      }
     }
     return stats_;
   }
@@ -752,6 +819,7 @@ class PhaseImpl {
       set.check_contiguous("index \"" + index_path(path_) + "\"");
       return set;
     }
+    if (tier_hints_.node_local && plan_.partitions() > 0) return node_local_files();  // tiers
     if (subfile_group_ == 0 || plan_.partitions() == 0) {
       files.push_back({path_, 0, UINT64_MAX, -1});
       return FileSet(std::move(files), false);
@@ -820,7 +888,8 @@ class PhaseImpl {
     index.bytes = declared_bytes_;
     index.writer_ranks = size_;
     for (const SubFile& f : files_.files()) {
-      index.files.push_back({std::filesystem::path(f.path).filename().string(), f.begin, f.end});
+      // Node-local copies are named by their absolute paths (they are not beside the index).
+      index.files.push_back({tier_hints_.node_local ? f.path : std::filesystem::path(f.path).filename().string(), f.begin, f.end});
       if (files_.subfiled()) {
         // Every listed subfile exists (one no aggregator wrote is created empty) at its size.
         const uint64_t size = std::min(f.end, plan_.hi) > f.begin ? std::min(f.end, plan_.hi) - f.begin : 0;
@@ -832,8 +901,95 @@ class PhaseImpl {
         if (rc != 0) throw_system("cannot set the size of \"" + f.path + "\"", err);
       }
     }
-    write_output_index(path_, index);
+    write_output_index(index_output(), index);
+    if (tier_hints_.drain) {  // tiers: the drained shared file has its own index
+      index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX}};
+      write_output_index(path_, index);
+    }
   }
+
+  // ---- Tiers (engine/place/, arch/memory_tier, arch/machine) ---------------------------------
+
+  // The output whose index describes what this phase writes or reads: the node-local copy's
+  // with strata_target=node-local, else the output's.
+  std::string index_output() const { return tier_hints_.node_local ? node_local_output(path_) : path_; }
+
+  // Elects each partition's aggregator and tier (collective) and records the report.
+  void place_on_tiers() {
+    const Machine& machine = engine_.machine_once();
+    PlacementInput pin;
+    pin.plan = &plan_;
+    pin.node_of_rank = &engine_.nodes.node_of_rank;
+    pin.machine = &machine;
+    pin.local_tiers = &engine_.tiers;
+    pin.my_bytes.assign(static_cast<size_t>(plan_.partitions()), 0);
+    for (const StreamExtent& e : agg_.extents) {
+      for (uint64_t off = e.file_offset, end = e.file_offset + e.length; off < end;) {
+        const int p = plan_.partition_of(off);
+        const uint64_t stop = std::min(end, plan_.end[static_cast<size_t>(p)]);
+        pin.my_bytes[static_cast<size_t>(p)] += stop - off;
+        if (stop <= off) break;
+        off = stop;
+      }
+    }
+    pin.persistent = tier_hints_.persistent;
+    pin.forced = tier_hints_.forced;
+    pin.want_table = tier_hints_.cost_table;
+    Placement placed = place_aggregators(comm_, pin);
+    placement_ = PlacementReport{};
+    placement_.machine = machine.name + " (" + machine.source + ")";
+    placement_.forced_tier = tier_hints_.forced ? tier_name(*tier_hints_.forced) : "";
+    placement_.fallbacks = placed.fallbacks;
+    tier_of_partition_.clear();
+    for (int p = 0; p < plan_.partitions(); ++p) {
+      const Elected& e = placed.partitions[static_cast<size_t>(p)];
+      plan_.aggregator[static_cast<size_t>(p)] = e.aggregator;
+      tier_of_partition_.push_back(e.tier);
+      placement_.partitions.push_back({plan_.start[static_cast<size_t>(p)], plan_.end[static_cast<size_t>(p)], e.aggregator,
+                                       engine_.nodes.node_of_rank[static_cast<size_t>(e.aggregator)], tier_name(e.tier),
+                                       e.cost, e.fallback});
+    }
+    for (const CandidateRow& c : placed.table) {
+      placement_.candidates.push_back({c.partition, c.rank, c.node, tier_name(c.tier), c.c1, c.c2, filter_name(c.filtered)});
+    }
+  }
+
+  // A write to node-local storage: one file per partition, in its aggregator's node directory.
+  FileSet node_local_files() {
+    node_local_dir(engine_.nodes.node);  // this node's directory exists
+    const std::string name = std::filesystem::path(path_).filename().string();
+    std::vector<SubFile> files;
+    const size_t parts = static_cast<size_t>(plan_.partitions());
+    for (size_t p = 0; p < parts; ++p) {
+      const int node = engine_.nodes.node_of_rank[static_cast<size_t>(plan_.aggregator[p])];
+      char suffix[32];
+      std::snprintf(suffix, sizeof suffix, ".part.%05zu", p);
+      const auto dir = std::filesystem::absolute(std::filesystem::path(node_local_root()) / std::to_string(node));
+      files.push_back({(dir / (name + suffix)).string(), p == 0 ? 0 : plan_.start[p], p + 1 < parts ? plan_.start[p + 1] : UINT64_MAX, -1});
+    }
+    files.front().begin = plan_.start[0];
+    return FileSet(std::move(files), true);
+  }
+
+  // After a node-local write, this partition's aggregator copies its node file into the shared
+  // file. Local part of a collective step.
+  void drain_partition() {
+    if (mode_ != PhaseMode::write || my_partition_ < 0) return;
+    const SubFile& f = files_.files()[static_cast<size_t>(my_partition_)];
+    const uint64_t end = std::min(f.end, plan_.hi);
+    std::error_code ec;
+    if (end <= f.begin || !std::filesystem::exists(f.path, ec)) return;  // a partition of holes only
+    drain_file(f.path, path_, f.begin, end - f.begin);
+  }
+
+ public:
+  const PlacementReport& placement() const {
+    if (state_ == State::declaring || state_ == State::failed) throw_usage("Phase::placement before a successful plan()");
+    return placement_;
+  }
+
+ private:
+  // ---- end of tiers ----
 
   EngineImpl& engine_;
   MPI_Comm comm_;
@@ -861,6 +1017,9 @@ class PhaseImpl {
   std::vector<std::byte> stream_;        // this rank's bytes in file order, when needed
   bool fsync_ = false;
   PhaseStats stats_;
+  TierHints tier_hints_;
+  std::vector<Tier> tier_of_partition_;
+  PlacementReport placement_;
 };
 
 Phase::Phase(Engine& engine, std::string path, PhaseMode mode, std::vector<Hint> hints)
@@ -893,6 +1052,7 @@ void Phase::add_subarray(int var, const uint64_t* start, const uint64_t* count, 
   });
 }
 void Phase::plan() { impl_->plan(); }
+const PlacementReport& Phase::placement() const { return impl_->placement(); }
 void Phase::write() { impl_->execute(PhaseMode::write); }
 void Phase::read() { impl_->execute(PhaseMode::read); }
 PhaseStats Phase::close(PhaseStats* max) { return impl_->close(max); }

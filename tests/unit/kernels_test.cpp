@@ -87,7 +87,7 @@ TEST(Array1dKernel, RandomSizesStayWithinTheMaximumAndDependOnTheSeed) {
 
 TEST(Kernels, UnknownKernelNamesTheKnownOnes) {
   try {
-    find_kernel("hacc");
+    find_kernel("nosuchkernel");
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("ior"), std::string::npos);

@@ -2,8 +2,14 @@
 // thrown as strata::Error after collective agreement, so every rank exits the same way.
 #pragma once
 
+#include <mpi.h>
+
 #include <string>
 #include <vector>
+
+namespace strata {
+class AppKernel;
+}
 
 namespace strata::cli {
 
@@ -12,8 +18,14 @@ struct Environment {
 };
 
 int run_command(const std::vector<std::string>& args, const Environment& env);
+// `strata run KERNEL ...` for an application kernel (args[0] is its name); see app_run.cpp.
+int run_app_command(const AppKernel& kernel, const std::vector<std::string>& args, const Environment& env);
 int info_command(const std::vector<std::string>& args, const Environment& env);
 int advise_command(const std::vector<std::string>& args, const Environment& env);
+int plan_command(const std::vector<std::string>& args, const Environment& env);
+// strata info --tiers (collective over comm).
+int tiers_info(MPI_Comm comm, const std::string& json_path);
+int decomp_command(const std::vector<std::string>& args, const Environment& env);
 
 // Replaces this process by `strata-bench ARGS` (the Python harness), with STRATA_BIN set to this
 // binary; exits with status 2 when strata-bench cannot be found. Call it before MPI_Init.

@@ -24,7 +24,8 @@ namespace strata::cli {
 namespace {
 
 const char* kInfoUsage =
-    "usage: [mpirun -np N] strata info [PATH] [--json FILE]\n\n"
+    "usage: [mpirun -np N] strata info [PATH] [--json FILE]\n"
+    "       [mpirun -np N] strata info --tiers [--json FILE]\n\n"
     "Prints the MPI library and version, the MPI-IO component in use (confirmed by opening a\n"
     "probe file beside PATH and reading its hints back), ranks and nodes (and whether the node map\n"
     "is virtual: STRATA_RANKS_PER_NODE / STRATA_NODE_MAP), the file system type and block size\n"
@@ -62,6 +63,8 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   MPI_Comm_size(comm, &size);
   OptionSet o;
   o.add("json", "FILE", "also write the information as JSON (rank 0)");
+  o.add_flag("tiers", "list the memory tiers aggregation can use: latency, bandwidth, capacity, persistency (from "
+                      "STRATA_MACHINE or the cached probe), and why a tier is absent");
   std::vector<std::string> positional;
   collectively(comm, [&] {
     positional = o.parse(args);
@@ -71,6 +74,7 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
     if (rank == 0) std::printf("%s\noptions:\n%s", kInfoUsage, o.help_text().c_str());
     return 0;
   }
+  if (o.flag("tiers")) return tiers_info(comm, o.get("json"));
   const std::string path = positional.empty() ? "." : positional[0];
 
   NodeMap nodes = node_map(comm);

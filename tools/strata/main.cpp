@@ -24,9 +24,12 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run KERNEL   write and/or read a kernel's data through a backend, timed and verified\n"
-    "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware\n"
+    "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware;\n"
+    "               info --tiers: the memory tiers aggregation can use, with their figures\n"
+    "  plan KERNEL  a dry run of the engine: partitions, elected aggregators and tiers, every candidate's cost\n"
     "  advise       striping and MPI-IO hints for a file system and a job, each with its reason;\n"
     "               advise --calibrate RESULTS.sqlite fits the stripe-count rule to a campaign (not under mpirun)\n"
+    "  decomp ...   PIO decomposition maps: describe one (blocks, lengths, coverage) or generate one\n"
     "  bench ...    the experiment harness, strata-bench (campaigns, statistics, reports); not under mpirun\n"
     "\n"
     "`strata COMMAND --help` describes each command. Diagnostics: STRATA_LOG=debug|info|warn.\n";
@@ -65,7 +68,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "advise") == 0) strata::cli::forward_advise_calibrate({argv + 2, argv + argc});
   strata::cli::Environment env;
   env.mpi_workarounds = strata::apply_mpi_workarounds_before_init();
-  MPI_Init(&argc, &argv);
+  // Serialized: MSLIO's OpenMP threads make their MPI-IO calls one at a time (kernels/mslio).
+  int thread_level = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &thread_level);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   strata::log::set_rank(rank);
@@ -82,10 +87,14 @@ int main(int argc, char** argv) {
       status = strata::cli::run_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "info") {
       status = strata::cli::info_command({args.begin() + 1, args.end()}, env);
+    } else if (args[0] == "plan") {
+      status = strata::cli::plan_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "advise") {
       status = strata::cli::advise_command({args.begin() + 1, args.end()}, env);
+    } else if (args[0] == "decomp") {
+      status = strata::cli::decomp_command({args.begin() + 1, args.end()}, env);
     } else {
-      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, advise; see strata --help)");
+      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, decomp; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());

@@ -28,7 +28,9 @@
 #include "decomp/selection.hpp"
 #include "decomp/values.hpp"
 #include "fs/fs_info.hpp"
+#include "app_kernel.hpp"
 #include "kernel.hpp"
+#include "run_outputs.hpp"
 #include "run_report.hpp"
 #include "strata/strata.hpp"
 
@@ -41,6 +43,9 @@ void add_run_options(OptionSet& o) {
   o.add("backend", "NAME", "posix, mpiio-ind, mpiio-coll, strata, hdf5 or pnetcdf (required)");
   o.add("output", "PATH", "file to write or read; with --file-per-process, the prefix of PATH.<rank>",
         "strata-KERNEL.dat in the current directory");
+  o.add("container", "raw|hdf5", "backend strata: raw file with an index, or an HDF5 container (h5py/h5dump read it)", "raw");
+  o.add_flag("per-block", "backend hdf5: one collective H5Dwrite per block instead of one per dataset");
+  o.add_flag("per-variable", "backend mpiio-coll: one MPI_File_write_at_all per variable instead of one in all");
   o.add("hints", "K=V,K=V", "MPI-IO hints, applied over those of the file named by STRATA_HINTS");
   o.add_flag("no-advice", "do not apply strata advise's hints (explicit hints win over them key by key anyway)");
   o.add_flag("file-per-process", "each rank its own file PATH.<rank, 8 digits> (IOR -F)");
@@ -65,6 +70,7 @@ std::string run_help(const Kernel* k) {
       "repetition, verifies every element with --verify, prints a table and writes --json.\n\n"
       "kernels:\n";
   for (const Kernel* kk : kernel_list()) text += "  " + kk->name() + std::string(10 - kk->name().size(), ' ') + kk->summary() + "\n";
+  for (const AppKernel* ak : app_kernel_list()) text += "  " + ak->name() + std::string(10 - ak->name().size(), ' ') + ak->summary() + "\n";
   text += "\nbackends:\n";
   for (const auto& b : backend_list()) text += "  " + b.name + std::string(12 - b.name.size(), ' ') + b.summary + "\n";
   OptionSet o;
@@ -76,22 +82,9 @@ std::string run_help(const Kernel* k) {
   return text;
 }
 
-std::string default_output(const std::string& kernel, const std::string& backend) {
-  std::string ext = backend == "hdf5" ? ".h5" : backend == "pnetcdf" ? ".nc" : ".dat";
+std::string default_output(const std::string& kernel, const std::string& backend, const std::string& container) {
+  std::string ext = backend == "hdf5" || container == "hdf5" ? ".h5" : backend == "pnetcdf" ? ".nc" : ".dat";
   return "strata-" + kernel + ext;
-}
-
-std::string now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string hostname() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
 }
 
 struct Settings {
@@ -109,12 +102,19 @@ struct Settings {
   std::string json_path;
   Hints hints;
   int writer_ranks = 0;  // > 0: read a file written by this many ranks
+  BackendOptions backend_options;
 };
 
 Settings parse(const std::vector<std::string>& args) {
   Settings s;
   if (args.empty() || args[0].rfind("-", 0) == 0) {
     throw_usage("strata run needs a KERNEL first (see strata run --help)");
+  }
+  if (std::none_of(kernel_list().begin(), kernel_list().end(), [&](const Kernel* k) { return k->name() == args[0]; })) {
+    std::string all;  // the Decomposition kernels, then the application kernels
+    for (const Kernel* k : kernel_list()) all += (all.empty() ? "" : ", ") + k->name();
+    for (const AppKernel* k : app_kernel_list()) all += ", " + k->name();
+    throw_usage("unknown kernel \"" + args[0] + "\" (available: " + all + ")");
   }
   s.kernel = &find_kernel(args[0]);
   add_run_options(s.options);
@@ -125,7 +125,7 @@ Settings parse(const std::vector<std::string>& args) {
   if (!s.options.given("backend")) throw_usage("strata run needs --backend NAME (see strata run --help)");
   s.backend = s.options.get("backend");
   check_backend_name(s.backend);
-  s.target.path = s.options.given("output") ? s.options.get("output") : default_output(s.kernel->name(), s.backend);
+  s.target.path = s.options.given("output") ? s.options.get("output") : default_output(s.kernel->name(), s.backend, s.options.get("container"));
   if (s.target.path.empty()) throw_usage("--output must not be empty");
   if (s.options.flag("file-per-process") && s.options.flag("file-per-node")) {
     throw_usage("choose one of --file-per-process and --file-per-node");
@@ -151,6 +151,10 @@ Settings parse(const std::vector<std::string>& args) {
     if (s.target.layout != Layout::shared) throw_usage("--writer-ranks needs a shared file (not per process or node)");
   }
   s.hints = hints_from_environment_and(s.options.get("hints"));
+  s.backend_options.per_block = s.options.flag("per-block");
+  s.backend_options.per_variable = s.options.flag("per-variable");
+  s.backend_options.container = s.options.get("container");
+  check_backend_options(s.backend, s.backend_options);
   return s;
 }
 
@@ -162,8 +166,10 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
   const double t1 = MPI_Wtime();
   collectively(comm, [&] { backend.transfer(access, buffer); });
   const double t2 = MPI_Wtime();
+  end_collective_timing();
   collectively(comm, [&] { backend.close(); });
   const double t3 = MPI_Wtime();
+  const CollectiveStats collective = backend.collective_calls(t2 - t1);
   double local[4] = {t1 - t0, t2 - t1, t3 - t2, t3 - t0}, worst[4];
   MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, comm);
   unsigned long long counts[2] = {local_bytes, backend.requests()}, sums[2];
@@ -176,6 +182,7 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
   p.bytes = sums[0];
   p.requests = sums[1];
   p.engine = backend.details();
+  if (collective.valid) p.collective = collective.to_json();
   return p;
 }
 
@@ -201,6 +208,11 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+
+  // Application kernels own their output phase (kernels/app_kernel.hpp, app_run.cpp).
+  if (!args.empty()) {
+    if (const AppKernel* app = find_app_kernel(args[0])) return run_app_command(*app, args, env);
+  }
 
   Settings s;
   collectively(comm, [&] {
@@ -232,7 +244,9 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
           throw_usage("the index of \"" + s.target.path + "\" holds variable \"" + iv.name +
                       "\", which kernel " + s.kernel->name() + " does not define with that element size");
         }
-        vars.push_back({iv.name, it->type, iv.dims});
+        Variable v = *it;  // keeps a record variable's fields
+        v.shape = iv.dims;
+        vars.push_back(v);
       }
       const uint64_t t = setup.decomposition.transfer_bytes;
       setup.decomposition = even_share(vars, rank, size);
@@ -259,7 +273,10 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   ctx.hints = s.hints;
   ctx.fsync = s.fsync;
   ctx.io_component = io_component();
-  ctx.file = file_group(comm, nodes, s.target, d);
+  ctx.options = s.backend_options;
+  std::vector<RunOutput> outputs =  // one, or a kernel's checkpoints (run_outputs.hpp)
+      plan_outputs(comm, nodes, s.target, d, setup.checkpoint_steps, s.values, ctx);
+  ctx.file = outputs.front().ctx.file;
   FsInfo fs;
   collectively(comm, [&] { fs = fs_info(ctx.file.path); });
   advise::RunAdvice advice;  // strata advise's hints under the explicit ones (src/advise/run_advice.hpp)
@@ -273,8 +290,10 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
         s.hints, !s.options.flag("no-advice"));
   });
   ctx.hints = advice.hints;
-  std::unique_ptr<Backend> backend;
-  collectively(comm, [&] { backend = make_backend(s.backend, ctx, d, s.target); });
+  for (RunOutput& out : outputs) {
+    out.ctx.hints = advice.hints;
+    collectively(comm, [&] { out.backend = make_backend(s.backend, out.ctx, d, out.target); });
+  }
 
   const uint64_t local = d.local_bytes();
   std::vector<std::byte> data(local), back;
@@ -291,23 +310,31 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   const double started = MPI_Wtime();
   for (uint64_t rep = 0; rep < s.repetitions && !failure; ++rep) {
     Repetition r;
-    if (s.do_write) {
-      collectively(comm, [&] { remove_output(ctx); });
-      r.write = timed_access(*backend, comm, Access::write, data.data(), local);
-      if (rep == 0) in_effect = backend->hints_in_effect();
-      if (s.verify && !s.do_read) {  // untimed read-back
-        std::fill(back.begin(), back.end(), std::byte{0xA5});
-        collectively(comm, [&] { backend->open(Access::read); });
-        collectively(comm, [&] { backend->transfer(Access::read, back.data()); });
-        collectively(comm, [&] { backend->close(); });
-        failure = verify_everywhere(comm, d, s.values, back.data());
+    for (RunOutput& out : outputs) {
+      if (failure) break;
+      Backend& backend = *out.backend;
+      std::optional<PhaseTiming> written, read;
+      if (outputs.size() > 1 && s.do_write) fill(d, out.values, data.data());  // this checkpoint's values
+      if (s.do_write) {
+        collectively(comm, [&] { remove_output(out.ctx); });
+        written = timed_access(backend, comm, Access::write, data.data(), local);
+        if (rep == 0) in_effect = backend.hints_in_effect();
+        if (s.verify && !s.do_read) {  // untimed read-back
+          std::fill(back.begin(), back.end(), std::byte{0xA5});
+          collectively(comm, [&] { backend.open(Access::read); });
+          collectively(comm, [&] { backend.transfer(Access::read, back.data()); });
+          collectively(comm, [&] { backend.close(); });
+          failure = verify_everywhere(comm, d, out.values, back.data());
+        }
       }
-    }
-    if (s.do_read && !failure) {
-      std::fill(back.begin(), back.end(), std::byte{0xA5});
-      r.read = timed_access(*backend, comm, Access::read, back.data(), local);
-      if (rep == 0 && !s.do_write) in_effect = backend->hints_in_effect();
-      if (s.verify) failure = verify_everywhere(comm, d, s.values, back.data());
+      if (s.do_read && !failure) {
+        std::fill(back.begin(), back.end(), std::byte{0xA5});
+        read = timed_access(backend, comm, Access::read, back.data(), local);
+        if (rep == 0 && !s.do_write) in_effect = backend.hints_in_effect();
+        if (s.verify) failure = verify_everywhere(comm, d, out.values, back.data());
+      }
+      if (failure && out.checkpoint) *failure = "checkpoint " + out.target.path + ": " + *failure;
+      add_output_timing(r, out, written, read);
     }
     record.repetitions.push_back(r);
     // Progress for runs longer than a few seconds (rank 0, on stderr, so tables stay clean).

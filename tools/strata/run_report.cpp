@@ -1,10 +1,14 @@
 #include "run_report.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <ctime>
 #include <cstdio>
 #include <numeric>
 #include <sstream>
 
+#include "collective_report.hpp"
 #include "common/units.hpp"
 
 namespace strata::cli {
@@ -14,7 +18,23 @@ nlohmann::json PhaseTiming::to_json() const {
                       {"open_s", open_s}, {"xfer_s", xfer_s}, {"close_s", close_s},
                       {"requests", requests}};
   if (!engine.is_null()) j["engine"] = engine;
+  if (!collective.is_null()) j["collective"] = collective;
+  if (!kernel.is_null()) j["kernel"] = kernel;
+  if (!rank_time_s.empty()) j["rank_time_s"] = rank_time_s;
   return j;
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
 }
 
 nlohmann::json describe(std::vector<double> v) {
@@ -50,6 +70,15 @@ nlohmann::json to_json(const RunRecord& r) {
     nlohmann::json e = nlohmann::json::object();
     if (rep.write) e["write"] = rep.write->to_json();
     if (rep.read) e["read"] = rep.read->to_json();
+    if (!rep.checkpoints.empty()) {
+      e["checkpoints"] = nlohmann::json::array();
+      for (const auto& c : rep.checkpoints) {
+        nlohmann::json cj = {{"step", c.step}, {"output", c.output}};
+        if (c.write) cj["write"] = c.write->to_json();
+        if (c.read) cj["read"] = c.read->to_json();
+        e["checkpoints"].push_back(cj);
+      }
+    }
     j["repetitions"].push_back(e);
   }
   nlohmann::json summary = nlohmann::json::object();
@@ -72,7 +101,9 @@ std::string to_table(const RunRecord& r) {
   const auto& h = r.header;
   std::ostringstream out;
   char line[256];
-  out << "strata run " << h["kernel"].get<std::string>() << " --backend " << h["backend"].get<std::string>() << "\n";
+  const std::string chooser = h.contains("mode_option") ? h["mode_option"].get<std::string>() : "backend";
+  out << "strata run " << h["kernel"].get<std::string>() << " --" << chooser << " " << h["backend"].get<std::string>()
+      << "\n";
   out << "  ranks " << h["ranks"].get<int>() << " on " << h["nodes"].get<int>() << " node(s)"
       << (h["node_map"]["virtual"].get<bool>() ? " (virtual: " + h["node_map"]["source"].get<std::string>() + ")" : "")
       << ", MPI " << h["mpi"]["library"].get<std::string>() << " " << h["mpi"]["version"].get<std::string>()
@@ -110,6 +141,14 @@ std::string to_table(const RunRecord& r) {
                     i, p->bandwidth_mib_s(), p->open_s, p->xfer_s, p->close_s, p->time_s,
                     format_size(p->bytes).c_str());
       out << line;
+      for (const auto& c : r.repetitions[i].checkpoints) {  // the sum above, checkpoint by checkpoint
+        const auto& cp = write ? c.write : c.read;
+        if (!cp) continue;
+        std::snprintf(line, sizeof line, "  step %-6llu %13.2f %10.4f %10.4f %10.4f %10.4f %12s  %s\n",
+                      static_cast<unsigned long long>(c.step), cp->bandwidth_mib_s(), cp->open_s, cp->xfer_s,
+                      cp->close_s, cp->time_s, format_size(cp->bytes).c_str(), c.output.c_str());
+        out << line;
+      }
     }
   }
   out << "\nSummary of " << r.repetitions.size() << " repetition(s):\n";
@@ -142,7 +181,13 @@ std::string to_table(const RunRecord& r) {
                   e["aggregators"].get<unsigned long long>(), e["buffers"].get<unsigned long long>(),
                   format_size(e["buffer_bytes"].get<uint64_t>()).c_str(), e["fs_requests"].get<unsigned long long>());
     out << line;
+    if (e.contains("tier")) {  // where the aggregation buffers lived (docs/tiers.md)
+      out << "  aggregation tier(s) " << e["tier"].get<std::string>();
+      if (e.value("tier_fallbacks", 0ULL) > 0) out << ", " << e["tier_fallbacks"].get<unsigned long long>() << " capacity fallback(s)";
+      out << "\n";
+    }
   }
+  out << collective_lines(r);
   out << "\n";
   out << (r.fsync ? "fsync: included in close time\n" : "fsync: not included (add --fsync)\n");
   if (!r.verify_requested) {

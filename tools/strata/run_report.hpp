@@ -19,13 +19,25 @@ struct PhaseTiming {
   double time_s = 0;      // open + transfer + close, max over ranks
   uint64_t requests = 0;  // I/O library calls, summed over ranks
   nlohmann::json engine;  // the engine's statistics (backend strata), or null
+  nlohmann::json collective;  // collective calls, rounds, Equation 1's split (collective_calls.hpp), or null
+  nlohmann::json kernel;  // an application kernel's own measurements, or null
+  std::vector<double> rank_time_s;  // per-rank times, when known (the harness stores them)
   double bandwidth_mib_s() const { return time_s > 0 ? static_cast<double>(bytes) / time_s / 1048576.0 : 0.0; }
   nlohmann::json to_json() const;
 };
 
-struct Repetition {
+// One checkpoint of a kernel that writes a new output every few steps (see run_outputs.hpp).
+struct CheckpointTiming {
+  uint64_t step = 0;
+  std::string output;  // its path (the prefix of its files per process or node)
   std::optional<PhaseTiming> write;
   std::optional<PhaseTiming> read;
+};
+
+struct Repetition {
+  std::optional<PhaseTiming> write;  // with checkpoints: summed over them
+  std::optional<PhaseTiming> read;
+  std::vector<CheckpointTiming> checkpoints;  // empty for a single output
 };
 
 struct RunRecord {
@@ -35,6 +47,10 @@ struct RunRecord {
   bool verified = false;
   bool fsync = false;
 };
+
+// For the record's header.
+std::string now_iso8601();
+std::string hostname();
 
 // {"min","max","mean","median"} of the values.
 nlohmann::json describe(std::vector<double> values);

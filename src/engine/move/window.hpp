@@ -1,12 +1,17 @@
-// The aggregation buffers: N_buff × S_buff bytes exposed in an MPI RMA window
-// (MPI_Win_allocate: shared memory between ranks of a node, RDMA across nodes; other ranks
-// expose nothing).
+// The aggregation buffers: N_buff × S_buff bytes exposed in an MPI RMA window. On main memory
+// (every aggregator on dram) MPI allocates them (MPI_Win_allocate: shared memory between ranks
+// of a node, RDMA across nodes); when some aggregator holds its buffers on another tier (hbm,
+// an mmap'ed nvr or tmpfs file), each rank brings its own memory and MPI_Win_create exposes it.
+// Other ranks expose nothing.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include "arch/memory_tier.hpp"
 
 namespace strata::engine {
 
@@ -15,6 +20,8 @@ class Window {
   Window() = default;
   // Collective over `comm`.
   Window(MPI_Comm comm, uint64_t bytes);
+  // Collective over `comm`: exposes `memory` (null: nothing) and owns it.
+  Window(MPI_Comm comm, std::unique_ptr<TierMemory> memory);
   ~Window();
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
@@ -22,12 +29,15 @@ class Window {
   Window& operator=(Window&& o) noexcept;
   MPI_Win get() const { return win_; }
   std::byte* base() const { return base_; }
+  // The tier memory under the window, when it is not MPI's (else null).
+  TierMemory* memory() const { return memory_.get(); }
   // Collective.
   void free();
 
  private:
   MPI_Win win_ = MPI_WIN_NULL;
   std::byte* base_ = nullptr;
+  std::unique_ptr<TierMemory> memory_;  // freed after the window
 };
 
 }  // namespace strata::engine

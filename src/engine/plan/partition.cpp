@@ -26,6 +26,18 @@ int Plan::partition_of_rank(int rank) const {
   return -1;
 }
 
+std::vector<int> spread_order(const std::vector<int>& node_of_rank) {
+  std::map<int, std::vector<int>> by_node;
+  for (size_t r = 0; r < node_of_rank.size(); ++r) by_node[node_of_rank[r]].push_back(static_cast<int>(r));
+  std::vector<int> order;
+  for (size_t depth = 0; order.size() < node_of_rank.size(); ++depth) {
+    for (const auto& [node, members] : by_node) {
+      if (depth < members.size()) order.push_back(members[depth]);
+    }
+  }
+  return order;
+}
+
 Plan make_plan(const PlanInput& in) {
   Plan plan;
   plan.align = in.align;
@@ -36,16 +48,9 @@ Plan make_plan(const PlanInput& in) {
   if (in.total_bytes == 0 || in.hi <= in.lo) return plan;
   const int ranks = static_cast<int>(in.node_of_rank.size());
 
-  // Ranks interleaved across nodes: node 0's first rank, node 1's first rank, ..., then the
-  // second rank of each node, so aggregators spread over nodes.
-  std::map<int, std::vector<int>> by_node;
-  for (int r = 0; r < ranks; ++r) by_node[in.node_of_rank[static_cast<size_t>(r)]].push_back(r);
-  std::vector<int> order;
-  for (size_t depth = 0; static_cast<int>(order.size()) < ranks; ++depth) {
-    for (const auto& [node, members] : by_node) {
-      if (depth < members.size()) order.push_back(members[depth]);
-    }
-  }
+  const std::vector<int> order = spread_order(in.node_of_rank);
+  std::map<int, int> by_node;
+  for (int n : in.node_of_rank) by_node[n] = 1;
 
   const uint64_t a0 = in.lo / in.align * in.align;
   const uint64_t units = (in.hi - a0 + in.align - 1) / in.align;

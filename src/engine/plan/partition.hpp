@@ -48,4 +48,8 @@ struct Plan {
 
 Plan make_plan(const PlanInput& in);
 
+// Ranks interleaved across nodes: each node's first rank (nodes in order), then each node's
+// second rank, ... Partition p's default aggregator is order[p]: aggregators spread over nodes.
+std::vector<int> spread_order(const std::vector<int>& node_of_rank);
+
 }  // namespace strata::engine

@@ -1,0 +1,75 @@
+#include "noncontig3d/noncontig3d_kernel.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "common/seeded_random.hpp"
+#include "common/units.hpp"
+
+namespace strata {
+
+namespace {
+
+std::vector<uint64_t> parse_grid(const std::string& text) {
+  std::vector<uint64_t> shape;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, 'x')) shape.push_back(parse_count(item, "--grid"));
+  if (shape.size() != 3 || std::count(shape.begin(), shape.end(), 0) > 0) {
+    throw_usage("--grid needs three positive sizes like 32x32x32 (got \"" + text + "\")");
+  }
+  return shape;
+}
+
+}  // namespace
+
+void Noncontig3dKernel::add_options(OptionSet& o) const {
+  o.section("noncontig3d options");
+  o.add("datasets", "D", "number of datasets", "16");
+  o.add("grid", "XxYxZ", "shape of every dataset (multiples of --block)", "32x32x32");
+  o.add("block", "B", "edge of the cubic blocks", "8");
+  o.add("type", "TYPE", "element type: uint8, int32, int64, uint64, float32, float64", "float32");
+  o.add("memory-order", "random|file", "order of a rank's blocks in memory", "random");
+}
+
+KernelSetup Noncontig3dKernel::build(const OptionSet& o, int rank, int ranks) const {
+  const uint64_t datasets = positive_count_option(o, "datasets");
+  const std::vector<uint64_t> grid = parse_grid(o.get("grid"));
+  const uint64_t edge = positive_count_option(o, "block");
+  const ElemType type = elem_type_from_name(o.get("type"));
+  const std::string order = o.get("memory-order");
+  if (order != "random" && order != "file") throw_usage("--memory-order must be random or file (got \"" + order + "\")");
+  for (uint64_t g : grid) {
+    if (g % edge != 0) {
+      throw_usage("--grid " + o.get("grid") + " is not a multiple of --block " + std::to_string(edge) + " in every dimension");
+    }
+  }
+  const uint64_t seed = parse_count(o.get("seed"), "--seed");
+  const uint64_t per[3] = {grid[0] / edge, grid[1] / edge, grid[2] / edge};
+  const uint64_t cubes = per[0] * per[1] * per[2];
+  KernelSetup setup;
+  Decomposition& d = setup.decomposition;
+  SeededRandom g(seed * 0x9FB21C651E98DF25ULL + 3);
+  for (uint64_t v = 0; v < datasets; ++v) {
+    char name[32];
+    std::snprintf(name, sizeof name, "dataset%04llu", static_cast<unsigned long long>(v));
+    d.variables.push_back({name, type, grid});
+    for (uint64_t c = 0; c < cubes; ++c) {
+      const int owner = static_cast<int>(g.below(static_cast<uint64_t>(ranks)));
+      if (owner != rank) continue;
+      const uint64_t i = c / (per[1] * per[2]), j = c / per[2] % per[1], k = c % per[2];
+      d.blocks.push_back({static_cast<int>(v), {i * edge, j * edge, k * edge}, {edge, edge, edge}});
+    }
+  }
+  if (order == "random") {
+    SeededRandom mine(seed ^ (0xC2B2AE3D27D4EB4FULL * static_cast<uint64_t>(rank + 1)));
+    mine.shuffle(d.blocks);
+  }
+  setup.params = {{"datasets", datasets}, {"grid", o.get("grid")}, {"block", edge}, {"type", elem_name(type)},
+                  {"memory_order", order}, {"blocks_per_dataset", cubes}};
+  return setup;
+}
+
+}  // namespace strata

@@ -1,0 +1,273 @@
+#include "datasets/datasets.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.hpp"
+#ifdef STRATA_HAVE_HDF5
+#include "datasets/hdf5_container.hpp"
+#endif
+
+namespace strata {
+
+std::string container_name(Container c) { return c == Container::hdf5 ? "hdf5" : "raw"; }
+
+Container container_from_name(const std::string& name) {
+  if (name == "raw") return Container::raw;
+  if (name == "hdf5") {
+#ifdef STRATA_HAVE_HDF5
+    return Container::hdf5;
+#else
+    throw_usage("container hdf5 needs HDF5, which this build of Strata does not include (use raw)");
+#endif
+  }
+  throw_usage("unknown container \"" + name + "\" (available: raw, hdf5)");
+}
+
+uint64_t DatasetSpec::elements() const {
+  uint64_t n = 1;
+  for (uint64_t s : shape) n *= s;
+  return n;
+}
+
+std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
+                                   const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size) {
+  const size_t nd = shape.size();
+  uint64_t elements = 1;
+  for (uint64_t c : count) elements *= c;
+  std::vector<ElementRun> runs;
+  if (elements == 0) return runs;
+  // Rows along the innermost dimension, merged over trailing dimensions the block covers whole.
+  size_t run_dims = 1;
+  uint64_t run = count[nd - 1];
+  while (run_dims < nd && count[nd - run_dims] == shape[nd - run_dims]) {
+    run *= count[nd - run_dims - 1];
+    ++run_dims;
+  }
+  const size_t outer = nd - run_dims;
+  std::vector<uint64_t> idx(start);
+  for (uint64_t done = 0; done < elements; done += run) {
+    runs.push_back({linear_index(shape, idx), run, mem_offset});
+    mem_offset += run * elem_size;
+    for (size_t k = outer; k-- > 0;) {
+      if (++idx[k] < start[k] + count[k]) break;
+      idx[k] = start[k];
+    }
+  }
+  return runs;
+}
+
+std::vector<ElementRun> coalesce_runs(std::vector<ElementRun> runs, size_t elem_size, const std::string& dataset) {
+  std::sort(runs.begin(), runs.end(), [](const ElementRun& a, const ElementRun& b) { return a.elem_begin < b.elem_begin; });
+  std::vector<ElementRun> out;
+  out.reserve(runs.size());
+  for (const ElementRun& r : runs) {
+    if (r.elems == 0) continue;
+    if (!out.empty()) {
+      ElementRun& last = out.back();
+      if (last.elem_begin + last.elems > r.elem_begin) {
+        throw_usage("dataset \"" + dataset + "\": two blocks of this rank overlap at element " +
+                    std::to_string(r.elem_begin) + " (declare disjoint blocks)");
+      }
+      if (last.elem_begin + last.elems == r.elem_begin && last.mem_offset + last.elems * elem_size == r.mem_offset) {
+        last.elems += r.elems;
+        continue;
+      }
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+void reorder_to_file(const std::vector<std::vector<ElementRun>>& runs, const std::vector<size_t>& elem_sizes,
+                     const std::byte* src, std::byte* dst) {
+  uint64_t pos = 0;
+  for (size_t d = 0; d < runs.size(); ++d) {
+    for (const ElementRun& r : runs[d]) {
+      const uint64_t n = r.elems * elem_sizes[d];
+      std::memcpy(dst + pos, src + r.mem_offset, n);
+      pos += n;
+    }
+  }
+}
+
+void reorder_from_file(const std::vector<std::vector<ElementRun>>& runs, const std::vector<size_t>& elem_sizes,
+                       const std::byte* src, std::byte* dst) {
+  uint64_t pos = 0;
+  for (size_t d = 0; d < runs.size(); ++d) {
+    for (const ElementRun& r : runs[d]) {
+      const uint64_t n = r.elems * elem_sizes[d];
+      std::memcpy(dst + r.mem_offset, src + pos, n);
+      pos += n;
+    }
+  }
+}
+
+DatasetSet::DatasetSet(Engine& engine, std::string path, PhaseMode mode, Container container,
+                       std::vector<Phase::Hint> hints)
+    : engine_(engine), path_(std::move(path)), mode_(mode), container_(container), hints_(std::move(hints)) {
+  if (container_ == Container::hdf5) {
+    for (const auto& [k, v] : hints_) {
+      if (k == "strata_subfiling") {
+        throw_usage("the HDF5 container is one file: hint strata_subfiling does not apply (use container raw)");
+      }
+    }
+  }
+}
+
+DatasetSet::~DatasetSet() = default;
+
+const DatasetSpec& DatasetSet::dataset(int ds, const char* what) const {
+  if (ds < 0 || static_cast<size_t>(ds) >= specs_.size()) {
+    throw_usage(std::string(what) + ": dataset id " + std::to_string(ds) + " is not defined");
+  }
+  return specs_[static_cast<size_t>(ds)];
+}
+
+int DatasetSet::define(DatasetSpec spec) {
+  if (spec.name.empty()) throw_usage("a dataset needs a name");
+  if (spec.shape.empty()) throw_usage("dataset \"" + spec.name + "\" has no dimensions");
+  for (uint64_t s : spec.shape) {
+    if (s == 0) throw_usage("dataset \"" + spec.name + "\" has a zero dimension");
+  }
+  for (const auto& d : specs_) {
+    if (d.name == spec.name) throw_usage("dataset \"" + spec.name + "\" is defined twice");
+  }
+  specs_.push_back(std::move(spec));
+  runs_.emplace_back();
+  return static_cast<int>(specs_.size()) - 1;
+}
+
+void DatasetSet::add_block(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count) {
+  const DatasetSpec& d = dataset(ds, "add_block");
+  const size_t nd = d.shape.size();
+  if (start.size() != nd || count.size() != nd) {
+    throw_usage("dataset \"" + d.name + "\": block has " + std::to_string(count.size()) + " dimensions, the dataset " +
+                std::to_string(nd));
+  }
+  uint64_t elements = 1;
+  for (size_t k = 0; k < nd; ++k) {
+    if (start[k] > d.shape[k] || count[k] > d.shape[k] - start[k]) {
+      throw_usage("dataset \"" + d.name + "\": block reaches past dimension " + std::to_string(k) + " (start " +
+                  std::to_string(start[k]) + " + count " + std::to_string(count[k]) + " > " +
+                  std::to_string(d.shape[k]) + ")");
+    }
+    elements *= count[k];
+  }
+  if (elements == 0) return;
+  auto& runs = runs_[static_cast<size_t>(ds)];
+  for (const ElementRun& r : block_runs(d.shape, start, count, local_bytes_, elem_size(d.type))) {
+    runs.push_back(r);
+    local_bytes_ += r.elems * elem_size(d.type);
+  }
+}
+
+void DatasetSet::add_flat(int ds, uint64_t elem_offset, uint64_t elems) {
+  const DatasetSpec& d = dataset(ds, "add_flat");
+  if (elem_offset > d.elements() || elems > d.elements() - elem_offset) {
+    throw_usage("dataset \"" + d.name + "\": flat block [" + std::to_string(elem_offset) + ", " +
+                std::to_string(elem_offset + elems) + ") reaches past its " + std::to_string(d.elements()) + " elements");
+  }
+  if (elems == 0) return;
+  runs_[static_cast<size_t>(ds)].push_back({elem_offset, elems, local_bytes_});
+  local_bytes_ += elems * elem_size(d.type);
+}
+
+uint64_t DatasetSet::local_bytes() const { return local_bytes_; }
+
+void DatasetSet::prepare(std::byte* user) {
+  if (phase_) throw_usage("this DatasetSet already moved its data; close() it and make a new one");
+  std::vector<size_t> sizes;
+  for (const auto& d : specs_) sizes.push_back(elem_size(d.type));
+  // Sorted (and, where memory allows, merged) runs of each dataset.
+  sorted_.assign(specs_.size(), {});
+  collectively(engine_.comm(), [&] {
+    if (specs_.empty()) throw_usage("no dataset is defined");
+    for (size_t d = 0; d < specs_.size(); ++d) sorted_[d] = coalesce_runs(runs_[d], sizes[d], specs_[d].name);
+  });
+  // Is the buffer in file order already?
+  bool file_order = true;
+  if (order_ == MemoryOrder::blocks) {
+    uint64_t pos = 0;
+    for (size_t d = 0; d < specs_.size() && file_order; ++d) {
+      for (const ElementRun& r : sorted_[d]) {
+        if (r.mem_offset != pos) {
+          file_order = false;
+          break;
+        }
+        pos += r.elems * sizes[d];
+      }
+    }
+  }
+  reordered_ = !file_order;
+  user_ = user;
+  std::byte* base = user;
+  if (reordered_) {
+    staging_.resize(local_bytes_);
+    base = staging_.data();
+    if (mode_ == PhaseMode::write) reorder_to_file(sorted_, sizes, user, base);
+  }
+  // The file offset of every dataset.
+  std::vector<uint64_t> offsets(specs_.size(), 0);
+  const double t0 = MPI_Wtime();
+  if (container_ == Container::raw) {
+    uint64_t at = 0;
+    for (size_t d = 0; d < specs_.size(); ++d) {
+      offsets[d] = at;
+      at += specs_[d].elements() * sizes[d];
+    }
+  } else {
+#ifdef STRATA_HAVE_HDF5
+    offsets = mode_ == PhaseMode::write ? create_hdf5_container(engine_.comm(), path_, specs_)
+                                        : hdf5_container_offsets(engine_.comm(), path_, specs_);
+#endif
+  }
+  container_s_ = MPI_Wtime() - t0;
+  // One phase: every dataset a variable at its offset, every coalesced run one extent.
+  phase_ = std::make_unique<Phase>(engine_, path_, mode_, hints_);
+  extents_ = 0;
+  uint64_t pos = 0;
+  for (size_t d = 0; d < specs_.size(); ++d) {
+    const int id = phase_->define_variable(specs_[d].name, sizes[d], specs_[d].shape, offsets[d]);
+    std::vector<ElementRun> file_runs;
+    file_runs.reserve(sorted_[d].size());
+    for (const ElementRun& r : sorted_[d]) {
+      file_runs.push_back({r.elem_begin, r.elems, order_ == MemoryOrder::file || reordered_ ? pos : r.mem_offset});
+      pos += r.elems * sizes[d];
+    }
+    for (const ElementRun& r : coalesce_runs(std::move(file_runs), sizes[d], specs_[d].name)) {
+      phase_->add_extent(id, offsets[d] + r.elem_begin * sizes[d], r.elems * sizes[d], base + r.mem_offset);
+      ++extents_;
+    }
+  }
+  phase_->plan();
+}
+
+void DatasetSet::write(const std::byte* buffer) {
+  if (mode_ != PhaseMode::write) throw_usage("write() on a DatasetSet made for reading");
+  prepare(const_cast<std::byte*>(buffer));  // the engine only reads the buffer in a write phase
+  phase_->write();
+}
+
+void DatasetSet::read(std::byte* buffer) {
+  if (mode_ != PhaseMode::read) throw_usage("read() on a DatasetSet made for writing");
+  prepare(buffer);
+  phase_->read();
+  if (reordered_) {
+    std::vector<size_t> sizes;
+    for (const auto& d : specs_) sizes.push_back(elem_size(d.type));
+    reorder_from_file(sorted_, sizes, staging_.data(), user_);
+  }
+}
+
+PhaseStats DatasetSet::close(PhaseStats* max) {
+  if (!phase_) return {};
+  auto phase = std::move(phase_);
+  staging_.clear();
+  staging_.shrink_to_fit();
+  return phase->close(max);
+}
+
+}  // namespace strata

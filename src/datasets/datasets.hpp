@@ -1,0 +1,133 @@
+// Multi-dataset I/O on the engine: many datasets (name, element type, global shape, text
+// attributes), each rank's blocks of them, all moved in ONE engine phase.
+//
+// Blocks are subarrays (start, count) or flat runs (element offset, length) of a dataset's
+// row-major array. Per dataset they are sorted and coalesced: neighbouring runs become one
+// extent for the engine. The rank's buffer is in one of two orders:
+//   MemoryOrder::blocks  the blocks one after another in declaration order, each row-major;
+//   MemoryOrder::file    each dataset's elements in file order, datasets in definition order.
+// When the buffer is not in file order the data is reordered into a staging copy first (the
+// multi-dataset paper's Figure 1: rows of different blocks concatenated in file order), so that
+// every coalesced run is contiguous in memory too.
+//
+// Containers: raw (datasets one after another from offset 0, the layout every raw backend
+// writes, with the engine's index beside it) or hdf5 (see hdf5_container.hpp).
+//
+//   strata::Engine engine(MPI_COMM_WORLD);
+//   strata::DatasetSet set(engine, "out.h5", strata::PhaseMode::write, strata::Container::hdf5);
+//   int t = set.define({"T", strata::ElemType::f32, {72, 866}, {{"units", "K"}}});
+//   set.add_block(t, {0, 10}, {72, 4});
+//   set.write(buffer);                  // collective: create, plan, one phase
+//   strata::PhaseStats stats = set.close();
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decomp/decomposition.hpp"
+#include "strata/strata.hpp"
+
+namespace strata {
+
+enum class Container { raw, hdf5 };
+enum class MemoryOrder { blocks, file };
+
+std::string container_name(Container c);
+// "raw" or "hdf5"; a usage Error otherwise (and for hdf5 when HDF5 is not built in).
+Container container_from_name(const std::string& name);
+
+struct DatasetAttribute {
+  std::string name;
+  std::string value;
+};
+
+struct DatasetSpec {
+  std::string name;
+  ElemType type = ElemType::u8;
+  std::vector<uint64_t> shape;
+  std::vector<DatasetAttribute> attributes;
+  uint64_t elements() const;
+};
+
+// A run of elements of one dataset: linear elements [elem_begin, elem_begin + elems) held at
+// byte `mem_offset` of a buffer.
+struct ElementRun {
+  uint64_t elem_begin = 0;
+  uint64_t elems = 0;
+  uint64_t mem_offset = 0;
+};
+
+// The rows of a subarray block of an array of `shape` (row-major; rows merged over trailing
+// dimensions the block covers whole), in the block's row-major order, the first at byte
+// `mem_offset` of a buffer and each following the previous. Arguments are checked by the caller.
+std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
+                                   const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size);
+
+// Sorts runs by element and merges neighbours that touch in the file and in memory. Throws a
+// usage Error naming `dataset` when two runs overlap.
+std::vector<ElementRun> coalesce_runs(std::vector<ElementRun> runs, size_t elem_size, const std::string& dataset);
+
+// Where the runs of a MemoryOrder::blocks buffer go in a file-order buffer: copies `src`
+// (block order) into `dst` (file order) or back. `runs` are sorted runs with block-order
+// memory offsets; file-order offsets follow from their order.
+void reorder_to_file(const std::vector<std::vector<ElementRun>>& runs, const std::vector<size_t>& elem_sizes,
+                     const std::byte* src, std::byte* dst);
+void reorder_from_file(const std::vector<std::vector<ElementRun>>& runs, const std::vector<size_t>& elem_sizes,
+                       const std::byte* src, std::byte* dst);
+
+class DatasetSet {
+ public:
+  DatasetSet(Engine& engine, std::string path, PhaseMode mode, Container container,
+             std::vector<Phase::Hint> hints = {});
+  ~DatasetSet();
+  DatasetSet(const DatasetSet&) = delete;
+  DatasetSet& operator=(const DatasetSet&) = delete;
+
+  // Every rank defines the same datasets in the same order. Returns the dataset's id.
+  int define(DatasetSpec spec);
+  // A subarray block of dataset `ds`.
+  void add_block(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count);
+  // A flat run: linear elements [elem_offset, elem_offset + elems) of dataset `ds`.
+  void add_flat(int ds, uint64_t elem_offset, uint64_t elems);
+  void set_memory_order(MemoryOrder order) { order_ = order; }
+  // Bytes of this rank's buffer.
+  uint64_t local_bytes() const;
+
+  // Collective: every dataset in one engine phase. `buffer` holds local_bytes() in the memory order.
+  void write(const std::byte* buffer);
+  void read(std::byte* buffer);
+  // Collective. Statistics of the phase (max over ranks in `max`).
+  PhaseStats close(PhaseStats* max = nullptr);
+
+  // What the last write/read did: extents handed to the engine (after coalescing), whether the
+  // buffer was reordered, and the seconds rank 0 spent in HDF5 (creating or opening the container).
+  uint64_t extents() const { return extents_; }
+  bool reordered() const { return reordered_; }
+  double container_s() const { return container_s_; }
+
+ private:
+  void prepare(std::byte* user);
+  const DatasetSpec& dataset(int ds, const char* what) const;
+
+  Engine& engine_;
+  std::string path_;
+  PhaseMode mode_;
+  Container container_;
+  std::vector<Phase::Hint> hints_;
+  MemoryOrder order_ = MemoryOrder::blocks;
+  std::vector<DatasetSpec> specs_;
+  std::vector<std::vector<ElementRun>> runs_;  // per dataset, in declaration order, block-order memory
+  uint64_t local_bytes_ = 0;
+  std::vector<std::vector<ElementRun>> sorted_;  // per dataset, sorted (block-order memory offsets)
+  std::vector<std::byte> staging_;
+  std::byte* user_ = nullptr;
+  std::unique_ptr<Phase> phase_;
+  uint64_t extents_ = 0;
+  bool reordered_ = false;
+  double container_s_ = 0;
+};
+
+}  // namespace strata

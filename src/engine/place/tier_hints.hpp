@@ -1,0 +1,38 @@
+// The phase hints about memory tiers and targets:
+//   strata_aggr_tier=dram|hbm|nvr|tmpfs   force the aggregation tier (also STRATA_AGGR_TIER; the hint wins)
+//   strata_persistency=job                 aggregated data must persist: a job-lifetime tier with room for it all
+//   strata_target=node-local               write one file per node on node-local storage (the nvr tier's
+//                                          directory, STRATA_LOCAL_DIR/<node>/), read back from it
+//   strata_drain=true                      with strata_target=node-local: copy the node files into the shared
+//                                          file at close
+//   strata_cost_table=true                 keep every candidate's costs (rank 0) for Phase::placement()
+//   strata_dry_run=true                    plan and place only: no file is opened, write/read refused
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arch/memory_tier.hpp"
+
+namespace strata::engine {
+
+struct TierHints {
+  std::optional<Tier> forced;
+  bool persistent = false;
+  bool node_local = false;
+  bool drain = false;
+  bool cost_table = false;
+  bool dry_run = false;
+  uint64_t hash() const;
+};
+
+// Usage Error naming the hint when a value is bad.
+TierHints parse_tier_hints(const std::vector<std::pair<std::string, std::string>>& hints);
+
+// The output whose index describes the node-local copy: PATH.node-local (index PATH.node-local.strata-index.json).
+std::string node_local_output(const std::string& path);
+
+}  // namespace strata::engine

@@ -1,0 +1,268 @@
+// Aggregator placement on memory tiers, through the engine API, checked on every rank.
+// usage: mpiexec -n K placement_test DIR CASE
+//   election    the election is identical on every rank; each partition has its own aggregator;
+//               rank 0's cost table agrees (the winner is the cheapest eligible candidate)
+//   tiers       forcing each tier this node has (strata_aggr_tier) writes and reads back, verified;
+//               forcing an absent tier is the same clear error on every rank
+//   capacity    the paper's Table 10: capacities lowered to 32 MiB with three 16 MiB buffers move
+//               aggregation to the next tier (a fallback), and the data still verifies
+//   node-local  strata_target=node-local with strata_drain=true: node files, then the shared
+//               file; both read back and verify
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "arch/memory_tier.hpp"
+#include "common/error.hpp"
+#include "strata/strata.hpp"
+
+using namespace strata;
+
+namespace {
+
+int rank = 0, size = 1;
+
+bool all(bool mine) {
+  int v = mine ? 1 : 0, every = 0;
+  MPI_Allreduce(&v, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return every == 1;
+}
+
+bool check(bool ok, const std::string& what) {
+  const bool every = all(ok);
+  if (!ok) std::fprintf(stderr, "rank %d: FAIL %s\n", rank, what.c_str());
+  if (rank == 0) std::printf("%s %s\n", every ? "ok  " : "FAIL", what.c_str());
+  return every;
+}
+
+unsigned char value(uint64_t offset, int seed) { return static_cast<unsigned char>((offset * 131 + offset / 251 + seed) & 0xff); }
+
+// Uneven contiguous blocks: rank r holds (r % 3 + 1) * unit bytes, after the ranks before it.
+struct Block {
+  uint64_t offset = 0, length = 0;
+};
+Block my_block(uint64_t unit) {
+  Block b;
+  for (int r = 0; r < size; ++r) {
+    const uint64_t len = static_cast<uint64_t>(r % 3 + 1) * unit;
+    if (r == rank) b.length = len;
+    if (r < rank) b.offset += len;
+  }
+  return b;
+}
+
+uint64_t total_bytes(uint64_t unit) {
+  uint64_t t = 0;
+  for (int r = 0; r < size; ++r) t += static_cast<uint64_t>(r % 3 + 1) * unit;
+  return t;
+}
+
+// Writes this rank's block, reads it back with `read_hints`, compares. Returns the write's
+// placement and the write's stats through the pointers.
+bool round_trip(Engine& engine, const std::string& path, uint64_t unit, const std::vector<Phase::Hint>& hints,
+                const std::vector<Phase::Hint>& read_hints, int seed, PlacementReport* report = nullptr,
+                PhaseStats* stats = nullptr) {
+  const Block b = my_block(unit);
+  std::vector<unsigned char> out(b.length), in(b.length, 0);
+  for (uint64_t i = 0; i < b.length; ++i) out[i] = value(b.offset + i, seed);
+  {
+    Phase w(engine, path, PhaseMode::write, hints);
+    const int v = w.define_variable("data", 1, {total_bytes(unit)}, 0);
+    w.add_extent(v, b.offset, b.length, out.data());
+    w.plan();
+    if (report != nullptr) *report = w.placement();
+    w.write();
+    PhaseStats s = w.close();
+    if (stats != nullptr) *stats = s;
+  }
+  Phase r(engine, path, PhaseMode::read, read_hints);
+  const int v = r.define_variable("data", 1, {total_bytes(unit)}, 0);
+  r.add_extent(v, b.offset, b.length, in.data());
+  r.plan();
+  r.read();
+  r.close();
+  return in == out;
+}
+
+std::string signature(const PlacementReport& p) {
+  std::string s;
+  for (const auto& part : p.partitions) s += std::to_string(part.aggregator) + ":" + part.tier + ";";
+  return s;
+}
+
+bool same_everywhere(const std::string& text) {
+  unsigned long long h = 1469598103934665603ULL;
+  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  unsigned long long lo = 0, hi = 0;
+  MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+bool election(Engine& engine, const std::string& dir) {
+  bool ok = true;
+  PlacementReport p;
+  PhaseStats s;
+  ok &= check(round_trip(engine, dir + "/election.dat", 40000, {{"strata_cost_table", "true"}, {"cb_buffer_size", "16K"}}, {}, 1,
+                         &p, &s),
+              "written and read back");
+  ok &= check(same_everywhere(signature(p)), "the election is identical on every rank: " + signature(p));
+  std::vector<int> seen;
+  bool distinct = true;
+  for (const auto& part : p.partitions) {
+    for (int a : seen) distinct &= a != part.aggregator;
+    seen.push_back(part.aggregator);
+  }
+  ok &= check(distinct && !p.partitions.empty(), "each partition has its own aggregator");
+  // The table: each winner costs no more than any eligible candidate that aggregates nothing
+  // (such a rank bid for the partition in every election round), and partition 0's winner is
+  // its cheapest candidate of all.
+  bool table_ok = true;
+  if (rank == 0) {
+    table_ok = !p.candidates.empty();
+    for (size_t i = 0; i < p.partitions.size(); ++i) {
+      const auto& part = p.partitions[i];
+      double winner = -1, cheapest_free = 1e300, cheapest = 1e300;
+      for (const auto& c : p.candidates) {
+        if (c.partition != static_cast<int>(i) || !c.filtered.empty()) continue;
+        const double cost = c.c1_s + c.c2_s;
+        if (c.rank == part.aggregator && c.tier == part.tier) winner = cost;
+        cheapest = std::min(cheapest, cost);
+        bool aggregates = false;
+        for (const auto& q : p.partitions) aggregates |= q.aggregator == c.rank;
+        if (!aggregates) cheapest_free = std::min(cheapest_free, cost);
+      }
+      table_ok &= winner >= 0 && winner <= cheapest_free && (i != 0 || winner == cheapest);
+    }
+  }
+  ok &= check(table_ok, "the cost table agrees with the election");
+  return ok;
+}
+
+bool tiers(Engine& engine, const std::string& dir) {
+  bool ok = true;
+  for (Tier t : all_tiers()) {
+    const std::string name = tier_name(t);
+    const bool here = make_memory_tier(t, TierFigures{}, 0)->available();
+    if (!all(here)) {
+      std::string message;
+      try {
+        round_trip(engine, dir + "/tier-" + name + ".dat", 20000, {{"strata_aggr_tier", name}}, {}, 2);
+      } catch (const Error& e) {
+        message = e.what();
+      }
+      ok &= check(message.find("forced tier " + name) != std::string::npos && same_everywhere(message),
+                  "forcing absent tier " + name + " is the same error everywhere: " + message);
+      continue;
+    }
+    PlacementReport p;
+    PhaseStats s;
+    const bool data = round_trip(engine, dir + "/tier-" + name + ".dat", 20000, {{"strata_aggr_tier", name}},
+                                 {{"strata_aggr_tier", name}}, 3, &p, &s);
+    bool on_tier = !p.partitions.empty();
+    for (const auto& part : p.partitions) on_tier &= part.tier == name;
+    ok &= check(data && on_tier && (!s.aggregator || s.tier == name), "aggregation forced on " + name + " verifies");
+  }
+  return ok;
+}
+
+bool capacity(const std::string& dir) {
+  bool ok = true;
+  // Table 10: HBM, then DRAM too, lowered to 32 MiB; three buffers of 16 MiB need 48 MiB.
+  const std::vector<Phase::Hint> hints{{"cb_buffer_size", "16M"}, {"strata_buffers", "3"}};
+  struct Case {
+    const char* capacities;
+    std::vector<std::string> allowed;
+  } cases[] = {{"hbm:32MiB", {"dram"}},
+               {"hbm:32MiB,dram:32MiB", {"tmpfs", "nvr"}},
+               {"hbm:32MiB,dram:32MiB,tmpfs:32MiB", {"nvr"}}};
+  for (const Case& c : cases) {
+    setenv("STRATA_TIER_CAPACITY", c.capacities, 1);
+    Engine engine(MPI_COMM_WORLD);  // the machine is read at an engine's first plan
+    PlacementReport p;
+    PhaseStats s;
+    const bool data = round_trip(engine, dir + "/capacity.dat", 300000, hints, hints, 4, &p, &s);
+    bool moved = !p.partitions.empty();
+    for (const auto& part : p.partitions) {
+      bool in = false;
+      for (const auto& a : c.allowed) in |= part.tier == a;
+      moved &= in;
+    }
+    const bool fallback_counted = c.allowed[0] == "dram" ? true : (p.fallbacks == p.partitions.size() && s.tier_fallbacks == p.fallbacks);
+    ok &= check(data && moved && fallback_counted,
+                std::string("capacities ") + c.capacities + ": aggregation on " + (p.partitions.empty() ? "?" : p.partitions[0].tier) +
+                    ", " + std::to_string(p.fallbacks) + " fallback(s), data verified");
+  }
+  unsetenv("STRATA_TIER_CAPACITY");
+  return ok;
+}
+
+bool node_local(Engine& engine, const std::string& dir) {
+  bool ok = true;
+  const std::string path = dir + "/node-local.dat";
+  const std::vector<Phase::Hint> write{{"strata_target", "node-local"}, {"strata_drain", "true"}, {"cb_buffer_size", "8K"}};
+  PlacementReport p;
+  ok &= check(round_trip(engine, path, 30000, write, {{"strata_target", "node-local"}}, 5, &p),
+              "node-local write, read back from the node-local copy");
+  // The node files exist in their aggregators' node directories.
+  bool files = rank != 0;
+  if (rank == 0) {
+    files = !p.partitions.empty();
+    const char* root = std::getenv("STRATA_LOCAL_DIR");
+    for (size_t i = 0; i < p.partitions.size(); ++i) {
+      char name[64];
+      std::snprintf(name, sizeof name, "node-local.dat.part.%05zu", i);
+      const auto f = std::filesystem::path(root != nullptr ? root : "/tmp/strata-local") /
+                     std::to_string(p.partitions[i].node) / name;
+      files &= std::filesystem::exists(f);
+    }
+  }
+  ok &= check(files, "one node file per partition in its aggregator's node directory");
+  // The drained shared file reads back through its own index, with another rank count's view irrelevant here.
+  const Block b = my_block(30000);
+  std::vector<unsigned char> in(b.length);
+  Phase r(engine, path, PhaseMode::read);
+  const int v = r.define_variable("data", 1, {total_bytes(30000)}, 0);
+  r.add_extent(v, b.offset, b.length, in.data());
+  r.plan();
+  r.read();
+  r.close();
+  bool same = true;
+  for (uint64_t i = 0; i < b.length; ++i) same &= in[i] == value(b.offset + i, 5);
+  ok &= check(same, "the drained shared file reads back and verifies");
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // As the strata program does: one-rank Open MPI jobs need osc/pt2pt for windows on tier memory.
+  const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if ((world == nullptr || std::string(world) == "1") && std::getenv("OMPI_MCA_osc") == nullptr) setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string dir = argc > 1 ? argv[1] : "/tmp";
+  const std::string which = argc > 2 ? argv[2] : "election";
+  bool ok = false;
+  try {
+    if (which == "capacity") {
+      ok = capacity(dir);
+    } else {
+      Engine engine(MPI_COMM_WORLD);
+      if (which == "election") ok = election(engine, dir);
+      if (which == "tiers") ok = tiers(engine, dir);
+      if (which == "node-local") ok = node_local(engine, dir);
+    }
+  } catch (const Error& e) {
+    if (rank == 0) std::fprintf(stderr, "error: %s\n", e.what());
+    ok = false;
+  }
+  MPI_Finalize();
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,34 @@
+"""HACC-IO and S3D-IO reject bad parameters on every rank alike, with a message naming the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_ranks
+from test_bad_input import USAGE, assert_clean_failure
+
+CASES = [
+    ("hacc zero particles", ["hacc", "--backend", "posix", "--particles", "0"], ["--particles"]),
+    ("hacc unknown layout", ["hacc", "--backend", "posix", "--layout", "csv"], ["--layout must be aos or soa"]),
+    ("hacc per node through pnetcdf", ["hacc", "--backend", "pnetcdf", "--file-per-node"],
+     ["cannot express --file-per-node"]),
+    ("s3d two grid values", ["s3d", "--backend", "posix", "--grid", "8,8"], ["--grid needs 3"]),
+    ("s3d zero grid value", ["s3d", "--backend", "posix", "--grid", "8,0,8"], ["greater than zero"]),
+    ("s3d process grid of another size", ["s3d", "--backend", "posix", "--procs", "2,2,2"], ["makes 8 ranks"]),
+    ("s3d interval past the steps",
+     ["s3d", "--backend", "posix", "--grid", "12,12,12", "--steps", "3", "--interval", "4"], ["no checkpoint"]),
+]
+
+
+@pytest.mark.parametrize("np", [1, 3])
+@pytest.mark.parametrize("name,args,fragments", CASES, ids=[c[0] for c in CASES])
+def test_bad_parameters(tmp_path: Path, np: int, name: str, args: list[str], fragments: list[str]) -> None:
+    outcome = run_ranks(np, ["run", *args, "--output", str(tmp_path / "out")], cwd=tmp_path)
+    assert_clean_failure(outcome, USAGE, *fragments)
+
+
+def test_s3d_grid_not_divisible_by_the_process_grid(tmp_path: Path) -> None:
+    outcome = run_ranks(3, ["run", "s3d", "--backend", "posix", "--grid", "10,12,12", "--output", "out"],
+                        cwd=tmp_path)
+    assert_clean_failure(outcome, USAGE, "X = 10 is not divisible by 3")

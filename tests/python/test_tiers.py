@@ -1,0 +1,147 @@
+"""Memory tiers and placement from the command line: bad machine files are clear errors that
+name the file, the line and the field, the same on every rank; `strata info --tiers` and
+`strata plan` report what the engine would do, and plan writes nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_ranks
+
+GOOD = """name = "test"
+[network]
+latency_us = 2
+bandwidth_GBps = 10
+[storage]
+latency_us = 100
+bandwidth_GBps = 1
+[topology]
+kind = "matrix"
+distances = [[0, 1], [1, 0]]
+[[tier]]
+name = "dram"
+latency_us = 0.1
+bandwidth_GBps = 20
+capacity = "1GiB"
+persistency = "none"
+[[tier]]
+name = "nvr"
+latency_us = 100
+bandwidth_GBps = 0.5
+capacity = "10GiB"
+persistency = "job"
+"""
+
+BAD = {
+    # case: (edit of GOOD, fragments the message must hold)
+    "missing-field": (GOOD.replace('bandwidth_GBps = 20\n', ''),
+                      ["line 11", 'missing field "tier dram.bandwidth_GBps"']),
+    "negative-bandwidth": (GOOD.replace("bandwidth_GBps = 0.5", "bandwidth_GBps = -0.5"),
+                           ["line 20", '"tier nvr.bandwidth_GBps" must not be negative']),
+    "unknown-tier": (GOOD.replace('name = "nvr"', 'name = "ssd"'),
+                     ["line 18", 'unknown tier "ssd"']),
+    "syntax-error": (GOOD.replace("[storage]", "[storage"), ["line 5", "syntax error"]),
+    "missing-network": (GOOD.replace("[network]\nlatency_us = 2\nbandwidth_GBps = 10\n", ""),
+                        ["missing table [network]"]),
+    "bad-persistency": (GOOD.replace('persistency = "job"', 'persistency = "forever"'),
+                        ["line 22", '"tier nvr.persistency" must be "none" or "job"']),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_machine_file_names_file_line_and_field(tmp_path: Path, case: str) -> None:
+    text, fragments = BAD[case]
+    machine = tmp_path / f"{case}.toml"
+    machine.write_text(text)
+    out = run_ranks(2, ["info", "--tiers"], env={"STRATA_MACHINE": str(machine)})
+    assert out.status == 2, out.stderr
+    assert f'machine file "{machine}"' in out.stderr
+    for fragment in fragments:
+        assert fragment in out.stderr, out.stderr
+    # The engine refuses the same file the same way.
+    out = run_ranks(3, ["run", "ior", "--backend", "strata", "--output", str(tmp_path / "x.dat")],
+                    env={"STRATA_MACHINE": str(machine)})
+    assert out.status == 2
+    assert fragments[-1] in out.stderr
+
+
+def test_missing_machine_file(tmp_path: Path) -> None:
+    out = run_ranks(2, ["info", "--tiers"], env={"STRATA_MACHINE": str(tmp_path / "none.toml")})
+    assert out.status == 2
+    assert "cannot read the machine file" in out.stderr
+
+
+def test_info_tiers_lists_figures_and_absent_tiers(tmp_path: Path) -> None:
+    machine = tmp_path / "m.toml"
+    machine.write_text(GOOD)
+    out = run_ranks(2, ["info", "--tiers", "--json", str(tmp_path / "t.json")],
+                    env={"STRATA_MACHINE": str(machine), "STRATA_TIER_CAPACITY": "dram:32MiB"})
+    assert out.status == 0, out.stderr
+    tiers = {t["name"]: t for t in json.loads((tmp_path / "t.json").read_text())["tiers"]}
+    assert tiers["dram"]["capacity_bytes"] == 32 << 20
+    assert tiers["nvr"]["bandwidth_Bps"] == pytest.approx(0.5e9)
+    assert not tiers["tmpfs"]["described"]
+    assert "not in the machine description" in out.stdout
+
+
+def test_probe_is_cached_under_xdg_cache_home(tmp_path: Path) -> None:
+    out = run_ranks(2, ["info", "--tiers"], env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert out.status == 0, out.stderr
+    cached = list((tmp_path / "strata").glob("machine-*.toml"))
+    assert len(cached) == 1
+    assert "[[tier]]" in cached[0].read_text()
+    assert 'name = "dram"' in cached[0].read_text()
+
+
+def test_plan_is_a_dry_run_with_a_cost_table(tmp_path: Path) -> None:
+    machine = tmp_path / "m.toml"
+    machine.write_text(GOOD)
+    target = tmp_path / "never-written.dat"
+    out = run_ranks(4, ["plan", "array1d", "--dist", "random", "--size", "64K", "--output", str(target),
+                        "--json", str(tmp_path / "plan.json")],
+                    env={"STRATA_MACHINE": str(machine), "STRATA_RANKS_PER_NODE": "2"})
+    assert out.status == 0, out.stderr
+    assert not target.exists()
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert len(plan["partitions"]) == 2
+    assert {p["node"] for p in plan["partitions"]} == {0, 1}
+    # Every rank scored every described tier it has, for every partition.
+    tiers = {c["tier"] for c in plan["candidates"]}
+    assert tiers == {"dram", "nvr"}
+    assert len(plan["candidates"]) == 4 * 2 * len(tiers)
+    for i, part in enumerate(plan["partitions"]):
+        mine = [c for c in plan["candidates"] if c["partition"] == i and not c["filtered"]]
+        assert part["cost_s"] == pytest.approx(min(c["c1_s"] + c["c2_s"] for c in mine))
+    assert "cost of each candidate" in out.stdout
+
+
+def test_forcing_an_absent_tier_is_a_clear_error(tmp_path: Path) -> None:
+    machine = tmp_path / "m.toml"
+    machine.write_text(GOOD)
+    out = run_ranks(2, ["plan", "ior"], env={"STRATA_MACHINE": str(machine), "STRATA_AGGR_TIER": "tmpfs"})
+    assert out.status == 2
+    assert "forced tier tmpfs" in out.stderr
+    out = run_ranks(2, ["plan", "ior"], env={"STRATA_AGGR_TIER": "ssd"})
+    assert out.status == 2
+    assert "STRATA_AGGR_TIER=ssd is not a tier" in out.stderr
+
+
+def test_a_topology_smaller_than_the_job_is_the_same_error_everywhere(tmp_path: Path) -> None:
+    machine = tmp_path / "m.toml"
+    machine.write_text(GOOD)  # a 2-node distance matrix
+    out = run_ranks(4, ["plan", "ior"], env={"STRATA_MACHINE": str(machine), "STRATA_RANKS_PER_NODE": "1"})
+    assert out.status == 2
+    assert "matrix topology describes 2 nodes, the job has node 3" in out.stderr
+
+
+@pytest.mark.parametrize("args", [["plan", "--help"], ["plan", "array1d", "--help"], ["info", "--help"]])
+def test_help_of_plan_and_tiers(args: list[str]) -> None:
+    out = run_ranks(1, args)
+    assert out.status == 0, out.stderr
+    assert "usage:" in out.stdout
+    if args[-2:] == ["array1d", "--help"]:
+        assert "--dist" in out.stdout
+    if args[0] == "info":
+        assert "--tiers" in out.stdout
