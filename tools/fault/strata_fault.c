@@ -12,7 +12,8 @@
 //   count=K               ... and the K-1 after it (default 1; 0: every call from the N-th on)
 //   errno=NAME|NUMBER     the error returned (ENOSPC, EIO, EACCES, EDQUOT, EROFS, EFBIG, ENOENT,
 //                         EMFILE or a number; default EIO)
-//   action=fail|kill      fail the call with errno (default), or SIGKILL the process at that call
+//   action=fail|kill|hang fail the call with errno (default), SIGKILL the process at that call, or
+//                         never return from it (a hung file system)
 //   rank=R                only on MPI rank R (from OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or
 //                         SLURM_PROCID); default every rank
 //   path=SUBSTRING        only files whose path contains SUBSTRING (default: any path outside
@@ -45,6 +46,7 @@ static struct {
   long nth, count;
   int err;
   int kill;
+  int hang;
   char path[512];
 } cfg;
 
@@ -111,7 +113,8 @@ __attribute__((constructor)) static void configure(void) {
       if (cfg.err < 0) bad_spec(spec, "unknown errno");
     } else if (strcmp(key, "action") == 0) {
       if (strcmp(value, "kill") == 0) cfg.kill = 1;
-      else if (strcmp(value, "fail") != 0) bad_spec(spec, "action is fail or kill");
+      else if (strcmp(value, "hang") == 0) cfg.hang = 1;
+      else if (strcmp(value, "fail") != 0) bad_spec(spec, "action is fail, kill or hang");
     } else if (strcmp(key, "rank") == 0) {
       rank = strtol(value, NULL, 10);
     } else if (strcmp(key, "path") == 0) {
@@ -138,8 +141,9 @@ static int trigger(const char* what) {
   long n = atomic_fetch_add(&calls, 1) + 1;
   if (n < cfg.nth || (cfg.count > 0 && n >= cfg.nth + cfg.count)) return 0;
   fprintf(stderr, "strata-fault: rank %ld: %s call %ld: %s\n", my_rank(), what, n,
-          cfg.kill ? "SIGKILL" : strerror(cfg.err));
+          cfg.kill ? "SIGKILL" : cfg.hang ? "hanging" : strerror(cfg.err));
   if (cfg.kill) raise(SIGKILL);
+  while (cfg.hang) pause();
   return 1;
 }
 
