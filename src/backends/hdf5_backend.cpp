@@ -13,6 +13,7 @@
 
 #include "backends/backend_factories.hpp"
 #include "backends/hints_in_effect.hpp"
+#include "backends/open_check.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
 #include "datasets/hdf5_ids.hpp"
@@ -41,6 +42,7 @@ class Hdf5Backend final : public Backend {
     check_status(H5Pset_all_coll_metadata_ops(fapl.get(), true), "H5Pset_all_coll_metadata_ops");
     check_status(H5Pset_coll_metadata_write(fapl.get(), true), "H5Pset_coll_metadata_write");
     Hints printed, from_info;
+    check_openable_everywhere(ctx_.comm, ctx_.file.path, access);
     RomioHintCapture capture(ctx_.io_component == "romio");
     if (access == Access::write) {
       file_ = H5Id(check_id(H5Fcreate(ctx_.file.path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),

@@ -1,5 +1,7 @@
 #include "backends/mpiio_file.hpp"
 
+#include "backends/open_check.hpp"
+
 #include "backends/hints_in_effect.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -29,6 +31,7 @@ void MpiioFile::open(MPI_Comm comm, const std::string& path, Access access, cons
   access_ = access;
   MpiInfo info(hints);
   int amode = access == Access::write ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
+  check_openable_everywhere(comm, path, access);
   RomioHintCapture capture(component == "romio");
   int rc = MPI_File_open(comm, path.c_str(), amode, info.get(), &fh_);
   Hints printed = capture.finish();

@@ -9,6 +9,7 @@
 
 #include "backends/backend_factories.hpp"
 #include "backends/hints_in_effect.hpp"
+#include "backends/open_check.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
 
@@ -59,6 +60,7 @@ class PnetcdfBackend final : public Backend {
     access_ = access;
     MpiInfo info(ctx_.hints);
     varids_.clear();
+    check_openable_everywhere(ctx_.comm, ctx_.file.path, access);
     RomioHintCapture capture(ctx_.io_component == "romio");
     if (access == Access::write) {
       check_nc(ncmpi_create(ctx_.comm, ctx_.file.path.c_str(), NC_CLOBBER | NC_64BIT_DATA, info.get(), &ncid_),

@@ -10,6 +10,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "common/watchdog.hpp"
 
 namespace strata {
 
@@ -17,6 +20,7 @@ enum class ErrorKind : int {
   runtime = 1,       // I/O or system failure
   usage = 2,         // bad input: options, hints, sizes, unsupported layout
   verification = 3,  // data read back differs from what was written
+  timeout = 4,       // the watchdog (STRATA_TIMEOUT) found a rank stuck in a collective operation
 };
 
 class Error : public std::runtime_error {
@@ -48,9 +52,11 @@ void agree(MPI_Comm comm, const Error* local);
 // flags), sends its error to all and throws it everywhere. `local` is that rank's error.
 [[noreturn]] void raise_from(MPI_Comm comm, int failing, const Error* local);
 
-// Runs `fn` on this rank, then agrees on the outcome across `comm`.
+// Runs `fn` on this rank, then agrees on the outcome across `comm`. `what` names the step for
+// the watchdog (common/watchdog.hpp).
 template <class F>
-void collectively(MPI_Comm comm, F&& fn) {
+void collectively(MPI_Comm comm, const std::string& what, F&& fn) {
+  watchdog::Scope scope(what);
   bool failed = false;
   Error local(ErrorKind::runtime, "");
   try {
@@ -63,6 +69,10 @@ void collectively(MPI_Comm comm, F&& fn) {
     local = Error(ErrorKind::runtime, e.what());
   }
   agree(comm, failed ? &local : nullptr);
+}
+template <class F>
+void collectively(MPI_Comm comm, F&& fn) {
+  collectively(comm, "collective step", std::forward<F>(fn));
 }
 
 }  // namespace strata

@@ -1051,10 +1051,22 @@ void Phase::add_subarray(int var, const uint64_t* start, const uint64_t* count, 
                         memory_stride);
   });
 }
-void Phase::plan() { impl_->plan(); }
+void Phase::plan() {
+  watchdog::Scope scope("engine plan");
+  impl_->plan();
+}
 const PlacementReport& Phase::placement() const { return impl_->placement(); }
-void Phase::write() { impl_->execute(PhaseMode::write); }
-void Phase::read() { impl_->execute(PhaseMode::read); }
-PhaseStats Phase::close(PhaseStats* max) { return impl_->close(max); }
+void Phase::write() {
+  watchdog::Scope scope("engine write");
+  impl_->execute(PhaseMode::write);
+}
+void Phase::read() {
+  watchdog::Scope scope("engine read");
+  impl_->execute(PhaseMode::read);
+}
+PhaseStats Phase::close(PhaseStats* max) {
+  watchdog::Scope scope("engine close");
+  return impl_->close(max);
+}
 
 }  // namespace strata

@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/mpi_env.hpp"
+#include "common/watchdog.hpp"
 
 namespace {
 
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
   env.mpi_workarounds = strata::apply_mpi_workarounds_before_init();
   // Serialized: MSLIO's OpenMP threads make their MPI-IO calls one at a time (kernels/mslio).
   int thread_level = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &thread_level);
+  // With STRATA_TIMEOUT, multiple: the watchdog's thread talks to the peers (common/watchdog.hpp).
+  MPI_Init_thread(&argc, &argv, strata::watchdog::thread_level(MPI_THREAD_SERIALIZED), &thread_level);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   strata::log::set_rank(rank);
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   int status = 0;
   try {
+    strata::watchdog::start(MPI_COMM_WORLD, thread_level);
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
       if (rank == 0) std::fputs(kUsage, stdout);
       status = args.empty() ? 2 : 0;
@@ -105,6 +108,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 70);
   }
   std::fflush(stdout);
+  strata::watchdog::stop();
   MPI_Finalize();
   return status;
 }

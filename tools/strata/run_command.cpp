@@ -164,12 +164,13 @@ Settings parse(const std::vector<std::string>& args) {
 PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::byte* buffer, uint64_t local_bytes) {
   MPI_Barrier(comm);
   const double t0 = MPI_Wtime();
-  collectively(comm, [&] { backend.open(access); });
+  const std::string what = backend.name() + (access == Access::write ? " write: " : " read: ");
+  collectively(comm, what + "open", [&] { backend.open(access); });
   const double t1 = MPI_Wtime();
-  collectively(comm, [&] { backend.transfer(access, buffer); });
+  collectively(comm, what + "transfer", [&] { backend.transfer(access, buffer); });
   const double t2 = MPI_Wtime();
   end_collective_timing();
-  collectively(comm, [&] { backend.close(); });
+  collectively(comm, what + "close", [&] { backend.close(); });
   const double t3 = MPI_Wtime();
   const CollectiveStats collective = backend.collective_calls(t2 - t1);
   double local[4] = {t1 - t0, t2 - t1, t3 - t2, t3 - t0}, worst[4];

@@ -1,0 +1,231 @@
+#include "common/watchdog.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace strata::watchdog {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kQueryTag = 1, kReplyTag = 2;
+constexpr int kReplyBytes = 512;
+constexpr double kAnswerWait = 3.0;  // seconds to wait for the peers' answers
+
+struct State {
+  std::mutex mutex;
+  std::vector<std::string> stack;  // the main thread's open scopes, outermost first
+  Clock::time_point last_progress = Clock::now();
+  double timeout = 0;
+  bool multiple = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Unlocked: the caller holds the mutex.
+std::string describe_locked(const State& s) {
+  if (s.stack.empty()) return "outside any Strata collective operation";
+  std::string ops;
+  for (const auto& op : s.stack) ops += (ops.empty() ? "" : " > ") + op;
+  char since[64];
+  std::snprintf(since, sizeof since, " for %.1f s", seconds_since(s.last_progress));
+  return "in `" + ops + "`" + since;
+}
+
+std::string current_operation(State& s) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::string ops;
+  for (const auto& op : s.stack) ops += (ops.empty() ? "" : " > ") + op;
+  return ops;
+}
+
+// Answers every pending question from a peer with this rank's state.
+void answer_queries(State& s) {
+  for (;;) {
+    int pending = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kQueryTag, s.comm, &pending, &st);
+    if (!pending) return;
+    int dummy = 0;
+    MPI_Recv(&dummy, 1, MPI_INT, st.MPI_SOURCE, kQueryTag, s.comm, MPI_STATUS_IGNORE);
+    std::string text;
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      text = describe_locked(s);
+    }
+    text.resize(kReplyBytes - 1);
+    text.push_back('\0');
+    MPI_Send(text.data(), kReplyBytes, MPI_CHAR, st.MPI_SOURCE, kReplyTag, s.comm);
+  }
+}
+
+[[noreturn]] void report_and_abort(State& s) {
+  std::string mine;
+  std::string ops;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    mine = describe_locked(s);
+  }
+  ops = current_operation(s);
+  std::string report;
+  char head[256];
+  std::snprintf(head, sizeof head, "strata: watchdog: rank %d made no progress (STRATA_TIMEOUT=%g): ", s.rank,
+                s.timeout);
+  report = head + mine + "\n";
+  if (s.multiple && s.size > 1) {
+    std::vector<MPI_Request> requests(static_cast<size_t>(s.size), MPI_REQUEST_NULL);
+    std::vector<std::vector<char>> replies(static_cast<size_t>(s.size), std::vector<char>(kReplyBytes, 0));
+    int query = 0;
+    for (int p = 0; p < s.size; ++p) {
+      if (p == s.rank) continue;
+      MPI_Request sent;
+      MPI_Isend(&query, 1, MPI_INT, p, kQueryTag, s.comm, &sent);
+      MPI_Request_free(&sent);
+      MPI_Irecv(replies[static_cast<size_t>(p)].data(), kReplyBytes, MPI_CHAR, p, kReplyTag, s.comm,
+                &requests[static_cast<size_t>(p)]);
+    }
+    const auto asked = Clock::now();
+    std::vector<int> answered(static_cast<size_t>(s.size), 0);
+    while (seconds_since(asked) < kAnswerWait) {
+      answer_queries(s);  // other stuck ranks ask this one too
+      int all = 1;
+      for (int p = 0; p < s.size; ++p) {
+        if (p == s.rank || answered[static_cast<size_t>(p)]) continue;
+        MPI_Test(&requests[static_cast<size_t>(p)], &answered[static_cast<size_t>(p)], MPI_STATUS_IGNORE);
+        if (!answered[static_cast<size_t>(p)]) all = 0;
+      }
+      if (all) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    // A peer in the same operation waits too; one deeper in it (further along, typically in the
+    // agreement that ends it) waits for this rank; one elsewhere or silent is waited for.
+    std::string waits_for, waiting_on_me;
+    auto add = [](std::string& list, int p) { list += (list.empty() ? "" : ", ") + std::to_string(p); };
+    for (int p = 0; p < s.size; ++p) {
+      if (p == s.rank) continue;
+      std::string line = "  rank " + std::to_string(p) + ": ";
+      if (!answered[static_cast<size_t>(p)]) {
+        line += "no answer (dead, or its MPI library is not progressing)";
+        add(waits_for, p);
+      } else {
+        const std::string theirs(replies[static_cast<size_t>(p)].data());
+        line += theirs;
+        if (!ops.empty() && theirs.rfind("in `" + ops + "`", 0) == 0) {
+          line += " (the same operation)";
+        } else if (!ops.empty() && theirs.rfind("in `" + ops + " > ", 0) == 0) {
+          line += " (further along: waits for this rank)";
+          add(waiting_on_me, p);
+        } else {
+          add(waits_for, p);
+        }
+      }
+      report += line + "\n";
+    }
+    if (!waits_for.empty()) report += "  this rank waits for rank(s) " + waits_for + "\n";
+    if (!waiting_on_me.empty()) {
+      report += "  rank(s) " + waiting_on_me + " wait for this rank, which is stuck in its own part of `" + ops + "`\n";
+    }
+    if (waits_for.empty() && waiting_on_me.empty()) {
+      report += "  every rank waits in the same operation: the hang is inside it (the MPI or I/O library, or the "
+                "file system)\n";
+    }
+  }
+  report += "strata: watchdog: aborting the job\n";
+  std::fputs(report.c_str(), stderr);
+  std::fflush(stderr);
+  if (s.multiple) MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ErrorKind::timeout));
+  std::_Exit(static_cast<int>(ErrorKind::timeout));  // without thread support, the launcher ends the others
+}
+
+void run(State& s) {
+  while (!s.stopping.load()) {
+    if (s.multiple) answer_queries(s);
+    bool stuck = false;
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      stuck = !s.stack.empty() && seconds_since(s.last_progress) > s.timeout;
+    }
+    if (stuck) report_and_abort(s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+double parse_timeout() {
+  const char* v = std::getenv("STRATA_TIMEOUT");
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const double t = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(t) || t < 0) return -1;
+  return t;
+}
+
+}  // namespace
+
+int thread_level(int wanted) { return parse_timeout() != 0 ? MPI_THREAD_MULTIPLE : wanted; }
+
+void start(MPI_Comm world, int provided_thread_level) {
+  State& s = state();
+  const double t = parse_timeout();
+  collectively(world, [&] {
+    if (t < 0) throw_usage("STRATA_TIMEOUT must be a number of seconds, 0 (off) or more, not \"" +
+                           std::string(std::getenv("STRATA_TIMEOUT")) + "\"");
+  });
+  if (t == 0) return;
+  s.timeout = t;
+  s.multiple = provided_thread_level >= MPI_THREAD_MULTIPLE;
+  MPI_Comm_dup(world, &s.comm);
+  MPI_Comm_rank(s.comm, &s.rank);
+  MPI_Comm_size(s.comm, &s.size);
+  s.stopping = false;
+  s.thread = std::thread([&s] { run(s); });
+}
+
+void stop() {
+  State& s = state();
+  if (!s.thread.joinable()) return;
+  s.stopping = true;
+  s.thread.join();
+  MPI_Comm_free(&s.comm);
+  s.timeout = 0;
+}
+
+double timeout() { return state().timeout; }
+
+Scope::Scope(std::string what) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.stack.push_back(std::move(what));
+  s.last_progress = Clock::now();
+}
+
+Scope::~Scope() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.stack.empty()) s.stack.pop_back();
+  s.last_progress = Clock::now();
+}
+
+std::string describe_state() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return describe_locked(s);
+}
+
+}  // namespace strata::watchdog
