@@ -122,7 +122,8 @@ void answer_queries(State& s) {
       if (p == s.rank) continue;
       std::string line = "  rank " + std::to_string(p) + ": ";
       if (!answered[static_cast<size_t>(p)]) {
-        line += "no answer (dead, or its MPI library is not progressing)";
+        line += "no answer (outside Strata's collective operations and busy, dead, or its MPI library is not "
+                "progressing)";
         add(waits_for, p);
       } else {
         const std::string theirs(replies[static_cast<size_t>(p)].data());
@@ -156,13 +157,18 @@ void answer_queries(State& s) {
 
 void run(State& s) {
   while (!s.stopping.load()) {
-    if (s.multiple) answer_queries(s);
-    bool stuck = false;
+    double idle = 0;
     {
       std::lock_guard<std::mutex> lock(s.mutex);
-      stuck = !s.stack.empty() && seconds_since(s.last_progress) > s.timeout;
+      idle = s.stack.empty() ? 0 : seconds_since(s.last_progress);
     }
-    if (stuck) report_and_abort(s);
+    if (idle > s.timeout) report_and_abort(s);
+    // This thread calls MPI only once this rank itself looks stuck: MPI calls here drive the
+    // library's progress engine concurrently with the main thread's, and OMPIO's asynchronous
+    // file I/O progress is not safe against that (a crash in mca_common_ompio_progress, seen with
+    // a thread that polled all the time). A healthy rank, or one computing outside Strata's
+    // collective operations, does not answer; the report says so.
+    if (s.multiple && idle > s.timeout / 2) answer_queries(s);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

@@ -3,7 +3,8 @@
 // doing — the peers it waits for are those elsewhere or silent — then aborts the job with
 // exit status 4 (ErrorKind::timeout). Off by default.
 //
-// Progress is entering or leaving a Scope. Scopes nest ("write > transfer > collective step");
+// Progress is entering or leaving a Scope. A rank answers its peers' questions only once it has
+// itself made no progress for half the timeout (its thread calls MPI only then). Scopes nest ("write > transfer > collective step");
 // the report shows the stack. Peers are asked over a private communicator by a thread in each
 // rank, which needs MPI_THREAD_MULTIPLE (asked for when STRATA_TIMEOUT is set; without it the
 // report has this rank's own operation only).
