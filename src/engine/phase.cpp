@@ -960,6 +960,7 @@ class PhaseImpl {
   // write replaces it); a write removes the partial files a killed write left. Files that are
   // not regular (a device) and node-local targets are written in place.
   bool prepare_commit(const Config& cfg) const {
+    if (tier_hints_.dry_run) return false;  // a dry run touches no file
     roll_forward(path_);
     if (mode_ != PhaseMode::write || cfg.commit == Config::Commit::in_place || tier_hints_.node_local) return false;
     struct stat st {};
