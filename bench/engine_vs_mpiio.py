@@ -50,10 +50,15 @@ def workloads(ranks: int, large_mib: int) -> list[dict]:
     ]
 
 
-def variants(aggregators: int) -> list[tuple[str, str, list[str], list[str]]]:
+def variants(aggregators: int, commit_variants: bool = False) -> list[tuple[str, str, list[str], list[str]]]:
     fair = FAIR.format(aggr=aggregators)
+    # --commit-variants: the engine's crash-consistent commit (default: partial files synced,
+    # checksummed, renamed) against strata_commit=nosync and the old in-place write.
+    commit = [("strata nosync", "strata", ["--hints", ENGINE_HINTS + ",strata_commit=nosync"], []),
+              ("strata in-place", "strata", ["--hints", ENGINE_HINTS + ",strata_commit=in-place"], [])]
     return [
         ("strata", "strata", ["--hints", ENGINE_HINTS], []),
+        *(commit if commit_variants else []),
         ("mpiio-coll ompio", "mpiio-coll", ["--hints", fair], []),
         ("mpiio-coll romio", "mpiio-coll", ["--hints", fair + ",cb_config_list=*:*"], ROMIO),
         ("mpiio-ind", "mpiio-ind", [], []),
@@ -95,6 +100,8 @@ def main() -> int:
     parser.add_argument("--large-mib", type=int, default=512, help="volume of the large contiguous write")
     parser.add_argument("--dir", type=Path, help="where data files go (default: a temporary folder in bench-output)")
     parser.add_argument("--output", type=Path, default=ROOT / "bench-output", help="folder for the table and JSON")
+    parser.add_argument("--commit-variants", action="store_true",
+                        help="also run the engine with strata_commit=nosync and =in-place (the commit's cost)")
     args = parser.parse_args()
     if args.repetitions < 5:
         parser.error("--repetitions must be at least 5")
@@ -105,7 +112,7 @@ def main() -> int:
     aggregators = 1  # one per node: the engine's default here
 
     rows: list[dict] = []
-    jobs = [(w, v) for w in workloads(args.ranks, args.large_mib) for v in variants(aggregators)]
+    jobs = [(w, v) for w in workloads(args.ranks, args.large_mib) for v in variants(aggregators, args.commit_variants)]
     start = time.time()
     for i, (w, (label, backend, extra, mca)) in enumerate(jobs, 1):
         elapsed = time.time() - start

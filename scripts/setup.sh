@@ -17,6 +17,7 @@ packages=(
   libmemkind-dev
   libtomlplusplus-dev
   libgtest-dev
+  libxxhash-dev
   python3-venv
 )
 

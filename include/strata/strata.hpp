@@ -99,16 +99,23 @@ struct IndexedVariable {
 struct IndexedFile {
   std::string path;  // as written: relative to the index's folder
   uint64_t begin = 0, end = UINT64_MAX;  // global bytes [begin, end) live at (offset - begin) in this file
+  // Committed outputs (index version 2): the file's size and the XXH3-64 of each chunk of
+  // OutputIndex::checksum_chunk bytes (the last one shorter); empty in older indexes.
+  std::optional<uint64_t> size;
+  std::vector<uint64_t> checksums;
 };
 struct OutputIndex {
   std::vector<IndexedVariable> variables;
   std::vector<IndexedFile> files;
   uint64_t bytes = 0;  // bytes declared by the writers
   int writer_ranks = 0;
+  uint64_t checksum_chunk = 0;  // 0: no checksums (an index written before version 2)
 };
 std::string index_path(const std::string& output);
 // Reads PATH.strata-index.json; nothing when there is none; a usage Error when it is malformed.
 std::optional<OutputIndex> read_output_index(const std::string& output);
+// Reads an index file by its own path (an index, or the intent record of a commit).
+std::optional<OutputIndex> read_index_file(const std::string& path);
 
 class PhaseImpl;
 class EngineImpl;

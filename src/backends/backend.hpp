@@ -81,6 +81,9 @@ class Backend {
   virtual void close() = 0;
   // Hints in effect as the I/O library reports them after open (empty for posix).
   virtual Hints hints_in_effect() const { return {}; }
+  // True when a write replaces the previous output only once complete (the engine's commit,
+  // src/engine/commit.hpp): the previous output is then not removed before the write.
+  virtual bool commits_output() const { return false; }
   // File requests issued by this rank in the last transfer (calls into the I/O library).
   virtual uint64_t requests() const { return 0; }
   // Backend-specific statistics of the last access (the engine's time breakdown), or null.

@@ -5,6 +5,7 @@
 // The shared-file case goes through the datasets layer (src/datasets): every variable a
 // dataset, blocks sorted and coalesced, all in one phase; --container hdf5 makes the file an
 // HDF5 container (HDF5 metadata, the engine's raw data).
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -22,6 +23,12 @@ class StrataBackend final : public Backend {
   StrataBackend(const BackendContext& ctx, const Decomposition& d) : ctx_(ctx), d_(d) {}
 
   std::string name() const override { return "strata"; }
+
+  bool commits_output() const override {
+    if (ctx_.file.raw_layout && container_from_name(ctx_.options.container) != Container::raw) return false;
+    return std::none_of(ctx_.hints.begin(), ctx_.hints.end(),
+                        [](const auto& h) { return h.first == "strata_commit" && h.second == "in-place"; });
+  }
 
   void open(Access access) override {
     access_ = access;

@@ -226,7 +226,12 @@ void DatasetSet::prepare(std::byte* user) {
   }
   container_s_ = MPI_Wtime() - t0;
   // One phase: every dataset a variable at its offset, every coalesced run one extent.
-  phase_ = std::make_unique<Phase>(engine_, path_, mode_, hints_);
+  // An HDF5 container's metadata is written by HDF5 before the phase fills its datasets: the
+  // phase writes into that file in place (no partial file to commit, engine/commit.hpp).
+  std::vector<Phase::Hint> hints = hints_;
+  const bool has_commit = std::any_of(hints.begin(), hints.end(), [](const Phase::Hint& h) { return h.first == "strata_commit"; });
+  if (container_ != Container::raw && mode_ == PhaseMode::write && !has_commit) hints.emplace_back("strata_commit", "in-place");
+  phase_ = std::make_unique<Phase>(engine_, path_, mode_, hints);
   extents_ = 0;
   uint64_t pos = 0;
   for (size_t d = 0; d < specs_.size(); ++d) {

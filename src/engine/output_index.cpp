@@ -1,4 +1,5 @@
 // The engine's output index: written by rank 0 when a write phase closes, read by any reader.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,8 +14,26 @@ namespace strata {
 
 std::string index_path(const std::string& output) { return output + ".strata-index.json"; }
 
-std::optional<OutputIndex> read_output_index(const std::string& output) {
-  const std::string path = index_path(output);
+std::optional<OutputIndex> read_output_index(const std::string& output) { return read_index_file(index_path(output)); }
+
+namespace {
+
+std::string hex64(uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+uint64_t parse_hex64(const std::string& text) {
+  if (text.empty() || text.size() > 16 || text.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    throw_usage("checksum \"" + text + "\" is not 16 hexadecimal digits");
+  }
+  return std::stoull(text, nullptr, 16);
+}
+
+}  // namespace
+
+std::optional<OutputIndex> read_index_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   OutputIndex index;
@@ -26,8 +45,18 @@ std::optional<OutputIndex> read_output_index(const std::string& output) {
                                  v.at("dims").get<std::vector<uint64_t>>(), v.at("file_offset").get<uint64_t>()});
     }
     for (const auto& f : j.at("files")) {
-      index.files.push_back({f.at("path").get<std::string>(), f.at("begin").get<uint64_t>(),
-                             f.at("end").is_null() ? UINT64_MAX : f.at("end").get<uint64_t>()});
+      IndexedFile file{f.at("path").get<std::string>(), f.at("begin").get<uint64_t>(),
+                       f.at("end").is_null() ? UINT64_MAX : f.at("end").get<uint64_t>(), std::nullopt, {}};
+      if (f.contains("size")) file.size = f.at("size").get<uint64_t>();
+      if (f.contains("xxh3")) {
+        for (const auto& c : f.at("xxh3")) file.checksums.push_back(parse_hex64(c.get<std::string>()));
+      }
+      index.files.push_back(std::move(file));
+    }
+    if (j.contains("checksum")) {
+      if (j.at("checksum").at("algorithm").get<std::string>() != "xxh3-64") throw_usage("unknown checksum algorithm");
+      index.checksum_chunk = j.at("checksum").at("chunk_bytes").get<uint64_t>();
+      if (index.checksum_chunk == 0) throw_usage("checksum chunk_bytes is 0");
     }
     index.bytes = j.at("bytes").get<uint64_t>();
     index.writer_ranks = j.at("writer_ranks").get<int>();
@@ -43,8 +72,13 @@ std::optional<OutputIndex> read_output_index(const std::string& output) {
 namespace engine {
 
 void write_output_index(const std::string& output, const OutputIndex& index) {
-  nlohmann::json j = {{"format", "strata-index"}, {"version", 1}, {"bytes", index.bytes},
+  write_index_file(index_path(output), index, false);
+}
+
+void write_index_file(const std::string& path, const OutputIndex& index, bool sync) {
+  nlohmann::json j = {{"format", "strata-index"}, {"version", index.checksum_chunk > 0 ? 2 : 1}, {"bytes", index.bytes},
                       {"writer_ranks", index.writer_ranks}};
+  if (index.checksum_chunk > 0) j["checksum"] = {{"algorithm", "xxh3-64"}, {"chunk_bytes", index.checksum_chunk}};
   j["variables"] = nlohmann::json::array();
   for (const auto& v : index.variables) {
     j["variables"].push_back({{"name", v.name}, {"element_size", v.element_size}, {"dims", v.dims},
@@ -52,16 +86,34 @@ void write_output_index(const std::string& output, const OutputIndex& index) {
   }
   j["files"] = nlohmann::json::array();
   for (const auto& f : index.files) {
-    j["files"].push_back({{"path", f.path}, {"begin", f.begin},
-                          {"end", f.end == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(f.end)}});
+    nlohmann::json file = {{"path", f.path}, {"begin", f.begin},
+                           {"end", f.end == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(f.end)}};
+    if (f.size) file["size"] = *f.size;
+    if (index.checksum_chunk > 0) {
+      file["xxh3"] = nlohmann::json::array();
+      for (uint64_t c : f.checksums) file["xxh3"].push_back(hex64(c));
+    }
+    j["files"].push_back(std::move(file));
   }
-  const std::string path = index_path(output), tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(2) << "\n";
-    out.flush();
-    if (!out) throw_system("cannot write the index \"" + tmp + "\"", errno);
+  const std::string tmp = path + ".tmp";
+  const std::string text = j.dump(2) + "\n";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_system("cannot write the index \"" + tmp + "\"", errno);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw_system("cannot write the index \"" + tmp + "\"", err);
+    }
+    done += static_cast<size_t>(n);
   }
+  const int rc = sync ? ::fsync(fd) : 0;
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw_system("fsync of the index \"" + tmp + "\" failed", err);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_system("cannot rename the index to \"" + path + "\"", errno);
 }
 

@@ -9,6 +9,9 @@ namespace strata::engine {
 
 // Writes PATH.strata-index.json atomically (temporary file, then rename).
 void write_output_index(const std::string& output, const OutputIndex& index);
+// Writes an index to `path` atomically (PATH.tmp, then rename); with `sync`, the temporary file
+// is fsynced before the rename (the directory is the caller's to sync).
+void write_index_file(const std::string& path, const OutputIndex& index, bool sync);
 // A file named in the index, relative to the output's folder.
 std::string resolve_indexed_path(const std::string& output, const std::string& relative);
 

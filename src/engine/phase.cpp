@@ -19,6 +19,7 @@
 #include "engine/move/drain.hpp"
 #include "engine/move/file_set.hpp"
 #include "engine/move/io_worker.hpp"
+#include "engine/commit.hpp"
 #include "engine/output_index.hpp"
 #include "engine/move/mover.hpp"
 #include "engine/move/window.hpp"
@@ -76,6 +77,11 @@ struct Config {
   std::optional<uint64_t> direct_threshold;  // unset: S_buff
   uint64_t subfile_group = 0;                // partitions per subfile; 0: one shared file
   int stripe_count = 0;                      // striping_factor: aggregators at least this many
+  // strata_commit: how a write becomes the output (engine/commit.hpp). sync: partial files,
+  // synced, then committed; nosync: the same without the data fsync; in_place: straight into
+  // the output's files (the old index removed at plan time), for files other tools also write.
+  enum class Commit { sync, nosync, in_place } commit = Commit::sync;
+  uint64_t checksum_chunk = kChecksumChunk;  // strata_checksum_chunk: bytes per checksum in the index
 };
 
 Config parse_hints(const std::vector<Phase::Hint>& hints) {
@@ -111,6 +117,21 @@ Config parse_hints(const std::vector<Phase::Hint>& hints) {
       }
     } else if (k == "strata_fsync") {
       c.fsync = v == "true" || v == "1" || v == "enable";
+    } else if (k == "strata_checksum_chunk") {
+      c.checksum_chunk = parse_size(v, "hint strata_checksum_chunk");
+      if (c.checksum_chunk < kMinBuffer || c.checksum_chunk > kMaxBuffer) {
+        throw_usage("hint strata_checksum_chunk=" + v + " must be between 4 KiB and 1 GiB");
+      }
+    } else if (k == "strata_commit") {
+      if (v == "sync") {
+        c.commit = Config::Commit::sync;
+      } else if (v == "nosync") {
+        c.commit = Config::Commit::nosync;
+      } else if (v == "in-place") {
+        c.commit = Config::Commit::in_place;
+      } else {
+        throw_usage("hint strata_commit=" + v + " must be sync, nosync or in-place");
+      }
     }
   }
   return c;
@@ -122,12 +143,13 @@ struct Summary {  // one per rank, allgathered at plan()
   uint64_t direct;    // direct runs
   uint64_t config;    // hash of the parsed hints: must agree
   uint64_t ok;
+  uint64_t in_place;  // rank 0's: the write goes straight into the output's files
 };
 
 uint64_t config_hash(const Config& c) {
-  uint64_t v[8] = {c.buffer_bytes, static_cast<uint64_t>(c.buffers), static_cast<uint64_t>(c.aggregators), c.align,
+  uint64_t v[10] = {c.buffer_bytes, static_cast<uint64_t>(c.buffers), static_cast<uint64_t>(c.aggregators), c.align,
                    c.fsync ? 1u : 0u, c.direct_threshold.value_or(UINT64_MAX), c.subfile_group,
-                   static_cast<uint64_t>(c.stripe_count)};
+                   static_cast<uint64_t>(c.stripe_count), static_cast<uint64_t>(c.commit), c.checksum_chunk};
   return fnv1a(v, sizeof v);
 }
 
@@ -322,7 +344,7 @@ class PhaseImpl {
     // whether anything failed, so errors cost nothing when there are none.
     Config cfg;
     std::optional<Error> failure = declaration_error_;
-    Summary mine{UINT64_MAX, 0, 0, vars_.size(), 0, 4096, 0, 0, 0, 1};
+    Summary mine{UINT64_MAX, 0, 0, vars_.size(), 0, 4096, 0, 0, 0, 1, 0};
     declared_bytes_ = 0;
     try {
       if (failure) throw *failure;
@@ -330,6 +352,7 @@ class PhaseImpl {
       tier_hints_ = parse_tier_hints(hints_);
       sel_ = normalise(std::move(pieces_), names());
       if (rank_ == 0 && cfg.align == 0) mine.fs_block = std::max<uint64_t>(fs_info(path_).block_size, 512);
+      if (rank_ == 0) mine.in_place = prepare_commit(cfg) ? 0 : 1;
     } catch (const Error& e) {
       failure = e;
     } catch (const std::exception& e) {  // a filesystem_error, bad_alloc...: still reported everywhere
@@ -392,6 +415,9 @@ class PhaseImpl {
       in.aggregators = std::max(engine_.nodes.node_count, cfg.stripe_count);
     }
     fsync_ = cfg.fsync;
+    commit_ = mode_ == PhaseMode::write && all[0].in_place == 0;
+    commit_sync_ = cfg.commit == Config::Commit::sync;
+    checksum_chunk_ = cfg.checksum_chunk;
     plan_ = make_plan(in);
     // ---- Tiers: aggregators and their memory tiers elected by the cost model (engine/place/) ----
     place_on_tiers();
@@ -464,8 +490,8 @@ class PhaseImpl {
       open_file();
       // The stream is allocated here, so running out of memory is agreed like any error.
       stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
-      if (mode_ == PhaseMode::write && rank_ == 0) {
-        // A write makes the old index stale: it goes now, and comes back when the phase closes.
+      if (mode_ == PhaseMode::write && !commit_ && rank_ == 0) {
+        // Written in place, the old index is stale: it goes now, and comes back when the phase closes.
         for (const std::string& out : {index_output(), path_}) {
           if (out != index_output() && !tier_hints_.drain) continue;
           if (::unlink(index_path(out).c_str()) != 0 && errno != ENOENT) {
@@ -573,9 +599,11 @@ class PhaseImpl {
       const bool sync = fsync_ && mode_ == PhaseMode::write && state_ == State::done;
       files_.close_all(false);
       if (tier_hints_.drain && state_ == State::done) drain_partition();  // tiers: node-local copy to the shared file
-      if (!sync && state_ == State::done) finish_output();
+      if (!sync && !commit_ && state_ == State::done) finish_output();
     });
-    if (fsync_ && mode_ == PhaseMode::write && state_ == State::done) {
+    if (commit_ && state_ == State::done) {
+      commit_written();
+    } else if (fsync_ && mode_ == PhaseMode::write && state_ == State::done) {
       collectively(comm_, [&] {
         if (engine_.nodes.local_rank == 0) sync_files_of_node();
         finish_output();
@@ -820,8 +848,9 @@ class PhaseImpl {
       return set;
     }
     if (tier_hints_.node_local && plan_.partitions() > 0) return node_local_files();  // tiers
+    const std::string tail = commit_ ? kPartialSuffix : "";  // committed at close
     if (subfile_group_ == 0 || plan_.partitions() == 0) {
-      files.push_back({path_, 0, UINT64_MAX, -1});
+      files.push_back({path_ + tail, 0, UINT64_MAX, -1});
       return FileSet(std::move(files), false);
     }
     const size_t parts = static_cast<size_t>(plan_.partitions());
@@ -829,7 +858,7 @@ class PhaseImpl {
       char suffix[32];
       std::snprintf(suffix, sizeof suffix, ".subfile.%05zu", f);
       const size_t next = p + subfile_group_;
-      files.push_back({path_ + suffix, p == 0 ? 0 : plan_.start[p], next < parts ? plan_.start[next] : UINT64_MAX, -1});
+      files.push_back({path_ + suffix + tail, p == 0 ? 0 : plan_.start[p], next < parts ? plan_.start[next] : UINT64_MAX, -1});
     }
     files.front().begin = plan_.start[0];
     return FileSet(std::move(files), true);
@@ -883,29 +912,99 @@ class PhaseImpl {
   // larger output) and the index. Local part of a collective step.
   void finish_output() {
     if (rank_ != 0 || mode_ != PhaseMode::write) return;
+    OutputIndex index = make_index();
+    if (files_.subfiled()) {
+      for (const SubFile& f : files_.files()) size_subfile(f, false);
+    }
+    write_output_index(index_output(), index);
+    if (tier_hints_.drain) {  // tiers: the drained shared file has its own index
+      index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX, std::nullopt, {}}};
+      write_output_index(path_, index);
+    }
+  }
+
+  // The index of what this phase wrote, without sizes and checksums. Files are named by their
+  // final names, relative to the index's folder.
+  OutputIndex make_index() const {
     OutputIndex index;
     for (const auto& v : vars_) index.variables.push_back({v.name, v.element_size, v.dims, v.file_offset});
     index.bytes = declared_bytes_;
     index.writer_ranks = size_;
     for (const SubFile& f : files_.files()) {
       // Node-local copies are named by their absolute paths (they are not beside the index).
-      index.files.push_back({tier_hints_.node_local ? f.path : std::filesystem::path(f.path).filename().string(), f.begin, f.end});
-      if (files_.subfiled()) {
-        // Every listed subfile exists (one no aggregator wrote is created empty) at its size.
-        const uint64_t size = std::min(f.end, plan_.hi) > f.begin ? std::min(f.end, plan_.hi) - f.begin : 0;
-        const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0) throw_system("cannot create \"" + f.path + "\"", errno);
-        const int rc = ::ftruncate(fd, static_cast<off_t>(size));
-        const int err = errno;
-        ::close(fd);
-        if (rc != 0) throw_system("cannot set the size of \"" + f.path + "\"", err);
+      const std::string name = tier_hints_.node_local ? f.path : std::filesystem::path(final_path(f.path)).filename().string();
+      index.files.push_back({name, f.begin, f.end, std::nullopt, {}});
+    }
+    return index;
+  }
+
+  // Every listed subfile exists (one no aggregator wrote is created empty) at its size, which
+  // it returns; with `sync`, a subfile whose size changed is fsynced. Rank 0.
+  uint64_t size_subfile(const SubFile& f, bool sync) const {
+    const uint64_t size = std::min(f.end, plan_.hi) > f.begin ? std::min(f.end, plan_.hi) - f.begin : 0;
+    const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw_system("cannot create \"" + f.path + "\"", errno);
+    struct stat st {};
+    int rc = ::fstat(fd, &st);
+    const bool changed = rc == 0 && static_cast<uint64_t>(st.st_size) != size;
+    if (rc == 0 && changed) rc = ::ftruncate(fd, static_cast<off_t>(size));
+    if (rc == 0 && changed && sync) rc = ::fsync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) throw_system("cannot set the size of \"" + f.path + "\"", err);
+    return size;
+  }
+
+  // Rank 0, before the plan's agreement: whether this phase commits (engine/commit.hpp). A
+  // commit interrupted after its intent record is completed first (a read then sees it, a
+  // write replaces it); a write removes the partial files a killed write left. Files that are
+  // not regular (a device) and node-local targets are written in place.
+  bool prepare_commit(const Config& cfg) const {
+    if (tier_hints_.dry_run) return false;  // a dry run touches no file
+    roll_forward(path_);
+    if (mode_ != PhaseMode::write || cfg.commit == Config::Commit::in_place || tier_hints_.node_local) return false;
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return false;
+    for (const std::string& p : leftover_partials(path_)) {
+      if (::unlink(p.c_str()) != 0 && errno != ENOENT) throw_system("cannot remove the uncommitted \"" + p + "\"", errno);
+    }
+    return true;
+  }
+
+  // After a write: every rank's partial files synced (unless strata_commit=nosync), sized,
+  // checksummed in parallel, then committed by rank 0. Collective.
+  void commit_written() {
+    const bool sync = commit_sync_ || fsync_;
+    const std::vector<SubFile>& files = files_.files();
+    std::vector<uint64_t> sizes(files.size(), 0);
+    collectively(comm_, [&] {
+      if (rank_ == 0) {
+        for (size_t i = 0; i < files.size(); ++i) {
+          if (files_.subfiled()) {
+            sizes[i] = size_subfile(files[i], sync);
+          } else {
+            struct stat st {};
+            if (::stat(files[i].path.c_str(), &st) != 0) throw_system("cannot stat \"" + files[i].path + "\"", errno);
+            sizes[i] = static_cast<uint64_t>(st.st_size);
+          }
+        }
       }
-    }
-    write_output_index(index_output(), index);
-    if (tier_hints_.drain) {  // tiers: the drained shared file has its own index
-      index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX}};
-      write_output_index(path_, index);
-    }
+      if (sync && engine_.nodes.local_rank == 0) sync_files_of_node();
+    });
+    MPI_Bcast(sizes.data(), static_cast<int>(sizes.size()), MPI_UINT64_T, 0, comm_);
+    std::vector<std::string> paths;
+    for (const SubFile& f : files) paths.push_back(f.path);
+    const auto sums = hash_chunks(comm_, paths, sizes, checksum_chunk_);
+    collectively(comm_, [&] {
+      if (rank_ != 0) return;
+      OutputIndex index = make_index();
+      index.checksum_chunk = checksum_chunk_;
+      for (size_t i = 0; i < files.size(); ++i) {
+        index.files[i].size = sizes[i];
+        index.files[i].checksums = sums[i];
+      }
+      commit_output(path_, index, sync);
+    });
   }
 
   // ---- Tiers (engine/place/, arch/memory_tier, arch/machine) ---------------------------------
@@ -1016,6 +1115,9 @@ class PhaseImpl {
   std::unique_ptr<IoWorker> direct_io_;  // direct runs
   std::vector<std::byte> stream_;        // this rank's bytes in file order, when needed
   bool fsync_ = false;
+  bool commit_ = false;       // written to partial files, committed at close (engine/commit.hpp)
+  bool commit_sync_ = true;   // the commit syncs the data first (strata_commit=sync)
+  uint64_t checksum_chunk_ = kChecksumChunk;
   PhaseStats stats_;
   TierHints tier_hints_;
   std::vector<Tier> tier_of_partition_;

@@ -2,7 +2,9 @@
 // empty ranks, blocks smaller and larger than a buffer, unaligned offsets, strided memory,
 // random buffer sizes, buffer counts and aggregator counts) are written through the engine
 // into a file pre-filled with a sentinel; rank 0 compares every byte with a serial reference
-// image (declared bytes hold their values, holes keep the sentinel); then a different number of
+// image (declared bytes hold their values, holes keep the sentinel); odd seeds write in place
+// (strata_commit=in-place), even seeds commit a new file (strata_commit=nosync: holes read as
+// zeros, the sentinel file is replaced whole); then a different number of
 // ranks reads the written bytes back through the engine and checks them.
 // usage: mpiexec -n 8 engine_property [SEEDS] [FIRST_SEED] [DIR]
 #include <mpi.h>
@@ -171,6 +173,9 @@ int main(int argc, char** argv) {
   for (int t = 0; t < seeds; ++t) {
     const uint64_t seed = first + static_cast<uint64_t>(t);
     const Layout L = make_layout(seed, world);
+    const bool committed = seed % 2 == 0;  // else written in place, into the sentinel file
+    std::vector<Phase::Hint> hints = L.hints;
+    hints.emplace_back("strata_commit", committed ? "nosync" : "in-place");
     std::string problem;
     // Each step catches its own errors so every rank still reaches every barrier.
     auto step = [&](auto&& fn) {
@@ -194,7 +199,7 @@ int main(int argc, char** argv) {
         for (const Chunk& c : L.chunks) {
           if (c.owner == rank) mine.push_back(c);
         }
-        Phase phase(*engines[static_cast<size_t>(L.writers)], path, PhaseMode::write, L.hints);
+        Phase phase(*engines[static_cast<size_t>(L.writers)], path, PhaseMode::write, hints);
         Declared d;
         declare(phase, L, mine, seed, rank, true, d);
         phase.plan();
@@ -211,7 +216,8 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     step([&] {
       if (rank == 0) {  // the serial reference image
-        std::vector<unsigned char> want(L.file_end, kSentinel), got(L.file_end);
+        const unsigned char hole = committed ? 0 : kSentinel;  // a committed file is a new file
+        std::vector<unsigned char> want(L.file_end, hole), got(L.file_end, 0);
         std::vector<bool> declared(L.file_end, false);
         for (const Chunk& c : L.chunks) {
           if (c.owner < 0) continue;
@@ -239,7 +245,9 @@ int main(int argc, char** argv) {
         } else {
           std::ifstream f(path, std::ios::binary);
           f.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size()));
-          if (static_cast<uint64_t>(f.gcount()) != L.file_end) problem = "the file is shorter than the reference";
+          // A new file ends at its last declared byte; one written in place keeps its length.
+          if (!committed && static_cast<uint64_t>(f.gcount()) != L.file_end) problem = "the file is shorter than the reference";
+          if (committed && !f.eof() && f.peek() != EOF) problem = "the file is longer than the reference";
         }
         for (uint64_t i = 0; i < L.file_end && problem.empty(); ++i) {
           if (got[i] != want[i]) {

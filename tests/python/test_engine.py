@@ -51,7 +51,8 @@ def test_read_with_another_rank_count_detects_corruption(tmp_path: Path) -> None
 
 
 def test_holes_are_never_written(tmp_path: Path) -> None:
-    """The engine writes only declared bytes: pre-existing bytes between ranks' blocks survive."""
+    """The engine writes only declared bytes (a committed write is a new file, its holes read as
+    zeros; written in place, holes keep the old bytes: tests/mpi/engine_property.cpp checks both)."""
     target = tmp_path / "holes.dat"
     # IOR's strided layout with 2 of 4 ranks' data: write 4 ranks first with posix, then
     # overwrite with a different seed through the engine using 4 ranks: every byte changes.

@@ -26,6 +26,7 @@ int plan_command(const std::vector<std::string>& args, const Environment& env);
 // strata info --tiers (collective over comm).
 int tiers_info(MPI_Comm comm, const std::string& json_path);
 int decomp_command(const std::vector<std::string>& args, const Environment& env);
+int verify_command(const std::vector<std::string>& args, const Environment& env);
 
 // Replaces this process by `strata-bench ARGS` (the Python harness), with STRATA_BIN set to this
 // binary; exits with status 2 when strata-bench cannot be found. Call it before MPI_Init.

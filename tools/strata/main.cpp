@@ -31,6 +31,7 @@ const char* kUsage =
     "  advise       striping and MPI-IO hints for a file system and a job, each with its reason;\n"
     "               advise --calibrate RESULTS.sqlite fits the stripe-count rule to a campaign (not under mpirun)\n"
     "  decomp ...   PIO decomposition maps: describe one (blocks, lengths, coverage) or generate one\n"
+    "  verify PATH  checks an engine output: index, files' sizes, checksums; reports uncommitted writes\n"
     "  bench ...    the experiment harness, strata-bench (campaigns, statistics, reports); not under mpirun\n"
     "\n"
     "`strata COMMAND --help` describes each command. Diagnostics: STRATA_LOG=debug|info|warn.\n";
@@ -96,8 +97,10 @@ int main(int argc, char** argv) {
       status = strata::cli::advise_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "decomp") {
       status = strata::cli::decomp_command({args.begin() + 1, args.end()}, env);
+    } else if (args[0] == "verify") {
+      status = strata::cli::verify_command({args.begin() + 1, args.end()}, env);
     } else {
-      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, decomp; see strata --help)");
+      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, decomp, verify; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());

@@ -57,7 +57,7 @@ void add_run_options(OptionSet& o) {
   o.add("writer-ranks", "N", "with --read: the file was written by N ranks; each reader checks an even share of it");
   o.add_flag("verify", "compare every element read back with the generator (after a write: read back first)");
   o.add_flag("fsync", "sync to storage before close completes (counted in close time)");
-  o.add("repetitions", "N", "how many times to repeat; the output is removed before each write", "1");
+  o.add("repetitions", "N", "how many times to repeat; the output is removed before each write (backend strata: replaced when the write commits)", "1");
   o.add("seed", "S", "seed of the value generator and of random kernel parameters", "1");
   o.add("step", "K", "output step mixed into the generated values", "0");
   o.add("json", "FILE", "write a machine-readable record of the run (rank 0)");
@@ -319,7 +319,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
       std::optional<PhaseTiming> written, read;
       if (outputs.size() > 1 && s.do_write) fill(d, out.values, data.data());  // this checkpoint's values
       if (s.do_write) {
-        collectively(comm, [&] { remove_output(out.ctx); });
+        if (!backend.commits_output()) collectively(comm, [&] { remove_output(out.ctx); });
         written = timed_access(backend, comm, Access::write, data.data(), local);
         if (rep == 0) in_effect = backend.hints_in_effect();
         if (s.verify && !s.do_read) {  // untimed read-back

@@ -1,0 +1,51 @@
+// Crash-consistent commit of an engine output. A write phase writes its files under their
+// names plus ".strata-partial"; when every rank has written (and, by default, synced), rank 0
+// records the new index as an intent record (PATH.strata-commit.json), renames each partial
+// file over its final name, then renames the intent record over the index and syncs the
+// directory. A crash before the intent record leaves the previous output and its index
+// untouched (the partial files are an uncommitted write); a crash after it leaves a commit that
+// roll_forward() completes (every byte it names is already written and synced).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/strata.hpp"
+
+namespace strata::engine {
+
+inline constexpr const char* kPartialSuffix = ".strata-partial";
+// Checksums cover chunks of this many bytes (hint strata_checksum_chunk), hashed in parallel
+// over the ranks.
+inline constexpr uint64_t kChecksumChunk = uint64_t{4} << 20;
+
+std::string partial_path(const std::string& file);
+// A partial file's final name (the name itself when it is not partial).
+std::string final_path(const std::string& file);
+// PATH.strata-commit.json: the index of a commit in progress.
+std::string intent_path(const std::string& output);
+// The partial files of `output` (PATH.strata-partial, PATH.subfile.N.strata-partial) in its folder.
+std::vector<std::string> leftover_partials(const std::string& output);
+
+// XXH3-64 of bytes [offset, offset + length) of `path` (streaming, one read buffer). Throws a
+// runtime Error naming the file when it cannot be read whole.
+uint64_t hash_file_range(const std::string& path, uint64_t offset, uint64_t length);
+// Collective: the XXH3-64 of every `chunk` bytes of each file (sizes[i] bytes of paths[i], the
+// same on every rank), chunks shared round robin over the ranks; every rank gets all of them.
+// A failure on any rank is raised on every rank.
+std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<std::string>& paths,
+                                               const std::vector<uint64_t>& sizes, uint64_t chunk);
+
+// Rank 0, after every rank's partial files are written (and synced when `sync`): makes
+// `index` (its files named by their final names) the output's. Files of the previous index
+// the new one does not list are removed afterwards.
+void commit_output(const std::string& output, const OutputIndex& index, bool sync);
+// Completes a commit interrupted after its intent record was written; false when there is none.
+bool roll_forward(const std::string& output);
+// fsync of a directory, so that renames in it are durable.
+void sync_directory(const std::string& dir);
+
+}  // namespace strata::engine

@@ -1,0 +1,178 @@
+"""Crash-consistent commit of engine outputs (src/engine/commit.hpp) and `strata verify`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import BASE_ENV, MPIRUN, STRATA, run_ranks
+
+CHUNK = 4096  # strata_checksum_chunk: small chunks, so a mismatch names a small range
+ARRAY = ["run", "array1d", "--dist", "uniform", "--size", "40K", "--output", "c.dat"]
+
+
+def write(tmp_path: Path, np: int, args: list[str], hints: str = f"strata_checksum_chunk={CHUNK}",
+          seed: int = 1) -> None:
+    out = run_ranks(np, [*args, "--backend", "strata", "--seed", str(seed), "--hints", hints, "--quiet"],
+                    cwd=tmp_path)
+    assert out.status == 0, out.stderr
+
+
+def verify(tmp_path: Path, np: int, target: str = "c.dat", *extra: str) -> tuple[int, dict]:
+    out = run_ranks(np, ["verify", target, "--json", *extra], cwd=tmp_path, timeout=60)
+    start = out.stdout.index("{")
+    end = out.stdout.rindex("}") + 1
+    return out.status, json.loads(out.stdout[start:end])
+
+
+def test_committed_output_verifies_on_any_rank_count(tmp_path: Path) -> None:
+    write(tmp_path, 3, ARRAY)
+    assert not list(tmp_path.glob("*.strata-partial")) and not (tmp_path / "c.dat.strata-commit.json").exists()
+    index = json.loads((tmp_path / "c.dat.strata-index.json").read_text())
+    assert index["version"] == 2 and index["checksum"] == {"algorithm": "xxh3-64", "chunk_bytes": CHUNK}
+    size = (tmp_path / "c.dat").stat().st_size
+    assert index["files"][0]["size"] == size and len(index["files"][0]["xxh3"]) == -(-size // CHUNK)
+    for np in (1, 2, 4):
+        status, report = verify(tmp_path, np)
+        assert status == 0 and report["ok"] is True and report["problems"] == []
+        assert report["files"] == [{"path": "c.dat", "bytes": size, "status": "ok"}]
+    # The table for people says the same.
+    out = run_ranks(2, ["verify", "c.dat"], cwd=tmp_path)
+    assert out.status == 0 and "c.dat: OK" in out.stdout
+
+
+def test_flipped_byte_is_reported_with_its_range(tmp_path: Path) -> None:
+    write(tmp_path, 2, ARRAY)
+    data = bytearray((tmp_path / "c.dat").read_bytes())
+    data[3 * CHUNK + 100] ^= 0x01
+    (tmp_path / "c.dat").write_bytes(bytes(data))
+    status, report = verify(tmp_path, 3)
+    assert status == 1 and report["ok"] is False
+    assert [(p["kind"], p["begin"], p["end"]) for p in report["problems"]] == [("checksum", 3 * CHUNK, 4 * CHUNK)]
+    out = run_ranks(1, ["verify", "c.dat"], cwd=tmp_path)
+    assert out.status == 1 and f"bytes [{3 * CHUNK}, {4 * CHUNK}) differ" in out.stdout
+
+
+def test_truncated_and_missing_files_are_reported(tmp_path: Path) -> None:
+    write(tmp_path, 2, ARRAY)
+    size = (tmp_path / "c.dat").stat().st_size
+    os.truncate(tmp_path / "c.dat", size - 10)
+    status, report = verify(tmp_path, 2)
+    assert status == 1 and report["problems"][0]["kind"] == "size"
+    assert f"short: {size - 10} bytes, the index says {size}" in report["problems"][0]["message"]
+    (tmp_path / "c.dat").unlink()
+    status, report = verify(tmp_path, 1)
+    assert status == 1 and report["problems"][0]["kind"] == "missing"
+    (tmp_path / "c.dat.strata-index.json").unlink()
+    status, report = verify(tmp_path, 1)
+    assert status == 1 and report["problems"][0]["kind"] == "index"
+
+
+def test_subfiled_output_commits_and_verifies(tmp_path: Path) -> None:
+    args = ["run", "blocks", "--vars", "2", "--shape", "40x30x8", "--tiles-per-rank", "2", "--output", "ck"]
+    write(tmp_path, 4, args, hints=f"strata_subfiling=aggregator,strata_aggregators=3,strata_checksum_chunk={CHUNK}")
+    subfiles = sorted(p.name for p in tmp_path.glob("ck.subfile.*"))
+    assert subfiles == ["ck.subfile.00000", "ck.subfile.00001", "ck.subfile.00002"]
+    status, report = verify(tmp_path, 2, "ck")
+    assert status == 0 and [f["path"] for f in report["files"]] == subfiles
+    # Read back through the index by another rank count.
+    out = run_ranks(3, [*args, "--backend", "strata", "--seed", "1", "--read", "--verify", "--quiet"], cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    # A rewrite as one shared file replaces the subfiles: the old ones go once the new index is in.
+    write(tmp_path, 2, args)
+    assert not list(tmp_path.glob("ck.subfile.*")) and verify(tmp_path, 1, "ck")[0] == 0
+    sub = tmp_path / "ck"
+    data = bytearray(sub.read_bytes())
+    data[-1] ^= 0xFF
+    sub.write_bytes(bytes(data))
+    status, report = verify(tmp_path, 2, "ck")
+    assert status == 1 and report["problems"][0]["kind"] == "checksum"
+    assert report["problems"][0]["end"] == len(data)
+
+
+def test_interrupted_commit_rolls_forward(tmp_path: Path) -> None:
+    """A commit cut after its intent record: verify says so, --complete (or a read) finishes it."""
+    write(tmp_path, 2, ARRAY, seed=1)
+    old = (tmp_path / "c.dat").read_bytes()
+    write(tmp_path, 2, ARRAY, seed=2)
+    new = (tmp_path / "c.dat").read_bytes()
+    assert old != new
+    # Rebuild the state between the intent record and the renames: new data as the partial
+    # file, the new index as the record, the old data and its index in place.
+    (tmp_path / "c.dat.strata-partial").write_bytes(new)
+    os.replace(tmp_path / "c.dat.strata-index.json", tmp_path / "c.dat.strata-commit.json")
+    (tmp_path / "c.dat").write_bytes(old)
+    status, report = verify(tmp_path, 1)
+    assert status == 1 and report["problems"][0]["kind"] == "interrupted-commit"
+    status, report = verify(tmp_path, 2, "c.dat", "--complete")
+    assert status == 0 and report["completed_commit"] is True
+    assert (tmp_path / "c.dat").read_bytes() == new and not (tmp_path / "c.dat.strata-commit.json").exists()
+
+
+def test_bad_commit_hint_is_a_usage_error(tmp_path: Path) -> None:
+    out = run_ranks(2, [*ARRAY, "--backend", "strata", "--hints", "strata_commit=maybe"], cwd=tmp_path)
+    assert out.status == 2 and "strata_commit=maybe must be sync, nosync or in-place" in out.stderr
+
+
+def test_in_place_write_keeps_the_old_behaviour(tmp_path: Path) -> None:
+    write(tmp_path, 2, ARRAY, hints="strata_commit=in-place")
+    index = json.loads((tmp_path / "c.dat.strata-index.json").read_text())
+    assert index["version"] == 1 and "xxh3" not in index["files"][0]
+    status, report = verify(tmp_path, 1)
+    assert status == 1 and "no checksums" in report["problems"][0]["message"]
+
+
+def kill_one_rank_mid_write(tmp_path: Path, args: list[str], victim: int = 1, np: int = 2) -> None:
+    """Starts a write on NP ranks and SIGKILLs rank VICTIM once its partial file has data.
+    (With the fault-injection shim, STRATA_FAULT="op=write,nth=N,action=kill,rank=1" does the same.)"""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    wrapper = f'echo $$ > {pids}/$OMPI_COMM_WORLD_RANK; exec "$0" "$@"'
+    cmd = [MPIRUN, "-n", str(np), "--oversubscribe", "bash", "-c", wrapper, str(STRATA), *args]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=BASE_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    partial = tmp_path / "c.dat.strata-partial"
+    deadline = time.monotonic() + 60
+    killed = False
+    while time.monotonic() < deadline and proc.poll() is None:
+        if partial.exists() and partial.stat().st_size > 0 and (pids / str(victim)).exists():
+            os.kill(int((pids / str(victim)).read_text()), signal.SIGKILL)
+            killed = True
+            break
+        time.sleep(0.002)
+    try:
+        proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    assert killed, "the write finished before a rank could be killed: make it larger"
+    assert proc.returncode != 0
+
+
+def test_sigkill_mid_write_keeps_the_committed_output(tmp_path: Path) -> None:
+    write(tmp_path, 2, ARRAY, seed=1)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    # A large, slow write (4 KiB aggregation rounds), killed on rank 1 while its data goes out.
+    big = ["run", "array1d", "--dist", "uniform", "--size", "48M", "--output", "c.dat", "--backend", "strata",
+           "--seed", "2", "--hints", "cb_buffer_size=4K,strata_buffers=1,strata_direct_threshold=0"]
+    kill_one_rank_mid_write(tmp_path, big)
+    # The committed output and its index are untouched, and verify passes on them.
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name in before}
+    assert after == before
+    status, report = verify(tmp_path, 2)
+    assert status == 0 and report["ok"] is True
+    # The killed write is recognisably partial.
+    assert report["uncommitted_write"] is True and report["uncommitted"] == ["./c.dat.strata-partial"]
+    out = run_ranks(1, ["verify", "c.dat"], cwd=tmp_path)
+    assert out.status == 0 and "uncommitted write ./c.dat.strata-partial" in out.stdout
+    # The old output still reads back and verifies; the next write replaces the partial file.
+    out = run_ranks(3, [*ARRAY, "--backend", "strata", "--seed", "1", "--read", "--verify", "--quiet"],
+                    cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    write(tmp_path, 2, ARRAY, seed=3)
+    assert not (tmp_path / "c.dat.strata-partial").exists() and verify(tmp_path, 1)[0] == 0

@@ -1,0 +1,222 @@
+// strata verify PATH: checks an engine output against its index — the index is there and
+// parses, every file it lists exists at its size, every chunk checksum (XXH3-64) matches — and
+// reports uncommitted writes (.strata-partial files) and interrupted commits. Rank 0 checks the
+// index and the files' sizes; the checksums are computed by all ranks, chunks shared out.
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "engine/commit.hpp"
+#include "engine/output_index.hpp"
+#include "strata/strata.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+const char* kHelp =
+    "usage: strata verify PATH [--json] [--complete]\n"
+    "\n"
+    "Checks an output the engine wrote: its index PATH.strata-index.json is present and parses,\n"
+    "every file it lists exists with the size recorded, and every chunk's XXH3-64 checksum matches.\n"
+    "Reports each problem (missing file, wrong size, checksum mismatch with its byte range), a\n"
+    "leftover PATH*.strata-partial (an uncommitted write: a write phase that did not finish; the\n"
+    "committed output is unaffected) and an interrupted commit (PATH.strata-commit.json).\n"
+    "Exit status 0 when the committed output is good, 1 when not. Runs on any number of ranks.\n"
+    "\n"
+    "  --json      one JSON object on stdout instead of the report\n"
+    "  --complete  finish an interrupted commit first (what the next read or write would do)\n";
+
+struct Checked {
+  std::vector<std::string> paths;  // files whose checksums are compared
+  std::vector<uint64_t> sizes;
+  std::vector<std::vector<uint64_t>> expected;
+  std::vector<std::string> names;  // as the index names them
+  uint64_t chunk = 0;
+};
+
+nlohmann::json problem(const std::string& kind, const std::string& file, const std::string& message) {
+  return {{"kind", kind}, {"file", file}, {"message", message}};
+}
+
+// Rank 0: everything but the checksums. Fills `report` and the files left to checksum.
+void check_index(const std::string& path, bool complete, nlohmann::json& report, Checked& todo) {
+  auto& problems = report["problems"];
+  if (read_index_file(engine::intent_path(path))) {
+    if (complete) {
+      engine::roll_forward(path);
+      report["completed_commit"] = true;
+    } else {
+      problems.push_back(problem("interrupted-commit", engine::intent_path(path),
+                                 "a commit was interrupted after its data was written: run `strata verify --complete " +
+                                     path + "` (or any read of it) to complete it"));
+    }
+  }
+  for (const std::string& p : engine::leftover_partials(path)) report["uncommitted"].push_back(p);
+  std::optional<OutputIndex> index;
+  try {
+    index = read_output_index(path);
+  } catch (const Error& e) {
+    problems.push_back(problem("index", index_path(path), e.what()));
+    return;
+  }
+  if (!index) {
+    problems.push_back(problem("index", index_path(path), "no index: not an output the engine committed"));
+    return;
+  }
+  report["index"] = {{"path", index_path(path)}, {"files", index->files.size()}, {"bytes", index->bytes},
+                     {"checksum_chunk", index->checksum_chunk}};
+  if (index->checksum_chunk == 0) {
+    problems.push_back(problem("index", index_path(path), "the index has no checksums (written before index version 2)"));
+  }
+  todo.chunk = index->checksum_chunk;
+  for (const IndexedFile& f : index->files) {
+    const std::string file = engine::resolve_indexed_path(path, f.path);
+    nlohmann::json entry = {{"path", file}};
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+      problems.push_back(problem("missing", file, "listed in the index but missing"));
+      entry["status"] = "missing";
+    } else if (f.size && static_cast<uint64_t>(st.st_size) != *f.size) {
+      const uint64_t have = static_cast<uint64_t>(st.st_size);
+      problems.push_back(problem("size", file, std::string(have < *f.size ? "short" : "long") + ": " +
+                                                   std::to_string(have) + " bytes, the index says " +
+                                                   std::to_string(*f.size)));
+      entry["status"] = "size";
+      entry["bytes"] = have;
+    } else if (todo.chunk > 0 && f.size) {
+      if (f.checksums.size() != (*f.size + todo.chunk - 1) / todo.chunk) {
+        problems.push_back(problem("index", file, "the index lists " + std::to_string(f.checksums.size()) +
+                                                      " checksums for " + std::to_string(*f.size) + " bytes"));
+        entry["status"] = "index";
+      } else {
+        todo.paths.push_back(file);
+        todo.sizes.push_back(*f.size);
+        todo.expected.push_back(f.checksums);
+        todo.names.push_back(file);
+        entry["bytes"] = *f.size;
+        entry["status"] = "ok";
+      }
+    } else {
+      entry["bytes"] = static_cast<uint64_t>(st.st_size);
+      entry["status"] = "unchecked";
+    }
+    report["files"].push_back(entry);
+  }
+}
+
+// Rank 0's files to checksum, for every rank.
+void share(MPI_Comm comm, int rank, Checked& todo) {
+  std::string text;
+  if (rank == 0) {
+    std::ostringstream out;
+    out << todo.chunk << '\n';
+    for (size_t i = 0; i < todo.paths.size(); ++i) out << todo.sizes[i] << '\n' << todo.paths[i] << '\n';
+    text = out.str();
+  }
+  unsigned long long n = text.size();
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  text.resize(n);
+  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  if (rank == 0) return;
+  std::istringstream in(text);
+  std::string line, path;
+  std::getline(in, line);
+  todo.chunk = std::stoull(line);
+  while (std::getline(in, line) && std::getline(in, path)) {
+    todo.sizes.push_back(std::stoull(line));
+    todo.paths.push_back(path);
+  }
+}
+
+void print_report(const std::string& path, const nlohmann::json& report) {
+  const auto& problems = report["problems"];
+  if (problems.empty()) {
+    const auto& ix = report["index"];
+    std::printf("strata verify: %s: OK (%zu file(s), %s declared, checksums of %s chunks match)\n", path.c_str(),
+                ix["files"].get<size_t>(), format_size(ix["bytes"].get<uint64_t>()).c_str(),
+                format_size(ix["checksum_chunk"].get<uint64_t>()).c_str());
+  } else {
+    std::printf("strata verify: %s: %zu problem(s)\n", path.c_str(), problems.size());
+    for (const auto& p : problems) {
+      std::printf("  %-18s %s: %s\n", p["kind"].get<std::string>().c_str(), p["file"].get<std::string>().c_str(),
+                  p["message"].get<std::string>().c_str());
+    }
+  }
+  if (report.value("completed_commit", false)) std::printf("  note: an interrupted commit was completed first\n");
+  for (const auto& u : report["uncommitted"]) {
+    std::printf("  note: uncommitted write %s (a write phase did not finish; the committed output is unaffected)\n",
+                u.get<std::string>().c_str());
+  }
+}
+
+}  // namespace
+
+int verify_command(const std::vector<std::string>& args, const Environment&) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string path;
+  bool json = false, complete = false;
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      if (rank == 0) std::fputs(kHelp, stdout);
+      return 0;
+    }
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--complete") {
+      complete = true;
+    } else if (!a.empty() && a[0] == '-') {
+      throw_usage("verify: unknown option \"" + a + "\" (see strata verify --help)");
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      throw_usage("verify: one PATH only (see strata verify --help)");
+    }
+  }
+  if (path.empty()) throw_usage("verify: which output? usage: strata verify PATH [--json]");
+  nlohmann::json report = {{"path", path}, {"problems", nlohmann::json::array()}, {"files", nlohmann::json::array()},
+                           {"uncommitted", nlohmann::json::array()}, {"index", nullptr}};
+  Checked todo;
+  collectively(comm, [&] {
+    if (rank == 0) check_index(path, complete, report, todo);
+  });
+  share(comm, rank, todo);
+  const auto sums = engine::hash_chunks(comm, todo.paths, todo.sizes, todo.chunk == 0 ? 1 : todo.chunk);
+  int status = 0;
+  if (rank == 0) {
+    for (size_t f = 0; f < todo.paths.size(); ++f) {
+      for (size_t c = 0; c < sums[f].size(); ++c) {
+        if (sums[f][c] == todo.expected[f][c]) continue;
+        const uint64_t begin = c * todo.chunk, end = std::min(todo.sizes[f], begin + todo.chunk);
+        auto p = problem("checksum", todo.names[f], "bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                                        ") differ from the index's checksum");
+        p["begin"] = begin;
+        p["end"] = end;
+        report["problems"].push_back(p);
+        for (auto& e : report["files"]) {
+          if (e["path"] == todo.names[f]) e["status"] = "checksum";
+        }
+      }
+    }
+    report["ok"] = report["problems"].empty();
+    report["uncommitted_write"] = !report["uncommitted"].empty();
+    if (json) {
+      std::printf("%s\n", report.dump(2).c_str());
+    } else {
+      print_report(path, report);
+    }
+    status = report["problems"].empty() ? 0 : static_cast<int>(ErrorKind::runtime);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  return status;
+}
+
+}  // namespace strata::cli
