@@ -68,7 +68,8 @@ def main() -> int:
             print(f"{s['phase']:>6} {s['rss_kib']:>9} {s['fds']:>9} {s['windows_alive']:>14} "
                   f"{s['windows_created']:>16}")
         if summary:
-            print(f"growth phase {summary['from_phase']} -> {summary['to_phase']}: RSS {summary['rss_growth_kib']:+d} KiB "
+            print(f"growth phase {summary['from_phase']} -> {summary['to_phase']}: "
+                  f"RSS {summary['rss_growth_kib']:+d} KiB "
                   f"(tolerance {summary['rss_tolerance_kib']} KiB), fds {summary['fd_growth']:+d}, "
                   f"windows {summary['window_growth']:+d}, values wrong {summary['bad_values']}: "
                   f"{'ok' if code == 0 else 'FAIL'}")
