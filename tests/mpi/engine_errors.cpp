@@ -1,10 +1,16 @@
 // Bad declarations through the engine API: each must fail on every rank with the same
-// message (no hang, no rank returning success), and the next phase must work.
+// message (no hang, no rank returning success) and leave the output a good phase wrote before
+// at the same path untouched (its bytes, its index and their modification times); the next
+// phase must work.
 // usage: mpiexec -n K engine_errors DIR     (K >= 2)
 #include <mpi.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,6 +23,24 @@ using namespace strata;
 namespace {
 
 int rank = 0, size = 1;
+
+// The previous output: a file's bytes and modification time (rank 0), to compare after each case.
+struct Snapshot {
+  std::string bytes;
+  long long mtime_ns = -1;
+  bool operator==(const Snapshot&) const = default;
+};
+Snapshot snapshot(const std::string& file) {
+  Snapshot s;
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return s;
+  s.mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+  std::ifstream in(file, std::ios::binary);
+  s.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return s;
+}
+std::vector<std::string> previous_files;  // the previous output and its index
+std::vector<Snapshot> previous;
 
 // Runs a case; checks it failed everywhere with `fragment` in one common message.
 bool expect_failure(const std::string& name, const std::string& fragment, const std::function<void()>& body) {
@@ -31,7 +55,11 @@ bool expect_failure(const std::string& name, const std::string& fragment, const 
   int mine[2] = {status, static_cast<int>(message.size())}, lo[2], hi[2];
   MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  bool ok = status != 0 && lo[0] == hi[0] && lo[1] == hi[1] && message.find(fragment) != std::string::npos;
+  bool untouched = true;
+  for (size_t i = 0; i < previous_files.size() && rank == 0; ++i) untouched &= snapshot(previous_files[i]) == previous[i];
+  if (!untouched) message += " [the previous output was changed]";
+  bool ok = status != 0 && lo[0] == hi[0] && lo[1] == hi[1] && message.find(fragment) != std::string::npos &&
+            untouched;
   int all_ok = ok ? 1 : 0, every = 0;
   MPI_Allreduce(&all_ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (rank == 0) std::printf("%s %s: %s\n", every ? "ok  " : "FAIL", name.c_str(), message.c_str());
@@ -51,6 +79,22 @@ int main(int argc, char** argv) {
   {
     Engine engine(MPI_COMM_WORLD);
     std::vector<char> data(8192, 'x');
+    {  // the previous output every failing case must leave alone
+      std::vector<char> good(100, static_cast<char>('a' + rank % 26));
+      Phase p(engine, path, PhaseMode::write);
+      int v = p.define_variable("a", 1, {static_cast<uint64_t>(size) * 100}, 0);
+      p.add_extent(v, static_cast<uint64_t>(rank) * 100, 100, good.data());
+      p.plan();
+      p.write();
+      p.close();
+      previous_files = {path, index_path(path)};
+      for (const auto& f : previous_files) previous.push_back(snapshot(f));
+      if (rank == 0 && (previous[0].bytes.size() != static_cast<size_t>(size) * 100 || previous[1].bytes.empty())) {
+        std::fprintf(stderr, "the good phase wrote %zu bytes and a %zu-byte index\n", previous[0].bytes.size(),
+                     previous[1].bytes.size());
+        ok = false;
+      }
+    }
 
     ok &= expect_failure("overlap between ranks", "overlap rank", [&] {
       Phase p(engine, path, PhaseMode::write);
@@ -143,6 +187,30 @@ int main(int argc, char** argv) {
       p.plan();
       p.write();
       p.close();
+    });
+    ok &= expect_failure("variable defined twice", "is defined twice", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      p.define_variable("a", 4, {1000}, 0);
+      p.define_variable("a", 4, {1000}, 4000);
+      p.plan();
+    });
+    ok &= expect_failure("element size 0", "element size 0", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      p.define_variable("a", 0, {1000}, 0);
+      p.plan();
+    });
+    ok &= expect_failure("subarray past a dimension on the last rank", "reaches past dimension", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      int v = p.define_variable("a", 8, {10, 10}, 0);
+      std::vector<uint64_t> start = {static_cast<uint64_t>(rank), 0}, count = {1, rank == size - 1 ? 11u : 10u};
+      p.add_subarray(v, start, count, data.data());
+      p.plan();
+    });
+    ok &= expect_failure("extent of an undefined variable", "is not defined", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      p.define_variable("a", 1, {100}, 0);
+      p.add_extent(7, 0, 10, data.data());
+      p.plan();
     });
     // After all that, a good phase still works on the same engine.
     ok &= [&] {

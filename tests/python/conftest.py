@@ -37,8 +37,8 @@ class Outcome:
 
 
 def run_ranks(np: int, args: list[str], env: dict[str, str] | None = None, timeout: float = 90,
-              mca: list[str] | None = None, cwd: Path | None = None) -> Outcome:
-    """Runs `strata ARGS` on `np` ranks; each rank reports its own exit status."""
+              mca: list[str] | None = None, cwd: Path | None = None, program: Path = STRATA) -> Outcome:
+    """Runs `strata ARGS` (or `program ARGS`) on `np` ranks; each rank reports its own exit status."""
     full_env = dict(BASE_ENV)
     exports: list[str] = []
     for key, value in (env or {}).items():
@@ -47,7 +47,7 @@ def run_ranks(np: int, args: list[str], env: dict[str, str] | None = None, timeo
     wrapper = ('status=0; "$0" "$@" || status=$?; '
                'echo "STRATA-RANK-EXIT ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} $status"')
     cmd = [MPIRUN, *(mca or []), *exports, "-n", str(np), "--oversubscribe",
-           "bash", "-c", wrapper, str(STRATA), *args]
+           "bash", "-c", wrapper, str(program), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)
     statuses = {int(m.group(1)): int(m.group(2))
                 for m in re.finditer(r"STRATA-RANK-EXIT (\d+) (\d+)", proc.stdout)}

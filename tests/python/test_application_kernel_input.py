@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from conftest import run_ranks
 from test_bad_input import USAGE, assert_clean_failure
 
+# Run on 1 and 3 ranks over a previous output by the bad-input suite (test_bad_input_suite.py).
 CASES = [
     ("hacc zero particles", ["hacc", "--backend", "posix", "--particles", "0"], ["--particles"]),
     ("hacc unknown layout", ["hacc", "--backend", "posix", "--layout", "csv"], ["--layout must be aos or soa"]),
@@ -19,13 +19,6 @@ CASES = [
     ("s3d interval past the steps",
      ["s3d", "--backend", "posix", "--grid", "12,12,12", "--steps", "3", "--interval", "4"], ["no checkpoint"]),
 ]
-
-
-@pytest.mark.parametrize("np", [1, 3])
-@pytest.mark.parametrize("name,args,fragments", CASES, ids=[c[0] for c in CASES])
-def test_bad_parameters(tmp_path: Path, np: int, name: str, args: list[str], fragments: list[str]) -> None:
-    outcome = run_ranks(np, ["run", *args, "--output", str(tmp_path / "out")], cwd=tmp_path)
-    assert_clean_failure(outcome, USAGE, *fragments)
 
 
 def test_s3d_grid_not_divisible_by_the_process_grid(tmp_path: Path) -> None:

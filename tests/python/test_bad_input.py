@@ -22,6 +22,8 @@ def assert_clean_failure(outcome, status: int, *fragments: str) -> None:
         assert bad not in outcome.stderr, outcome.stderr
 
 
+# Run on 1 and 3 ranks, each over a previous output it must leave alone, by the bad-input suite
+# (test_bad_input_suite.py), with the cases of the other categories.
 CASES = [
     ("unknown kernel", ["run", "nosuchkernel", "--backend", "posix"], USAGE, ['unknown kernel "nosuchkernel"', "ior"]),
     ("unknown backend", ["run", "ior", "--backend", "nfs4"], USAGE, ['unknown backend "nfs4"', "mpiio-coll"]),
@@ -64,15 +66,6 @@ CASES = [
      ["--writer-ranks applies to reading"]),
     ("info with two paths", ["info", "/tmp", "/var"], USAGE, ["at most one PATH"]),
 ]
-
-
-@pytest.mark.parametrize("np", [1, 3])
-@pytest.mark.parametrize("name,args,status,fragments", CASES, ids=[c[0] for c in CASES])
-def test_bad_arguments(tmp_path: Path, np: int, name: str, args: list[str], status: int,
-                       fragments: list[str]) -> None:
-    outcome = run_ranks(np, [*args, "--output", str(tmp_path / "out")] if args[0] == "run" and len(args) > 2
-                        and args[-1] != "--backend" else args, cwd=tmp_path)
-    assert_clean_failure(outcome, status, *fragments)
 
 
 def test_unknown_hints_file(tmp_path: Path) -> None:

@@ -86,7 +86,8 @@ def test_mpirun_line_adds_oversubscribe_only_beyond_the_cores(tmp_path: Path) ->
     assert "--oversubscribe" not in mpirun_command(LauncherSpec(), cfg1, ["strata"], cores=2)
 
 
-@pytest.mark.parametrize("text, key, words", [
+# (text, key, words) with their ids; also run through the CLI by test_bad_input_suite.py.
+MALFORMED_CAMPAIGNS = [
     (GOOD.replace('name = "ior"', 'name = "iorr"'), "kernels[0].name", ["unknown kernel 'iorr'", "ior, array1d"]),
     (GOOD.replace("ranks = [2]", 'ranks = ["two"]'), "campaign.ranks", ["positive integers", "'two'"]),
     (GOOD.replace("repetitions = 2", 'repetitions = "2"'), "campaign.repetitions", ["expected integer", "string"]),
@@ -106,8 +107,13 @@ def test_mpirun_line_adds_oversubscribe_only_beyond_the_cores(tmp_path: Path) ->
     (GOOD.replace('backends = ["posix", "hdf5"]', "backends = []").split("[[variants]]")[0], "campaign.backends",
      ["empty grid"]),
     (GOOD.replace("[campaign]", "[campaign"), "(syntax)", ["not valid TOML"]),
-], ids=["unknown-kernel", "ranks-type", "repetitions-type", "empty-param-grid", "empty-ranks", "unknown-param",
-        "unknown-backend", "reserved-param", "unknown-key", "unknown-launcher", "no-kernels", "no-backends", "syntax"])
+]
+MALFORMED_CAMPAIGN_IDS = ["unknown-kernel", "ranks-type", "repetitions-type", "empty-param-grid", "empty-ranks",
+                          "unknown-param", "unknown-backend", "reserved-param", "unknown-key", "unknown-launcher",
+                          "no-kernels", "no-backends", "syntax"]
+
+
+@pytest.mark.parametrize("text, key, words", MALFORMED_CAMPAIGNS, ids=MALFORMED_CAMPAIGN_IDS)
 def test_malformed_campaign_names_file_key_and_what_is_allowed(tmp_path: Path, text: str, key: str,
                                                                words: list[str]) -> None:
     path = write(tmp_path, text)

@@ -152,11 +152,17 @@ def test_decomp_generate_writes_the_kernels_map(tmp_path: Path) -> None:
     write(tmp_path, 3, ["e3sm", "--maps", "d3.dat", "--map-vars", "3"], ["--backend", "strata"], "g.out")
 
 
-@pytest.mark.parametrize("text,message", [
-    ("version 2001 npes 4\n10 3\n", "line 1: bad header"),
-    ("version 2001 npes 1 ndims 2\n10 3\n0 3\n1 2 31\n", "offset 31 of rank 0 is beyond the dimensions (30 elements)"),
-    ("version 2001 npes 2 ndims 1\n10\n0 3\n1 2\n1 1\n4\n", "count mismatch: rank 0 declares 3 offsets"),
-], ids=["bad-header", "offset-beyond", "count-mismatch"])
+# (id, map text, message); also run by the bad-input suite (test_bad_input_suite.py).
+MALFORMED_MAPS = [
+    ("bad-header", "version 2001 npes 4\n10 3\n", "line 1: bad header"),
+    ("offset-beyond", "version 2001 npes 1 ndims 2\n10 3\n0 3\n1 2 31\n",
+     "offset 31 of rank 0 is beyond the dimensions (30 elements)"),
+    ("count-mismatch", "version 2001 npes 2 ndims 1\n10\n0 3\n1 2\n1 1\n4\n",
+     "count mismatch: rank 0 declares 3 offsets"),
+]
+
+
+@pytest.mark.parametrize("text,message", [m[1:] for m in MALFORMED_MAPS], ids=[m[0] for m in MALFORMED_MAPS])
 def test_malformed_maps_are_clear_errors_on_every_rank(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "bad.dat").write_text(text)
     out = run_ranks(2, ["run", "e3sm", "--maps", "bad.dat", "--backend", "strata"], cwd=tmp_path)

@@ -319,6 +319,9 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
       std::optional<PhaseTiming> written, read;
       if (outputs.size() > 1 && s.do_write) fill(d, out.values, data.data());  // this checkpoint's values
       if (s.do_write) {
+        // The engine replaces its own output only when the new one commits (after its plan has
+        // agreed on the hints, the declarations and the machine file): removing it here first
+        // would lose the previous output to a bad hint or a crash (docs/reliability.md).
         if (!backend.commits_output()) collectively(comm, [&] { remove_output(out.ctx); });
         written = timed_access(backend, comm, Access::write, data.data(), local);
         if (rep == 0) in_effect = backend.hints_in_effect();
