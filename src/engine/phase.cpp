@@ -334,6 +334,7 @@ class PhaseImpl {
       plan_steps();
     } catch (...) {
       state_ = State::failed;  // a failed phase stays failed: write/read/plan refuse it
+      discard_partials();
       throw;
     }
   }
@@ -580,6 +581,15 @@ class PhaseImpl {
   }
 
   PhaseStats close(PhaseStats* max) {
+    try {
+      return close_steps(max);
+    } catch (...) {
+      discard_partials();
+      throw;
+    }
+  }
+
+  PhaseStats close_steps(PhaseStats* max) {
     const double t0 = MPI_Wtime();
     collectively(comm_, [&] {
       for (auto* w : {&io_, &direct_io_}) {
@@ -609,6 +619,7 @@ class PhaseImpl {
         finish_output();
       });
     }
+    if (state_ != State::done) discard_partials();  // planned, never written
     stats_.close_s = MPI_Wtime() - t0;
     state_ = State::closed;
     if (max != nullptr) {
@@ -969,6 +980,15 @@ class PhaseImpl {
       if (::unlink(p.c_str()) != 0 && errno != ENOENT) throw_system("cannot remove the uncommitted \"" + p + "\"", errno);
     }
     return true;
+  }
+
+  // Rank 0, after an agreed failure or a phase closed unwritten: the partial files go, unless
+  // a commit record names them (a commit that failed half-way rolls forward instead).
+  void discard_partials() const {
+    if (!commit_ || rank_ != 0) return;
+    struct stat st {};
+    if (::stat(intent_path(path_).c_str(), &st) == 0) return;
+    for (const SubFile& f : files_.files()) ::unlink(f.path.c_str());
   }
 
   // After a write: every rank's partial files synced (unless strata_commit=nosync), sized,
