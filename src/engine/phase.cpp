@@ -78,9 +78,10 @@ struct Config {
   uint64_t subfile_group = 0;                // partitions per subfile; 0: one shared file
   int stripe_count = 0;                      // striping_factor: aggregators at least this many
   // strata_commit: how a write becomes the output (engine/commit.hpp). sync: partial files,
-  // synced, then committed; nosync: the same without the data fsync; in_place: straight into
-  // the output's files (the old index removed at plan time), for files other tools also write.
-  enum class Commit { sync, nosync, in_place } commit = Commit::sync;
+  // synced, then committed; nosync: the same without the data fsync (the default; strata_fsync
+  // makes it sync, as durability is what that hint asks for); in_place: straight into the
+  // output's files (the old index removed at plan time), for files other tools also write.
+  enum class Commit { sync, nosync, in_place } commit = Commit::nosync;
   uint64_t checksum_chunk = kChecksumChunk;  // strata_checksum_chunk: bytes per checksum in the index
 };
 
@@ -1136,7 +1137,7 @@ class PhaseImpl {
   std::vector<std::byte> stream_;        // this rank's bytes in file order, when needed
   bool fsync_ = false;
   bool commit_ = false;       // written to partial files, committed at close (engine/commit.hpp)
-  bool commit_sync_ = true;   // the commit syncs the data first (strata_commit=sync)
+  bool commit_sync_ = false;  // the commit syncs the data first (strata_commit=sync, or strata_fsync)
   uint64_t checksum_chunk_ = kChecksumChunk;
   PhaseStats stats_;
   TierHints tier_hints_;
