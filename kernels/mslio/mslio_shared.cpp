@@ -200,6 +200,35 @@ CallTotals read_shared(const Setup& s, const double* memory, MPI_Comm comm, cons
   return total;
 }
 
+// One engine phase over every chunk of this rank's problems (each original file a contiguous
+// chunk of the shared file): open (declare and plan), write or read, close, timed into `total`.
+static void run_engine_phase(const Setup& s, Engine& engine, PhaseMode mode, std::vector<Phase::Hint> hints,
+                             std::vector<char>& text, CallTotals& total, nlohmann::json& engine_stats) {
+  const double t1 = now_s();
+  Phase phase(engine, s.shared_path(), mode, std::move(hints));
+  const int var = phase.define_variable("solutions", 1, {s.problems * s.chunk_stride()}, 0);
+  for (uint64_t k = s.first; k < s.first + s.count; ++k) {
+    phase.add_extent(var, k * s.chunk_stride(), s.file_bytes(), text.data() + (k - s.first) * s.file_bytes());
+  }
+  phase.plan();
+  const double t2 = now_s();
+  if (mode == PhaseMode::write) {
+    phase.write();
+  } else {
+    phase.read();
+  }
+  const double t3 = now_s();
+  PhaseStats max;
+  const PhaseStats mine = phase.close(&max);
+  total.open_s = t2 - t1;
+  total.write_s = t3 - t2;
+  total.close_s = now_s() - t3;
+  total.opens = total.closes = 1;
+  total.writes = mine.fs_requests;
+  total.bytes = s.count * s.file_bytes();
+  engine_stats = stats_json(max);
+}
+
 CallTotals write_engine(const Setup& s, const double* memory, Engine& engine, const Hints& hints, bool fsync,
                         nlohmann::json& engine_stats) {
   CallTotals total;
@@ -214,25 +243,7 @@ CallTotals write_engine(const Setup& s, const double* memory, Engine& engine, co
   }
   total.format_s = (now_s() - t0) * s.threads;  // every thread busy formatting: cumulative
   collectively(engine.comm(), [&] { error.raise(); });  // before the collective phase
-  const double t1 = now_s();
-  Phase phase(engine, s.shared_path(), PhaseMode::write, engine_hints(s, hints, fsync));
-  const int var = phase.define_variable("solutions", 1, {s.problems * s.chunk_stride()}, 0);
-  for (uint64_t k = s.first; k < s.first + s.count; ++k) {
-    phase.add_extent(var, k * s.chunk_stride(), s.file_bytes(), text.data() + (k - s.first) * s.file_bytes());
-  }
-  phase.plan();
-  const double t2 = now_s();
-  phase.write();
-  const double t3 = now_s();
-  PhaseStats max;
-  const PhaseStats mine = phase.close(&max);
-  total.open_s = t2 - t1;
-  total.write_s = t3 - t2;
-  total.close_s = now_s() - t3;
-  total.opens = total.closes = 1;
-  total.writes = mine.fs_requests;
-  total.bytes = s.count * s.file_bytes();
-  engine_stats = stats_json(max);
+  run_engine_phase(s, engine, PhaseMode::write, engine_hints(s, hints, fsync), text, total, engine_stats);
   return total;
 }
 
@@ -240,25 +251,7 @@ CallTotals read_engine(const Setup& s, const double* memory, Engine& engine, con
                        std::optional<std::string>& mismatch, nlohmann::json& engine_stats) {
   CallTotals total;
   std::vector<char> text(s.count * s.file_bytes());
-  const double t1 = now_s();
-  Phase phase(engine, s.shared_path(), PhaseMode::read, engine_hints(s, hints, false));
-  const int var = phase.define_variable("solutions", 1, {s.problems * s.chunk_stride()}, 0);
-  for (uint64_t k = s.first; k < s.first + s.count; ++k) {
-    phase.add_extent(var, k * s.chunk_stride(), s.file_bytes(), text.data() + (k - s.first) * s.file_bytes());
-  }
-  phase.plan();
-  const double t2 = now_s();
-  phase.read();
-  const double t3 = now_s();
-  PhaseStats max;
-  const PhaseStats mine = phase.close(&max);
-  total.open_s = t2 - t1;
-  total.write_s = t3 - t2;
-  total.close_s = now_s() - t3;
-  total.opens = total.closes = 1;
-  total.writes = mine.fs_requests;
-  total.bytes = s.count * s.file_bytes();
-  engine_stats = stats_json(max);
+  run_engine_phase(s, engine, PhaseMode::read, engine_hints(s, hints, false), text, total, engine_stats);
   if (compare) check_chunks(s, text, memory, total, mismatch);
   return total;
 }

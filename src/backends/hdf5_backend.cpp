@@ -136,14 +136,7 @@ class Hdf5Backend final : public Backend {
           H5Id memspace(check_id(H5Screate_simple(1, &mem_n, nullptr), "H5Screate_simple"));
           if (n == 0) check_status(H5Sselect_none(memspace.get()), "H5Sselect_none");
           void* ptr = first != nullptr ? static_cast<void*>(first) : static_cast<void*>(dummy);
-          herr_t rc = access == Access::write
-                          ? H5Dwrite(datasets_[v].get(), hdf5_memory_type(var.type), memspace.get(), filespace.get(),
-                                     dxpl.get(), ptr)
-                          : H5Dread(datasets_[v].get(), hdf5_memory_type(var.type), memspace.get(), filespace.get(),
-                                    dxpl.get(), ptr);
-          ++requests_;
-          check_status(rc, std::string(access == Access::write ? "H5Dwrite" : "H5Dread") + " of dataset \"" +
-                               var.name + "\" in \"" + ctx_.file.path + "\" failed");
+          move_selection(access, v, memspace.get(), filespace.get(), dxpl.get(), ptr, "dataset");
         } catch (const Error& e) {
           if (!failure) failure = e;
         }
@@ -183,6 +176,18 @@ class Hdf5Backend final : public Backend {
   }
 
  private:
+  // One collective H5Dwrite or H5Dread of dataset v's selection; counts the request.
+  void move_selection(Access access, size_t v, hid_t memspace, hid_t filespace, hid_t dxpl, void* ptr,
+                      const char* what) {
+    const Variable& var = d_.variables[v];
+    const herr_t rc = access == Access::write
+                          ? H5Dwrite(datasets_[v].get(), hdf5_memory_type(var.type), memspace, filespace, dxpl, ptr)
+                          : H5Dread(datasets_[v].get(), hdf5_memory_type(var.type), memspace, filespace, dxpl, ptr);
+    ++requests_;
+    check_status(rc, std::string(access == Access::write ? "H5Dwrite" : "H5Dread") + " of " + what + " \"" +
+                         var.name + "\" in \"" + ctx_.file.path + "\" failed");
+  }
+
   // One collective call per block: for dataset v, calls k = 0 .. max over ranks of its blocks.
   void transfer_per_block(Access access, std::byte* buffer) {
     const size_t nv = d_.variables.size();
@@ -222,14 +227,7 @@ class Hdf5Backend final : public Backend {
           H5Id memspace(check_id(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"));
           if (b == nullptr) check_status(H5Sselect_none(memspace.get()), "H5Sselect_none");
           void* ptr = b != nullptr ? static_cast<void*>(buffer + mine[v][k].second) : static_cast<void*>(dummy);
-          herr_t rc = access == Access::write
-                          ? H5Dwrite(datasets_[v].get(), hdf5_memory_type(var.type), memspace.get(), filespace.get(),
-                                     dxpl.get(), ptr)
-                          : H5Dread(datasets_[v].get(), hdf5_memory_type(var.type), memspace.get(), filespace.get(),
-                                    dxpl.get(), ptr);
-          ++requests_;
-          check_status(rc, std::string(access == Access::write ? "H5Dwrite" : "H5Dread") + " of a block of dataset \"" +
-                               var.name + "\" in \"" + ctx_.file.path + "\" failed");
+          move_selection(access, v, memspace.get(), filespace.get(), dxpl.get(), ptr, "a block of dataset");
         } catch (const Error& e) {
           if (!failure) failure = e;
         }
