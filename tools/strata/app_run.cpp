@@ -11,6 +11,7 @@
 #include "arch/node_map.hpp"
 #include "backends/hints_in_effect.hpp"
 #include "commands.hpp"
+#include "help_table.hpp"
 #include "common/error.hpp"
 #include "common/hints.hpp"
 #include "common/mpi_env.hpp"
@@ -50,7 +51,9 @@ std::string app_help(const AppKernel& k) {
                      k.summary() + ".\nThe kernel writes its output itself, as its original does; strata times it, "
                      "reads it back\nwith --verify, prints a table and writes --json.\n\n";
   text += "modes (--" + k.mode_option() + "):\n";
-  for (const auto& [name, help] : k.modes()) text += "  " + name + std::string(name.size() < 10 ? 10 - name.size() : 1, ' ') + help + "\n";
+  std::vector<std::pair<std::string, std::string>> modes;
+  for (const auto& [name, help] : k.modes()) modes.emplace_back(name, help);
+  text += help_table(modes);
   OptionSet o;
   add_app_run_options(o, k);
   k.add_options(o);

@@ -46,7 +46,7 @@ nlohmann::json problem(const std::string& kind, const std::string& file, const s
 }
 
 // Rank 0: everything but the checksums. Fills `report` and the files left to checksum.
-void check_index(const std::string& path, bool complete, nlohmann::json& report, Checked& todo) {
+void check_index(const std::string& path, bool complete, nlohmann::json& report, Checked& checked) {
   auto& problems = report["problems"];
   if (read_index_file(engine::intent_path(path))) {
     if (complete) {
@@ -75,7 +75,7 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
   if (index->checksum_chunk == 0) {
     problems.push_back(problem("index", index_path(path), "the index has no checksums (written before index version 2)"));
   }
-  todo.chunk = index->checksum_chunk;
+  checked.chunk = index->checksum_chunk;
   for (const IndexedFile& f : index->files) {
     const std::string file = engine::resolve_indexed_path(path, f.path);
     nlohmann::json entry = {{"path", file}};
@@ -90,16 +90,16 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
                                                    std::to_string(*f.size)));
       entry["status"] = "size";
       entry["bytes"] = have;
-    } else if (todo.chunk > 0 && f.size) {
-      if (f.checksums.size() != (*f.size + todo.chunk - 1) / todo.chunk) {
+    } else if (checked.chunk > 0 && f.size) {
+      if (f.checksums.size() != (*f.size + checked.chunk - 1) / checked.chunk) {
         problems.push_back(problem("index", file, "the index lists " + std::to_string(f.checksums.size()) +
                                                       " checksums for " + std::to_string(*f.size) + " bytes"));
         entry["status"] = "index";
       } else {
-        todo.paths.push_back(file);
-        todo.sizes.push_back(*f.size);
-        todo.expected.push_back(f.checksums);
-        todo.names.push_back(file);
+        checked.paths.push_back(file);
+        checked.sizes.push_back(*f.size);
+        checked.expected.push_back(f.checksums);
+        checked.names.push_back(file);
         entry["bytes"] = *f.size;
         entry["status"] = "ok";
       }
@@ -112,12 +112,12 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
 }
 
 // Rank 0's files to checksum, for every rank.
-void share(MPI_Comm comm, int rank, Checked& todo) {
+void share(MPI_Comm comm, int rank, Checked& checked) {
   std::string text;
   if (rank == 0) {
     std::ostringstream out;
-    out << todo.chunk << '\n';
-    for (size_t i = 0; i < todo.paths.size(); ++i) out << todo.sizes[i] << '\n' << todo.paths[i] << '\n';
+    out << checked.chunk << '\n';
+    for (size_t i = 0; i < checked.paths.size(); ++i) out << checked.sizes[i] << '\n' << checked.paths[i] << '\n';
     text = out.str();
   }
   unsigned long long n = text.size();
@@ -128,10 +128,10 @@ void share(MPI_Comm comm, int rank, Checked& todo) {
   std::istringstream in(text);
   std::string line, path;
   std::getline(in, line);
-  todo.chunk = std::stoull(line);
+  checked.chunk = std::stoull(line);
   while (std::getline(in, line) && std::getline(in, path)) {
-    todo.sizes.push_back(std::stoull(line));
-    todo.paths.push_back(path);
+    checked.sizes.push_back(std::stoull(line));
+    checked.paths.push_back(path);
   }
 }
 
@@ -184,25 +184,25 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
   if (path.empty()) throw_usage("verify: which output? usage: strata verify PATH [--json]");
   nlohmann::json report = {{"path", path}, {"problems", nlohmann::json::array()}, {"files", nlohmann::json::array()},
                            {"uncommitted", nlohmann::json::array()}, {"index", nullptr}};
-  Checked todo;
+  Checked checked;
   collectively(comm, [&] {
-    if (rank == 0) check_index(path, complete, report, todo);
+    if (rank == 0) check_index(path, complete, report, checked);
   });
-  share(comm, rank, todo);
-  const auto sums = engine::hash_chunks(comm, todo.paths, todo.sizes, todo.chunk == 0 ? 1 : todo.chunk);
+  share(comm, rank, checked);
+  const auto sums = engine::hash_chunks(comm, checked.paths, checked.sizes, checked.chunk == 0 ? 1 : checked.chunk);
   int status = 0;
   if (rank == 0) {
-    for (size_t f = 0; f < todo.paths.size(); ++f) {
+    for (size_t f = 0; f < checked.paths.size(); ++f) {
       for (size_t c = 0; c < sums[f].size(); ++c) {
-        if (sums[f][c] == todo.expected[f][c]) continue;
-        const uint64_t begin = c * todo.chunk, end = std::min(todo.sizes[f], begin + todo.chunk);
-        auto p = problem("checksum", todo.names[f], "bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
+        if (sums[f][c] == checked.expected[f][c]) continue;
+        const uint64_t begin = c * checked.chunk, end = std::min(checked.sizes[f], begin + checked.chunk);
+        auto p = problem("checksum", checked.names[f], "bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
                                                         ") differ from the index's checksum");
         p["begin"] = begin;
         p["end"] = end;
         report["problems"].push_back(p);
         for (auto& e : report["files"]) {
-          if (e["path"] == todo.names[f]) e["status"] = "checksum";
+          if (e["path"] == checked.names[f]) e["status"] = "checksum";
         }
       }
     }
