@@ -48,6 +48,7 @@ struct PhaseStats {
   double io_s = 0;           // file writes/reads by this rank's I/O thread (aggregators)
   double wait_s = 0;         // waiting for a buffer's I/O to finish before reusing it
   double close_s = 0;        // sync (if asked) and close
+  double execute_s = 0;      // write() or read() as a whole
   uint64_t rounds = 0;       // global rounds
   uint64_t bytes = 0;        // bytes this rank declared
   uint64_t direct_bytes = 0; // of which written or read directly by this rank (large aligned runs)
@@ -59,6 +60,9 @@ struct PhaseStats {
   uint64_t plan_signature = 0;  // a hash of the plan: the same on every rank
   std::string tier;             // the memory tier of this rank's aggregation buffers ("" if not an aggregator)
   uint64_t tier_fallbacks = 0;  // partitions whose cheapest tier lacked capacity, so the next one was taken
+  std::string strategy;         // the plan's choice: "direct", "aggregate k=2 S=4 MiB N=2"...
+  double predicted_s = 0;       // the cost model's prediction for it (compare with the measured times)
+  uint64_t operations = 0;      // one-sided operations this rank issued (puts or gets; packed runs count once)
 };
 
 // Where plan() placed the aggregators (the cost model of the aggregation paper, section 4.2):

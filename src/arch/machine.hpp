@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/io_figures.hpp"
 #include "arch/memory_tier.hpp"
 
 namespace strata {
@@ -48,6 +49,7 @@ struct Machine {
   double storage_bandwidth_Bps = 0;
   double storage_distance = 1;            // hops from any node to the storage target
   std::vector<double> storage_distances;  // per node, when given
+  IoFigures io;                           // measured figures for the engine's strategy model
 
   const TierFigures* tier(Tier t) const;
   TierFigures* tier(Tier t);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/hash.hpp"
 #include "common/seeded_random.hpp"
 #include "decomp/selection.hpp"
 
@@ -12,14 +13,7 @@ namespace strata {
 
 namespace {
 
-uint64_t name_hash(const std::string& s) {  // FNV-1a
-  uint64_t h = 0xCBF29CE484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001B3ULL;
-  }
-  return h;
-}
+uint64_t name_hash(const std::string& s) { return fnv1a(s); }
 
 struct Generator {
   uint64_t key;

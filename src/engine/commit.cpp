@@ -3,6 +3,7 @@
 #include "engine/commit.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -15,6 +16,7 @@
 
 #include "common/error.hpp"
 #include "engine/output_index.hpp"
+#include "engine/phase_impl.hpp"
 
 namespace strata::engine {
 
@@ -158,3 +160,70 @@ void sync_directory(const std::string& dir) {
 }
 
 }  // namespace strata::engine
+
+// ---- The commit as the Phase runs it ----------------------------------------------------
+
+namespace strata {
+
+// Rank 0, before the plan's agreement: whether this phase commits (engine/commit.hpp). A
+// commit interrupted after its intent record is completed first (a read then sees it, a
+// write replaces it); a write removes the partial files a killed write left. Files that are
+// not regular (a device) and node-local targets are written in place.
+bool PhaseImpl::prepare_commit() const {
+  if (options_.tiers.dry_run) return false;  // a dry run touches no file
+  roll_forward(path_);
+  if (mode_ != PhaseMode::write || options_.commit == PhaseOptions::Commit::in_place || options_.tiers.node_local) return false;
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return false;
+  for (const std::string& p : leftover_partials(path_)) {
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT) throw_system("cannot remove the uncommitted \"" + p + "\"", errno);
+  }
+  return true;
+}
+
+// Rank 0, after an agreed failure or a phase closed unwritten: the partial files go, unless
+// a commit record names them (a commit that failed half-way rolls forward instead).
+void PhaseImpl::discard_partials() const {
+  if (!commit_ || rank_ != 0) return;
+  struct stat st {};
+  if (::stat(intent_path(path_).c_str(), &st) == 0) return;
+  for (const SubFile& f : files_.files()) ::unlink(f.path.c_str());
+}
+
+// After a write: every rank's partial files synced (unless strata_commit=nosync), sized,
+// checksummed in parallel, then committed by rank 0. Collective.
+void PhaseImpl::commit_written() {
+  const bool sync = (options_.commit == PhaseOptions::Commit::sync) || options_.fsync;
+  const std::vector<SubFile>& files = files_.files();
+  std::vector<uint64_t> sizes(files.size(), 0);
+  collectively(comm_, [&] {
+    if (rank_ == 0) {
+      for (size_t i = 0; i < files.size(); ++i) {
+        if (files_.subfiled()) {
+          sizes[i] = size_subfile(files[i], sync);
+        } else {
+          struct stat st {};
+          if (::stat(files[i].path.c_str(), &st) != 0) throw_system("cannot stat \"" + files[i].path + "\"", errno);
+          sizes[i] = static_cast<uint64_t>(st.st_size);
+        }
+      }
+    }
+    if (sync && engine_.nodes.local_rank == 0) sync_files_of_node();
+  });
+  MPI_Bcast(sizes.data(), static_cast<int>(sizes.size()), MPI_UINT64_T, 0, comm_);
+  std::vector<std::string> paths;
+  for (const SubFile& f : files) paths.push_back(f.path);
+  const auto sums = hash_chunks(comm_, paths, sizes, options_.checksum_chunk);
+  collectively(comm_, [&] {
+    if (rank_ != 0) return;
+    OutputIndex index = make_index();
+    index.checksum_chunk = options_.checksum_chunk;
+    for (size_t i = 0; i < files.size(); ++i) {
+      index.files[i].size = sizes[i];
+      index.files[i].checksums = sums[i];
+    }
+    commit_output(path_, index, sync);
+  });
+}
+
+}  // namespace strata

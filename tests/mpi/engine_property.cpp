@@ -1,6 +1,7 @@
 // Property test of the engine: seeded random phases (1–8 writer ranks, 1–20 variables, holes,
 // empty ranks, blocks smaller and larger than a buffer, unaligned offsets, strided memory,
-// random buffer sizes, buffer counts and aggregator counts) are written through the engine
+// random buffer sizes, buffer counts and aggregator counts; each strategy forced or chosen by
+// cost, packed puts and whole-span writes forced on, off or chosen) are written through the engine
 // into a file pre-filled with a sentinel; rank 0 compares every byte with a serial reference
 // image (declared bytes hold their values, holes keep the sentinel); odd seeds write in place
 // (strata_commit=in-place), even seeds commit a new file (strata_commit=nosync: holes read as
@@ -61,7 +62,15 @@ Layout make_layout(uint64_t seed, int world) {
   const uint64_t buffer = buffers[g.below(5)];
   L.hints.push_back({"cb_buffer_size", std::to_string(buffer)});
   L.hints.push_back({"strata_buffers", std::to_string(1 + g.below(3))});
-  L.hints.push_back({"strata_aggregators", std::to_string(1 + g.below(static_cast<uint64_t>(L.writers)))});
+  // The strategy: aggregators fixed by hint (half the phases), or chosen by the cost model,
+  // or forced (direct: every byte by its owner; aggregate); packed puts and whole spans forced
+  // on or off or left to the figures.
+  if (g.below(2) == 0) L.hints.push_back({"strata_aggregators", std::to_string(1 + g.below(static_cast<uint64_t>(L.writers)))});
+  static const char* strategies[] = {"auto", "direct", "aggregate"};
+  static const char* choices[] = {"auto", "true", "false"};
+  const char* strategy = strategies[g.below(3)];
+  L.hints.push_back({"strata_pack", choices[g.below(3)]});
+  L.hints.push_back({"strata_spans", choices[g.below(3)]});
   if (g.below(2) == 0) L.hints.push_back({"striping_unit", g.below(2) == 0 ? "4096" : "8192"});
   // Direct runs (large aligned runs written by their owner) in a third of the phases.
   if (g.below(3) == 0) L.hints.push_back({"strata_direct_threshold", g.below(2) == 0 ? "4096" : "16384"});
@@ -70,6 +79,7 @@ Layout make_layout(uint64_t seed, int world) {
     L.subfiled = true;
     L.hints.push_back({"strata_subfiling", g.below(2) == 0 ? "aggregator" : "2"});
   }
+  if (!(L.subfiled && std::string(strategy) == "direct")) L.hints.push_back({"strata_strategy", strategy});
   const int nvars = 1 + static_cast<int>(g.below(20));
   uint64_t cursor = g.below(5000);  // unaligned start
   static const size_t sizes[] = {1, 2, 4, 8};

@@ -63,10 +63,14 @@ uint64_t total_bytes(uint64_t unit) {
 }
 
 // Writes this rank's block, reads it back with `read_hints`, compares. Returns the write's
-// placement and the write's stats through the pointers.
-bool round_trip(Engine& engine, const std::string& path, uint64_t unit, const std::vector<Phase::Hint>& hints,
-                const std::vector<Phase::Hint>& read_hints, int seed, PlacementReport* report = nullptr,
+// placement and the write's stats through the pointers. Both phases aggregate (hint
+// strata_strategy=aggregate): placement is what is tested, and the cost model would send
+// such large contiguous blocks straight to the file.
+bool round_trip(Engine& engine, const std::string& path, uint64_t unit, std::vector<Phase::Hint> hints,
+                std::vector<Phase::Hint> read_hints, int seed, PlacementReport* report = nullptr,
                 PhaseStats* stats = nullptr) {
+  hints.emplace_back("strata_strategy", "aggregate");
+  read_hints.emplace_back("strata_strategy", "aggregate");
   const Block b = my_block(unit);
   std::vector<unsigned char> out(b.length), in(b.length, 0);
   for (uint64_t i = 0; i < b.length; ++i) out[i] = value(b.offset + i, seed);

@@ -181,6 +181,13 @@ std::string to_table(const RunRecord& r) {
                   e["aggregators"].get<unsigned long long>(), e["buffers"].get<unsigned long long>(),
                   format_size(e["buffer_bytes"].get<uint64_t>()).c_str(), e["fs_requests"].get<unsigned long long>());
     out << line;
+    if (e.contains("strategy") && !e["strategy"].get<std::string>().empty()) {  // the plan's choice and its prediction
+      const double measured = e.value("plan_s", 0.0) + e.value("execute_s", 0.0) + e.value("close_s", 0.0);
+      std::snprintf(line, sizeof line, "  strategy %s: predicted %.4f s, measured %.4f s (plan + %s + close); %llu one-sided operation(s)\n",
+                    e["strategy"].get<std::string>().c_str(), e.value("predicted_s", 0.0), measured, write ? "write" : "read",
+                    e.value("operations", 0ULL));
+      out << line;
+    }
     if (e.contains("tier")) {  // where the aggregation buffers lived (docs/tiers.md)
       out << "  aggregation tier(s) " << e["tier"].get<std::string>();
       if (e.value("tier_fallbacks", 0ULL) > 0) out << ", " << e["tier_fallbacks"].get<unsigned long long>() << " capacity fallback(s)";

@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cstring>
 
+#include <xxhash.h>
+
 namespace strata::engine {
 
-IoWorker::IoWorker(const FileSet& files) : files_(files), thread_([this] { run(); }) {}
+IoWorker::IoWorker(const FileSet& files, uint64_t hash_chunk)
+    : files_(files), hash_chunk_(hash_chunk), thread_([this] { run(); }) {}
 
 IoWorker::~IoWorker() {
   {
@@ -54,6 +57,58 @@ uint64_t IoWorker::requests() const {
   return requests_;
 }
 
+std::vector<WrittenHash> IoWorker::hashes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hashes_;
+}
+
+std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte* memory, bool zero_past_end,
+                                          uint64_t& calls) {
+  std::optional<std::string> failure;
+  files_.split(s.file_offset, s.length, [&](const SubFile& f, uint64_t local, uint64_t len, uint64_t at) {
+    uint64_t done = 0;
+    while (done < len && !failure) {
+      if (f.fd < 0) {
+        failure = "internal: \"" + f.path + "\" is not open";
+        break;
+      }
+      std::byte* mem = memory + at + done;
+      ssize_t n = write ? ::pwrite(f.fd, mem, len - done, static_cast<off_t>(local + done))
+                        : ::pread(f.fd, mem, len - done, static_cast<off_t>(local + done));
+      ++calls;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        failure = std::string(write ? "write to \"" : "read from \"") + f.path + "\" at offset " +
+                  std::to_string(local + done) + " failed: " + std::strerror(errno);
+      } else if (n == 0 && zero_past_end) {
+        std::memset(mem, 0, len - done);  // read-modify-write past the end: the file grows
+        done = len;
+      } else if (n == 0) {
+        failure = "read from \"" + f.path + "\" at offset " + std::to_string(local + done) +
+                  " reached the end of the file (the file is shorter than the data declared)";
+      } else {
+        done += static_cast<uint64_t>(n);
+      }
+    }
+  });
+  return failure;
+}
+
+// Hashes the span's bytes per file, cut at the checksum grid of each file.
+void IoWorker::hash(const IoSpan& s, const std::byte* memory) {
+  files_.split(s.file_offset, s.length, [&](const SubFile& f, uint64_t local, uint64_t len, uint64_t at) {
+    const size_t file = files_.index_of(f.begin);
+    for (uint64_t done = 0; done < len;) {
+      const uint64_t here = local + done;
+      const uint64_t n = std::min(len - done, (here / hash_chunk_ + 1) * hash_chunk_ - here);
+      const uint64_t h = XXH3_64bits(memory + at + done, n);
+      std::lock_guard<std::mutex> lock(mu_);
+      hashes_.push_back({file, here, n, h});
+      done += n;
+    }
+  });
+}
+
 void IoWorker::run() {
   while (true) {
     Job job;
@@ -69,29 +124,17 @@ void IoWorker::run() {
     uint64_t calls = 0;
     for (const IoSpan& s : job.spans) {
       try {
-        files_.split(s.file_offset, s.length, [&](const SubFile& f, uint64_t local, uint64_t len, uint64_t at) {
-          uint64_t done = 0;
-          while (done < len && !failure) {
-            if (f.fd < 0) {
-              failure = "internal: \"" + f.path + "\" is not open";
-              break;
-            }
-            std::byte* mem = s.memory + at + done;
-            ssize_t n = job.write ? ::pwrite(f.fd, mem, len - done, static_cast<off_t>(local + done))
-                                  : ::pread(f.fd, mem, len - done, static_cast<off_t>(local + done));
-            ++calls;
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) {
-              failure = std::string(job.write ? "write to \"" : "read from \"") + f.path + "\" at offset " +
-                        std::to_string(local + done) + " failed: " + std::strerror(errno);
-            } else if (n == 0) {
-              failure = "read from \"" + f.path + "\" at offset " + std::to_string(local + done) +
-                        " reached the end of the file (the file is shorter than the data declared)";
-            } else {
-              done += static_cast<uint64_t>(n);
-            }
-          }
-        });
+        if (job.write && !s.pieces.empty()) {
+          // Read-modify-write (data sieving): the holes keep what the file holds.
+          scratch_.resize(s.length);
+          failure = move(false, s, scratch_.data(), true, calls);
+          for (const auto& [at, len] : s.pieces) std::memcpy(scratch_.data() + at, s.memory + at, len);
+          if (!failure) failure = move(true, s, scratch_.data(), false, calls);
+          if (!failure && hash_chunk_ > 0) hash(s, scratch_.data());
+        } else {
+          failure = move(job.write, s, s.memory, false, calls);
+          if (!failure && job.write && hash_chunk_ > 0) hash(s, s.memory);
+        }
       } catch (const std::exception& e) {
         if (!failure) failure = e.what();
       }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/move/file_set.hpp"
@@ -22,11 +23,22 @@ struct IoSpan {
   uint64_t file_offset = 0;
   uint64_t length = 0;
   std::byte* memory = nullptr;
+  // A write with pieces is a read-modify-write: the span is read, these pieces (offset within
+  // the span, length) of `memory` laid over it, and the span written back whole.
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+};
+
+// XXH3-64 of a piece of a written file (local offset, length), for the commit's index.
+struct WrittenHash {
+  size_t file = 0;
+  uint64_t offset = 0, length = 0, hash = 0;
 };
 
 class IoWorker {
  public:
-  explicit IoWorker(const FileSet& files);
+  // `hash_chunk` > 0: every write is also hashed while it is in memory, in pieces that never
+  // cross a multiple of `hash_chunk` in their file (the index's checksum grid).
+  explicit IoWorker(const FileSet& files, uint64_t hash_chunk = 0);
   ~IoWorker();
   IoWorker(const IoWorker&) = delete;
   IoWorker& operator=(const IoWorker&) = delete;
@@ -41,6 +53,8 @@ class IoWorker {
   std::optional<std::string> error() const;
   double io_seconds() const;
   uint64_t requests() const;
+  // The hashes of everything written so far (call after wait_all).
+  std::vector<WrittenHash> hashes() const;
 
  private:
   struct Job {
@@ -49,6 +63,10 @@ class IoWorker {
   };
   uint64_t submit(Job job);
   void run();
+  // One span's bytes between the files and `memory`; a short read fills zeros when
+  // `zero_past_end`, else fails. Returns the failure, if any; counts requests in `calls`.
+  std::optional<std::string> move(bool write, const IoSpan& s, std::byte* memory, bool zero_past_end, uint64_t& calls);
+  void hash(const IoSpan& s, const std::byte* memory);
 
   const FileSet& files_;
   mutable std::mutex mu_;
@@ -59,6 +77,9 @@ class IoWorker {
   std::optional<std::string> error_;
   double io_s_ = 0;
   uint64_t requests_ = 0;
+  uint64_t hash_chunk_ = 0;
+  std::vector<WrittenHash> hashes_;  // the worker thread's until wait_all
+  std::vector<std::byte> scratch_;   // read-modify-write
   std::thread thread_;
 };
 

@@ -1,16 +1,24 @@
 #include "engine/move/mover.hpp"
 
+#include <cstring>
+
 #include "common/error.hpp"
 
 namespace strata::engine {
 
 namespace {
 
-std::vector<IoSpan> spans_of(const Move& m, uint64_t round) {
+// Round `round`'s spans in its buffer; for a write, the holes inside spans are cleared first
+// (the buffer is quiet: the fence that closed the round's puts has completed).
+std::vector<IoSpan> spans_of(const Move& m, uint64_t round, bool write) {
   std::vector<IoSpan> spans;
-  if (m.runs == nullptr || round >= m.runs->size()) return spans;
+  if (m.rounds == nullptr || round >= m.rounds->size()) return spans;
   std::byte* buffer = m.window->base() + (round % static_cast<uint64_t>(m.plan->buffers)) * m.plan->buffer_bytes;
-  for (const Run& r : (*m.runs)[round]) spans.push_back({r.file_offset, r.length, buffer + r.buffer_offset});
+  const RoundIo& io = (*m.rounds)[round];
+  if (write) {
+    for (const auto& [at, len] : io.zero) std::memset(buffer + at, 0, len);
+  }
+  for (const RoundSpan& r : io.spans) spans.push_back({r.file_offset, r.length, buffer + r.buffer_offset, r.pieces});
   return spans;
 }
 
@@ -27,11 +35,7 @@ void move_write(const Move& m) {
   double t = MPI_Wtime();
   fence(m, MPI_MODE_NOPRECEDE);
   for (uint64_t g = 0; g < rounds; ++g) {
-    for (const Transfer& x : (*m.transfers)[g]) {
-      check_mpi(MPI_Put(m.stream + x.stream_offset, static_cast<int>(x.length), MPI_BYTE, x.target,
-                        static_cast<MPI_Aint>(x.displacement), static_cast<int>(x.length), MPI_BYTE, m.window->get()),
-                "MPI_Put");
-    }
+    put_round(*m.transfers, g, m.stream, m.window->get());
     // The buffer round g+1 fills must have been written out before the fence opens round g+1.
     if (m.io != nullptr && g + 1 < rounds && g + 1 >= nbuf && job[g + 1 - nbuf] != UINT64_MAX) {
       const double w = MPI_Wtime();
@@ -40,7 +44,7 @@ void move_write(const Move& m) {
     }
     fence(m, g + 1 == rounds ? MPI_MODE_NOSUCCEED : 0);
     if (m.io != nullptr) {
-      auto spans = spans_of(m, g);
+      auto spans = spans_of(m, g, true);
       if (!spans.empty()) job[g] = m.io->submit_write(std::move(spans));
     }
     // With one buffer the next round can only start once this one is on its way to the file.
@@ -65,7 +69,7 @@ void move_read(const Move& m) {
   std::vector<uint64_t> job(rounds, UINT64_MAX);
   auto prefetch = [&](uint64_t g) {
     if (m.io == nullptr || g >= rounds) return;
-    auto spans = spans_of(m, g);
+    auto spans = spans_of(m, g, false);
     if (!spans.empty()) job[g] = m.io->submit_read(std::move(spans));
   };
   for (uint64_t g = 0; g < std::min(nbuf, rounds); ++g) prefetch(g);
@@ -80,11 +84,7 @@ void move_read(const Move& m) {
     fence(m, g == 0 ? MPI_MODE_NOPRECEDE : 0);
     // Round g-1's gets are complete: its buffer can take round g-1+N_buff.
     if (g >= 1 && nbuf > 1) prefetch(g - 1 + nbuf);
-    for (const Transfer& x : (*m.transfers)[g]) {
-      check_mpi(MPI_Get(m.stream + x.stream_offset, static_cast<int>(x.length), MPI_BYTE, x.target,
-                        static_cast<MPI_Aint>(x.displacement), static_cast<int>(x.length), MPI_BYTE, m.window->get()),
-                "MPI_Get");
-    }
+    get_round(*m.transfers, g, m.stream, m.window->get());
     // With one buffer the next round's data can only be read once these gets are done.
     if (nbuf == 1 && g + 1 < rounds) {
       fence(m, 0);

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "engine/move/io_worker.hpp"
+#include "engine/move/packing.hpp"
 #include "engine/move/window.hpp"
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/partition.hpp"
+#include "engine/plan/spans.hpp"
 #include "strata/strata.hpp"
 
 namespace strata::engine {
@@ -23,8 +25,8 @@ struct Move {
   const Plan* plan = nullptr;
   Window* window = nullptr;
   IoWorker* io = nullptr;                           // aggregators only
-  const std::vector<std::vector<Run>>* runs = nullptr;  // aggregators: per round of their partition
-  const std::vector<std::vector<Transfer>>* transfers = nullptr;  // per global round
+  const std::vector<RoundIo>* rounds = nullptr;   // aggregators: the file I/O of each round of their partition
+  const PackedTransfers* transfers = nullptr;      // this rank's puts or gets, per global round
   std::byte* stream = nullptr;                      // this rank's bytes in file order
   PhaseStats* stats = nullptr;
 };

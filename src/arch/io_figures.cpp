@@ -1,0 +1,40 @@
+#include "arch/io_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata {
+
+double IoFigures::write_s(uint64_t bytes) const {
+  if (write.empty()) return 5e-6 + static_cast<double>(bytes) / 2e9;
+  if (bytes <= write.front().request_bytes) return write.front().seconds;
+  for (size_t i = 1; i < write.size(); ++i) {
+    if (bytes <= write[i].request_bytes) {
+      const double x0 = std::log(static_cast<double>(write[i - 1].request_bytes));
+      const double x1 = std::log(static_cast<double>(write[i].request_bytes));
+      const double y0 = std::log(write[i - 1].seconds), y1 = std::log(write[i].seconds);
+      const double t = (std::log(static_cast<double>(bytes)) - x0) / (x1 - x0);
+      return std::exp(y0 + t * (y1 - y0));
+    }
+  }
+  const WriteFigure& last = write.back();
+  return last.seconds * static_cast<double>(bytes) / static_cast<double>(last.request_bytes);
+}
+
+double IoFigures::writes_s(uint64_t n, uint64_t bytes) const {
+  if (n == 0) return 0;
+  return static_cast<double>(n) * write_s(std::max<uint64_t>(bytes / n, 1));
+}
+
+namespace {
+double scaled(double measured, int probe_ranks, int ranks) {
+  if (ranks <= 1) return measured / 10;
+  const double base = std::log2(std::max(probe_ranks, 2));
+  return measured * std::max(1.0, std::log2(ranks) / base);
+}
+}  // namespace
+
+double IoFigures::fence_at(int ranks) const { return scaled(fence_s, probe_ranks, ranks); }
+double IoFigures::collective_at(int ranks) const { return scaled(collective_s, probe_ranks, ranks); }
+
+}  // namespace strata

@@ -1,0 +1,84 @@
+#include "engine/engine_impl.hpp"
+
+#include "arch/hwloc_summary.hpp"
+#include "common/error.hpp"
+
+namespace strata {
+
+using engine::Window;
+
+namespace {
+
+// The engine works on its own duplicate of the communicator, so its collectives never mix
+// with the application's.
+MPI_Comm duplicate(MPI_Comm user) {
+  MPI_Comm c = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(user, &c), "MPI_Comm_dup");
+  return c;
+}
+
+}  // namespace
+
+EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(comm)) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  window_bytes.assign(static_cast<size_t>(size), 0);
+  window_tier.assign(static_cast<size_t>(size), static_cast<int>(Tier::dram));
+}
+
+EngineImpl::~EngineImpl() {
+  window.free();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+Window& EngineImpl::window_for(const std::vector<uint64_t>& needed, const std::vector<int>& tier_of, int rank) {
+  bool fits = window.get() != MPI_WIN_NULL;
+  for (size_t r = 0; r < needed.size() && fits; ++r) {
+    fits = window_bytes[r] >= needed[r] && (needed[r] == 0 || window_tier[r] == tier_of[r]);
+  }
+  if (!fits) {
+    window.free();
+    const bool same_tiers = window_tier == tier_of;
+    bool all_dram = true;
+    for (size_t r = 0; r < needed.size(); ++r) {
+      window_bytes[r] = same_tiers ? std::max(window_bytes[r], needed[r]) : needed[r];
+      if (window_bytes[r] > 0 && tier_of[r] != static_cast<int>(Tier::dram)) all_dram = false;
+    }
+    window_tier = tier_of;
+    const uint64_t mine = window_bytes[static_cast<size_t>(rank)];
+    if (all_dram) {
+      window = Window(comm, mine);  // MPI's memory: shared memory within a node
+    } else {
+      std::unique_ptr<TierMemory> memory;
+      collectively(comm, [&] {
+        if (mine > 0) memory = tier(static_cast<Tier>(tier_of[static_cast<size_t>(rank)])).allocate(mine);
+      });
+      window = Window(comm, std::move(memory));
+    }
+  }
+  return window;
+}
+
+const Machine& EngineImpl::machine_once() {
+  if (!machine) {
+    machine = load_machine(comm, nodes.node);
+    for (Tier t : all_tiers()) {
+      const TierFigures* f = machine->tier(t);
+      tiers.push_back(make_memory_tier(t, f != nullptr ? *f : TierFigures{}, nodes.node));
+    }
+  }
+  return *machine;
+}
+
+int EngineImpl::cores_per_node() {
+  if (cores == 0) cores = std::max(hwloc_summary().cores, 1);
+  return cores;
+}
+
+Engine::Engine(MPI_Comm comm) : impl_(std::make_unique<EngineImpl>(comm)) {}
+Engine::~Engine() = default;
+MPI_Comm Engine::comm() const { return impl_->comm; }
+
+}  // namespace strata

@@ -1,0 +1,62 @@
+// One-sided transfers grouped by (round, aggregator): a rank sends each aggregator its bytes
+// of a round in ONE operation. A group of several runs becomes one MPI_Put (MPI_Get) whose
+// target side is an hindexed datatype of the runs' window displacements (and whose origin is
+// the contiguous slice of the rank's stream, or an hindexed type of it when direct runs cut
+// the slice). Whether a group is packed follows the machine's measured figures: packing wins
+// once n runs cost more as n puts than as one put plus n datatype entries. Datatypes are built
+// once at plan time and freed with the phase.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "arch/io_figures.hpp"
+#include "engine/plan/exchange.hpp"
+
+namespace strata::engine {
+
+struct PutGroup {
+  int target = 0;
+  uint64_t displacement = 0;   // of the first run in the target's window
+  uint64_t stream_offset = 0;  // of the first run in the rank's stream
+  uint64_t bytes = 0;
+  size_t first = 0, count = 0;  // the group's transfers (unpacked: one operation each)
+  MPI_Datatype target_type = MPI_DATATYPE_NULL;  // packed: runs relative to `displacement`
+  MPI_Datatype origin_type = MPI_DATATYPE_NULL;  // packed with a cut stream: runs relative to `stream_offset`
+};
+
+class PackedTransfers {
+ public:
+  PackedTransfers() = default;
+  ~PackedTransfers();
+  PackedTransfers(const PackedTransfers&) = delete;
+  PackedTransfers& operator=(const PackedTransfers&) = delete;
+  PackedTransfers(PackedTransfers&& o) noexcept;
+  PackedTransfers& operator=(PackedTransfers&& o) noexcept;
+
+  // `pack_from`: groups of at least this many runs are packed (0: never).
+  PackedTransfers(std::vector<std::vector<Transfer>> by_round, uint64_t pack_from);
+
+  const std::vector<std::vector<Transfer>>& transfers() const { return transfers_; }
+  const std::vector<PutGroup>& groups(uint64_t round) const { return groups_[round]; }
+  uint64_t rounds() const { return groups_.size(); }
+  // Operations issued per phase (puts or gets), for the statistics.
+  uint64_t operations() const { return operations_; }
+
+ private:
+  void release();
+  std::vector<std::vector<Transfer>> transfers_;
+  std::vector<std::vector<PutGroup>> groups_;
+  uint64_t operations_ = 0;
+};
+
+// The smallest group worth packing, from the figures: n·latency > latency + n·per_run.
+uint64_t pack_threshold(const IoFigures& f);
+
+// Issues round g's operations into `window` (a put for a write, a get for a read).
+void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window);
+void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window);
+
+}  // namespace strata::engine

@@ -1,0 +1,188 @@
+// The files of a phase: their names (the output, partial files, subfiles, node-local copies),
+// opening them, sizing subfiles, the output's index, the node-local drain.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "arch/node_local.hpp"
+#include "common/error.hpp"
+#include "engine/move/drain.hpp"
+#include "engine/phase_impl.hpp"
+
+namespace strata {
+
+// The files of the phase: written, one shared file or one per group of partitions; read,
+// what the output's index lists (or the one file). Local part of a collective step.
+FileSet PhaseImpl::choose_files(std::vector<SubFile> listed) {
+  std::vector<SubFile> files;
+  if (mode_ == PhaseMode::read) {
+    const bool subfiled = listed.size() > 1 || (!listed.empty() && listed[0].path != path_);
+    FileSet set(std::move(listed), subfiled);
+    set.check_contiguous("index \"" + index_path(path_) + "\"");
+    return set;
+  }
+  if (options_.tiers.node_local && plan_.partitions() > 0) return node_local_files();  // tiers
+  const std::string tail = commit_ ? kPartialSuffix : "";  // committed at close
+  if (options_.subfile_group == 0 || plan_.partitions() == 0) {
+    files.push_back({path_ + tail, 0, UINT64_MAX, -1});
+    return FileSet(std::move(files), false);
+  }
+  const size_t parts = static_cast<size_t>(plan_.partitions());
+  for (size_t p = 0, f = 0; p < parts; p += options_.subfile_group, ++f) {
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".subfile.%05zu", f);
+    const size_t next = p + options_.subfile_group;
+    files.push_back({path_ + suffix + tail, p == 0 ? 0 : plan_.start[p], next < parts ? plan_.start[next] : UINT64_MAX, -1});
+  }
+  files.front().begin = plan_.start[0];
+  return FileSet(std::move(files), true);
+}
+
+// Rank 0's list of files, for every rank (an empty list means the one file at path_).
+std::vector<SubFile> PhaseImpl::share_from_rank0(std::vector<SubFile> files) {
+  std::string text;
+  if (rank_ == 0) {
+    for (const auto& f : files) text += f.path + '\n' + std::to_string(f.begin) + '\n' + std::to_string(f.end) + '\n';
+  }
+  unsigned long long n = text.size();
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_);
+  text.resize(n);
+  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm_);
+  std::vector<SubFile> out;
+  std::istringstream in(text);
+  std::string path, begin, end;
+  while (std::getline(in, path) && std::getline(in, begin) && std::getline(in, end)) {
+    out.push_back({path, std::stoull(begin), std::stoull(end), -1});
+  }
+  if (out.empty()) out.push_back({path_, 0, UINT64_MAX, -1});
+  return out;
+}
+
+// Opens the files this rank touches: its aggregation runs and direct runs; rank 0 also opens
+// a single shared file so that it exists (write) or is checked (read). Local part of a
+// collective step.
+void PhaseImpl::open_file() {
+  std::vector<size_t> touched;
+  auto touch = [&](uint64_t global, uint64_t length) {
+    files_.split(global, length, [&](const SubFile& f, uint64_t, uint64_t, uint64_t) {
+      const size_t i = files_.index_of(f.begin);
+      if (std::find(touched.begin(), touched.end(), i) == touched.end()) touched.push_back(i);
+    });
+  };
+  for (const RoundIo& round : round_io_) {
+    for (const RoundSpan& r : round.spans) touch(r.file_offset, r.length);
+  }
+  for (const StreamExtent& d : direct_) touch(d.file_offset, d.length);
+  if (rank_ == 0 && !files_.subfiled() && touched.empty()) touched.push_back(0);
+  // A read-modify-write (data sieving, in place) reads what it writes.
+  bool sieves = false;
+  for (const RoundIo& round : round_io_) {
+    for (const RoundSpan& r : round.spans) sieves = sieves || !r.pieces.empty();
+  }
+  const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | O_CREAT) : O_RDONLY;
+  for (size_t i : touched) files_.open(i, flags);
+  // Aggregation rounds and direct runs have a thread each, so a long direct write never
+  // delays the buffer an aggregation round waits for.
+  // A committed write hashes what it writes while it is in memory (the index's checksums).
+  const uint64_t hash_chunk = 0;
+  if (my_partition_ >= 0) io_ = std::make_unique<IoWorker>(files_, hash_chunk);
+  if (!direct_.empty()) direct_io_ = std::make_unique<IoWorker>(files_, hash_chunk);
+}
+
+// Rank 0, after a write: subfiles cut to their final size (no stale tail from an older,
+// larger output) and the index. Local part of a collective step.
+void PhaseImpl::finish_output() {
+  if (rank_ != 0 || mode_ != PhaseMode::write) return;
+  OutputIndex index = make_index();
+  if (files_.subfiled()) {
+    for (const SubFile& f : files_.files()) size_subfile(f, false);
+  }
+  write_output_index(index_output(), index);
+  if (options_.tiers.drain) {  // tiers: the drained shared file has its own index
+    index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX, std::nullopt, {}}};
+    write_output_index(path_, index);
+  }
+}
+
+// The index of what this phase wrote, without sizes and checksums. Files are named by their
+// final names, relative to the index's folder.
+OutputIndex PhaseImpl::make_index() const {
+  OutputIndex index;
+  for (const auto& v : vars_) index.variables.push_back({v.name, v.element_size, v.dims, v.file_offset});
+  index.bytes = declared_bytes_;
+  index.writer_ranks = size_;
+  for (const SubFile& f : files_.files()) {
+    // Node-local copies are named by their absolute paths (they are not beside the index).
+    const std::string name = options_.tiers.node_local ? f.path : std::filesystem::path(final_path(f.path)).filename().string();
+    index.files.push_back({name, f.begin, f.end, std::nullopt, {}});
+  }
+  return index;
+}
+
+// Every listed subfile exists (one no aggregator wrote is created empty) at its size, which
+// it returns; with `sync`, a subfile whose size changed is fsynced. Rank 0.
+uint64_t PhaseImpl::size_subfile(const SubFile& f, bool sync) const {
+  const uint64_t size = std::min(f.end, plan_.hi) > f.begin ? std::min(f.end, plan_.hi) - f.begin : 0;
+  const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw_system("cannot create \"" + f.path + "\"", errno);
+  struct stat st {};
+  int rc = ::fstat(fd, &st);
+  const bool changed = rc == 0 && static_cast<uint64_t>(st.st_size) != size;
+  if (rc == 0 && changed) rc = ::ftruncate(fd, static_cast<off_t>(size));
+  if (rc == 0 && changed && sync) rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw_system("cannot set the size of \"" + f.path + "\"", err);
+  return size;
+}
+
+// A write to node-local storage: one file per partition, in its aggregator's node directory.
+FileSet PhaseImpl::node_local_files() {
+  node_local_dir(engine_.nodes.node);  // this node's directory exists
+  const std::string name = std::filesystem::path(path_).filename().string();
+  std::vector<SubFile> files;
+  const size_t parts = static_cast<size_t>(plan_.partitions());
+  for (size_t p = 0; p < parts; ++p) {
+    const int node = engine_.nodes.node_of_rank[static_cast<size_t>(plan_.aggregator[p])];
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".part.%05zu", p);
+    const auto dir = std::filesystem::absolute(std::filesystem::path(node_local_root()) / std::to_string(node));
+    files.push_back({(dir / (name + suffix)).string(), p == 0 ? 0 : plan_.start[p], p + 1 < parts ? plan_.start[p + 1] : UINT64_MAX, -1});
+  }
+  files.front().begin = plan_.start[0];
+  return FileSet(std::move(files), true);
+}
+
+// After a node-local write, this partition's aggregator copies its node file into the shared
+// file. Local part of a collective step.
+void PhaseImpl::drain_partition() {
+  if (mode_ != PhaseMode::write || my_partition_ < 0) return;
+  const SubFile& f = files_.files()[static_cast<size_t>(my_partition_)];
+  const uint64_t end = std::min(f.end, plan_.hi);
+  std::error_code ec;
+  if (end <= f.begin || !std::filesystem::exists(f.path, ec)) return;  // a partition of holes only
+  drain_file(f.path, path_, f.begin, end - f.begin);
+}
+
+// fsync of every file of the phase that exists, by one rank of each node.
+void PhaseImpl::sync_files_of_node() const {
+  for (const SubFile& f : files_.files()) {
+    const int fd = ::open(f.path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) continue;  // a subfile no aggregator wrote: created empty later
+      throw_system("cannot open \"" + f.path + "\" to sync it", errno);
+    }
+    const int rc = ::fsync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) throw_system("fsync of \"" + f.path + "\" failed", err);
+  }
+}
+
+}  // namespace strata

@@ -1,0 +1,264 @@
+// The Phase's implementation, shared by the files that hold its steps:
+//   phase.cpp        declarations, execution (write or read), close, the public API
+//   phase_plan.cpp   the collective plan, as named steps (summaries, strategy, partitions,
+//                    placement, range exchange, window, open)
+//   phase_files.cpp  the output's files and their names, subfiles, node-local copies, the index
+//   commit.cpp       the crash-consistent commit of a write
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/hash.hpp"
+#include "engine/commit.hpp"
+#include "engine/engine_impl.hpp"
+#include "engine/move/file_set.hpp"
+#include "engine/move/io_worker.hpp"
+#include "engine/move/window.hpp"
+#include "engine/output_index.hpp"
+#include "engine/phase_options.hpp"
+#include "engine/place/tier_hints.hpp"
+#include "engine/plan/exchange.hpp"
+#include "engine/plan/extents.hpp"
+#include "engine/plan/partition.hpp"
+#include "engine/plan/spans.hpp"
+#include "engine/plan/strategy.hpp"
+#include "engine/move/packing.hpp"
+#include "strata/strata.hpp"
+
+namespace strata {
+
+using namespace engine;
+
+inline constexpr uint64_t kDefaultBuffer = uint64_t{4} << 20;
+
+struct PhaseVariable {
+  std::string name;
+  size_t element_size;
+  std::vector<uint64_t> dims;
+  uint64_t file_offset;
+  uint64_t bytes() const {
+    uint64_t n = element_size;
+    for (auto d : dims) n *= d;
+    return n;
+  }
+  uint64_t signature() const {
+    uint64_t h = fnv1a(name);
+    h = fnv1a(&element_size, sizeof element_size, h);
+    for (auto d : dims) h = fnv1a(&d, sizeof d, h);
+    return fnv1a(&file_offset, sizeof file_offset, h);
+  }
+};
+
+struct RankSummary {  // one per rank, allgathered at plan()
+  // Declared bytes (extents after coalescing); and the hybrid split: runs whose aligned part is
+  // at least the hybrid threshold go direct (d_*), the rest is aggregated (h_*).
+  uint64_t lo, hi, bytes, runs;
+  uint64_t h_lo, h_hi, h_bytes;
+  uint64_t d_lo, d_hi, d_bytes, d_runs;
+  uint64_t variables, signature;
+  uint64_t config;  // hash of the parsed hints: must agree
+  uint64_t ok;
+  // Rank 0's: the file system's block size, whether the write goes straight into the output's
+  // files, whether the file system is striped (stripe locks: owners write aligned runs only).
+  uint64_t fs_block, in_place, striped;
+};
+
+class PhaseImpl {
+ public:
+  PhaseImpl(Engine& engine, std::string path, PhaseMode mode, std::vector<Phase::Hint> hints)
+      : engine_(*engine.impl_), comm_(engine_.comm), path_(std::move(path)), mode_(mode), hints_(std::move(hints)) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+
+  ~PhaseImpl() {
+    io_.reset();
+    direct_io_.reset();
+  }
+
+  int define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims, uint64_t offset);
+
+  void add_extent(int var, uint64_t file_offset, uint64_t length, void* memory);
+
+  void add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory, size_t stride);
+
+  size_t dimensions(int var) const { return variable(var, "add_subarray").dims.size(); }
+
+  template <class F>
+  void deferring(F&& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      if (!declaration_error_) declaration_error_ = e;
+    }
+  }
+
+  void plan();
+
+  void plan_steps();
+  // The plan's named steps (phase_plan.cpp), in order.
+  RankSummary local_summary(std::optional<Error>& failure);
+  void agree(const std::vector<RankSummary>& all, const std::optional<Error>& failure);
+  void choose_strategy_of(const std::vector<RankSummary>& all);
+  void partition(const std::vector<RankSummary>& all);
+  void choose_phase_files();
+  std::vector<ReceivedRange> direct_runs_to_know(const std::vector<RankSummary>& all);
+  ReceivedRanges ranges_to_receive(const std::vector<RankSummary>& all);
+  std::vector<uint64_t> window_needs() const;
+  std::vector<int> window_tiers() const;
+  SpanPolicy span_policy() const;
+  void remove_stale_index() const;
+  uint64_t hybrid_unit() const;
+  uint64_t hybrid_threshold() const;
+
+  void execute(PhaseMode mode);
+
+  PhaseStats close(PhaseStats* max);
+
+  PhaseStats close_steps(PhaseStats* max);
+
+ private:
+  enum class State { declaring, planned, done, closed, failed };
+
+  void require_state(State s, const char* what) const;
+
+  const PhaseVariable& variable(int var, const char* what) const;
+
+  std::vector<std::string> names() const;
+
+  // Every rank's direct runs, for every rank (MPI_Allgatherv; called only when some exist).
+  std::vector<ReceivedRange> gather_direct_runs(const std::vector<uint64_t>& runs_of_rank);
+
+  // Direct runs must overlap neither each other nor aggregated bytes: rank 0 checks direct
+  // against direct, each aggregator checks them against the ranges it receives. Local part of
+  // a collective step.
+  void check_direct_overlaps(const std::vector<ReceivedRange>& direct, const ReceivedRanges& received) const;
+
+  bool need_stream() const;
+
+  // The I/O threads' first failure, if any, as an Error. Local part of a collective step.
+  void raise_io_errors() const;
+
+  // fsync of every file of the phase that exists, by one rank of each node.
+  void sync_files_of_node() const;
+
+  // The caller's memory for file bytes [offset, offset + length) when one contiguous piece
+  // holds them all, else null.
+  std::byte* contiguous_memory(uint64_t offset, uint64_t length) const;
+
+  // True when the ranks' aggregated bytes tile the domain: each rank one dense interval (its
+  // extents coalesce into one), the intervals disjoint and adjacent. Same answer on every rank.
+  // (`hybrid`: the hybrid split's aggregated part; else all declared bytes.)
+  bool dense_and_tiled(const std::vector<RankSummary>& all, bool hybrid) const;
+
+  // A hash of the plan, to check it is the same on every rank.
+  uint64_t plan_signature() const;
+
+  // Splits sel_ into direct runs and the aggregated rest. A run goes direct when its part
+  // aligned to the partition unit is at least the threshold (default S_buff, or 4 MiB when no
+  // buffer size is given); hint strata_direct_threshold=0 turns direct runs off.
+  void split_direct();
+
+  // Every rank must define the same variables in the same order.
+  void check_variables();
+
+  // The files of the phase: written, one shared file or one per group of partitions; read,
+  // what the output's index lists (or the one file). Local part of a collective step.
+  FileSet choose_files(std::vector<SubFile> listed);
+
+  // Rank 0's list of files, for every rank (an empty list means the one file at path_).
+  std::vector<SubFile> share_from_rank0(std::vector<SubFile> files);
+
+  // Opens the files this rank touches: its aggregation runs and direct runs; rank 0 also opens
+  // a single shared file so that it exists (write) or is checked (read). Local part of a
+  // collective step.
+  void open_file();
+
+  // Rank 0, after a write: subfiles cut to their final size (no stale tail from an older,
+  // larger output) and the index. Local part of a collective step.
+  void finish_output();
+
+  // The index of what this phase wrote, without sizes and checksums. Files are named by their
+  // final names, relative to the index's folder.
+  OutputIndex make_index() const;
+
+  // Every listed subfile exists (one no aggregator wrote is created empty) at its size, which
+  // it returns; with `sync`, a subfile whose size changed is fsynced. Rank 0.
+  uint64_t size_subfile(const SubFile& f, bool sync) const;
+
+  // Rank 0, before the plan's agreement: whether this phase commits (engine/commit.hpp). A
+  // commit interrupted after its intent record is completed first (a read then sees it, a
+  // write replaces it); a write removes the partial files a killed write left. Files that are
+  // not regular (a device) and node-local targets are written in place.
+  bool prepare_commit() const;
+
+  // Rank 0, after an agreed failure or a phase closed unwritten: the partial files go, unless
+  // a commit record names them (a commit that failed half-way rolls forward instead).
+  void discard_partials() const;
+
+  // After a write: every rank's partial files synced (unless strata_commit=nosync), sized,
+  // checksummed in parallel, then committed by rank 0. Collective.
+  void commit_written();
+
+  // ---- Tiers (engine/place/, arch/memory_tier, arch/machine) ---------------------------------
+
+  // The output whose index describes what this phase writes or reads: the node-local copy's
+  // with strata_target=node-local, else the output's.
+  std::string index_output() const { return options_.tiers.node_local ? node_local_output(path_) : path_; }
+
+  // Elects each partition's aggregator and tier (collective) and records the report.
+  void place_on_tiers();
+
+  // A write to node-local storage: one file per partition, in its aggregator's node directory.
+  FileSet node_local_files();
+
+  // After a node-local write, this partition's aggregator copies its node file into the shared
+  // file. Local part of a collective step.
+  void drain_partition();
+
+ public:
+  const PlacementReport& placement() const;
+
+ private:
+  // ---- end of tiers ----
+
+  EngineImpl& engine_;
+  MPI_Comm comm_;
+  std::string path_;
+  PhaseMode mode_;
+  std::vector<Phase::Hint> hints_;
+  int rank_ = 0, size_ = 1;
+  State state_ = State::declaring;
+  std::vector<PhaseVariable> vars_;
+  std::vector<Piece> pieces_;
+  std::optional<Error> declaration_error_;
+  Selection sel_;
+  Selection agg_;                     // the aggregated part of sel_ (extents only)
+  std::vector<StreamExtent> direct_;  // runs this rank writes or reads itself
+  Plan plan_;
+  int my_partition_ = -1;
+  std::vector<RoundIo> round_io_;  // aggregators: each round's file I/O
+  PackedTransfers transfers_;      // this rank's puts (gets), per global round
+  StrategyChoice strategy_;
+  Window* window_ = nullptr;  // the engine's
+  FileSet files_;
+  uint64_t declared_bytes_ = 0;
+  std::unique_ptr<IoWorker> io_;         // aggregation rounds (aggregators)
+  std::unique_ptr<IoWorker> direct_io_;  // direct runs
+  std::vector<std::byte> stream_;        // this rank's bytes in file order, when needed
+  bool commit_ = false;       // written to partial files, committed at close (engine/commit.hpp)
+  PhaseStats stats_;
+  PhaseOptions options_;  // from the hints (engine/phase_options.hpp), completed by the plan
+  std::vector<Tier> tier_of_partition_;
+  PlacementReport placement_;
+};
+
+}  // namespace strata

@@ -1,0 +1,542 @@
+// The collective plan of a phase, as named steps.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+#include "common/error.hpp"
+#include "engine/phase_impl.hpp"
+#include "engine/place/placement.hpp"
+#include "fs/fs_info.hpp"
+
+namespace strata {
+
+void PhaseImpl::plan() {
+  require_state(State::declaring, "plan");
+  try {
+    plan_steps();
+  } catch (...) {
+    state_ = State::failed;  // a failed phase stays failed: write/read/plan refuse it
+    discard_partials();
+    throw;
+  }
+}
+
+void PhaseImpl::plan_steps() {
+  const double t0 = MPI_Wtime();
+  // 1. Everything local first; one allgather then tells every rank every rank's summary and
+  // whether anything failed, so errors cost nothing when there are none.
+  std::optional<Error> failure = declaration_error_;
+  RankSummary mine = local_summary(failure);
+  std::vector<RankSummary> all(static_cast<size_t>(size_));
+  MPI_Allgather(&mine, sizeof(RankSummary), MPI_BYTE, all.data(), sizeof(RankSummary), MPI_BYTE, comm_);
+  // 2. Agreement: errors, hints, variables.
+  agree(all, failure);
+  // 3. The strategy, by cost (or by hints); then which bytes go direct and which are aggregated.
+  choose_strategy_of(all);
+  split_direct();
+  // 4. Partitions, rounds and aggregators (with their memory tiers).
+  partition(all);
+  // 5. Files: the output's (written) or the index's (read).
+  choose_phase_files();
+  // 6. Ranges: what each aggregator receives (and the overlaps), the transfers, the window.
+  const std::vector<ReceivedRange> direct_all = direct_runs_to_know(all);
+  const ReceivedRanges received = ranges_to_receive(all);
+  const Machine& machine = engine_.machine_once();
+  const uint64_t pack_from = options_.pack == PhaseOptions::Choice::on    ? 1
+                             : options_.pack == PhaseOptions::Choice::off ? 0
+                                                                          : pack_threshold(machine.io);
+  transfers_ = PackedTransfers(transfers_by_round(plan_, agg_), pack_from);
+  if (!options_.tiers.dry_run && plan_.partitions() > 0) window_ = &engine_.window_for(window_needs(), window_tiers(), rank_);
+  // 7. One agreement for both: overlaps found by aggregators, and opening the files.
+  collectively(comm_, [&] {
+    check_direct_overlaps(direct_all, received);
+    if (my_partition_ >= 0) {
+      round_io_ = plan_round_io(rounds_of_partition(plan_, my_partition_, received), direct_all, span_policy(),
+                                options_.hole_limit.value_or(hole_limit_from(machine.io)), machine.io);
+    }
+    if (options_.tiers.dry_run) return;  // tiers: plan and placement only
+    open_file();
+    // The stream is allocated here, so running out of memory is agreed like any error.
+    stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
+    if (mode_ == PhaseMode::write && !commit_ && rank_ == 0) remove_stale_index();
+  });
+  stats_.plan_s = MPI_Wtime() - t0;
+  stats_.rounds = plan_.global_rounds;
+  stats_.bytes = sel_.bytes;
+  stats_.direct_bytes = sel_.bytes - agg_.bytes;
+  stats_.aggregators = static_cast<uint64_t>(plan_.partitions());
+  stats_.aggregator = my_partition_ >= 0;
+  stats_.buffer_bytes = plan_.buffer_bytes;
+  stats_.buffers = static_cast<uint64_t>(plan_.buffers);
+  stats_.plan_signature = plan_signature();
+  stats_.tier = my_partition_ >= 0 ? tier_name(tier_of_partition_[static_cast<size_t>(my_partition_)]) : "";
+  stats_.tier_fallbacks = placement_.fallbacks;
+  stats_.strategy = strategy_.alternatives.empty() ? "" : strategy_.alternatives[strategy_.chosen].name;
+  stats_.predicted_s = strategy_.alternatives.empty() ? 0 : strategy_.alternatives[strategy_.chosen].predicted_s;
+  stats_.operations = transfers_.operations();
+  state_ = State::planned;
+}
+
+// Step 1: options, the normalised selection and this rank's summary. Rank 0 also looks at the
+// file system and prepares the commit. A failure is kept for the agreement.
+RankSummary PhaseImpl::local_summary(std::optional<Error>& failure) {
+  RankSummary mine{};
+  mine.lo = UINT64_MAX;
+  mine.variables = vars_.size();
+  mine.fs_block = 4096;
+  mine.ok = 1;
+  declared_bytes_ = 0;
+  try {
+    if (failure) throw *failure;
+    options_ = PhaseOptions::from_hints(hints_);
+    sel_ = normalise(std::move(pieces_), names());
+    if (rank_ == 0) {
+      const FsInfo fs = fs_info(path_);
+      if (!options_.align) mine.fs_block = std::max<uint64_t>(fs.block_size, 512);
+      mine.striped = fs.type == "lustre" || fs.type == "gpfs" || fs.type == "beegfs" || fs.type == "orangefs" ? 1 : 0;
+      mine.in_place = prepare_commit() ? 0 : 1;
+    }
+  } catch (const Error& e) {
+    failure = e;
+  } catch (const std::exception& e) {  // a filesystem_error, bad_alloc...: still reported everywhere
+    failure = Error(ErrorKind::runtime, e.what());
+  }
+  // Tiers: a node-local target is a file per partition on its aggregator's node, so every byte
+  // passes through the aggregator of its partition.
+  if (options_.tiers.node_local) options_.subfile_group = 1;
+  // The hybrid split, counted at its threshold (the strategy decides whether it is used).
+  const Selection& s = sel_;
+  if (s.bytes > 0) {
+    mine.lo = s.lo;
+    mine.hi = s.hi;
+  }
+  mine.bytes = s.bytes;
+  mine.runs = s.extents.size();
+  mine.h_lo = mine.d_lo = UINT64_MAX;
+  const uint64_t unit = hybrid_unit(), threshold = hybrid_threshold();
+  for (const StreamExtent& e : s.extents) {
+    const uint64_t a = (e.file_offset + unit - 1) / unit * unit;
+    const uint64_t b = (e.file_offset + e.length) / unit * unit;
+    const bool direct = threshold > 0 && b > a && b - a >= threshold;
+    auto keep = [&](uint64_t off, uint64_t len) {
+      if (len == 0) return;
+      mine.h_lo = std::min(mine.h_lo, off);
+      mine.h_hi = std::max(mine.h_hi, off + len);
+      mine.h_bytes += len;
+    };
+    if (!direct) {
+      keep(e.file_offset, e.length);
+      continue;
+    }
+    keep(e.file_offset, a - e.file_offset);
+    keep(b, e.file_offset + e.length - b);
+    mine.d_lo = std::min(mine.d_lo, a);
+    mine.d_hi = std::max(mine.d_hi, b);
+    mine.d_bytes += b - a;
+    ++mine.d_runs;
+  }
+  if (mine.h_bytes == 0) mine.h_lo = 0;
+  if (mine.d_bytes == 0) mine.d_lo = 0;
+  mine.config = options_.hash();
+  for (const auto& v : vars_) mine.signature = fnv1a(&mine.signature, sizeof mine.signature, v.signature());
+  mine.ok = failure ? 0 : 1;
+  return mine;
+}
+
+// The partition unit direct runs are aligned to: the stripe size when given, else 1 MiB
+// (aligned on any usual stripe).
+uint64_t PhaseImpl::hybrid_unit() const { return options_.align.value_or(uint64_t{1} << 20); }
+
+// Runs whose aligned part is at least this long may go direct beside the rounds (0: none):
+// strata_direct_threshold, else S_buff (4 MiB without a hint), at least the unit. Subfiles and
+// node-local targets hold the aggregators' partitions, so a write with them aggregates all.
+uint64_t PhaseImpl::hybrid_threshold() const {
+  if (mode_ == PhaseMode::write && (options_.subfile_group > 0 || options_.tiers.node_local)) return 0;
+  if (options_.direct_threshold) return *options_.direct_threshold;
+  return std::max<uint64_t>(options_.buffer_bytes.value_or(kDefaultBuffer), hybrid_unit());
+}
+
+// Step 2. Collective on every rank alike.
+void PhaseImpl::agree(const std::vector<RankSummary>& all, const std::optional<Error>& failure) {
+  for (int r = 0; r < size_; ++r) {
+    if (all[static_cast<size_t>(r)].ok == 0) raise_from(comm_, r, failure ? &*failure : nullptr);
+  }
+  for (const RankSummary& s : all) {
+    if (s.config != all[0].config) {
+      throw Error(ErrorKind::usage, "ranks pass different engine hints (cb_buffer_size, strata_buffers, aggregators, "
+                                    "striping, subfiling...): every rank must give the same");
+    }
+  }
+  for (const RankSummary& s : all) {
+    if (s.variables != all[0].variables || s.signature != all[0].signature) {
+      check_variables();  // collective on every rank alike: names the variable that differs
+      break;
+    }
+  }
+  for (const RankSummary& s : all) declared_bytes_ += s.bytes;
+  commit_ = mode_ == PhaseMode::write && all[0].in_place == 0;
+}
+
+// Step 3: the alternatives the hints leave open, each predicted from the summaries and the
+// machine's figures; the cheapest is taken. Every rank computes the same.
+void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
+  const Machine& machine = engine_.machine_once();
+  StrategyInput in;
+  for (const RankSummary& s : all) in.ranks.push_back({s.lo, s.hi, s.bytes, s.runs, s.d_bytes, s.d_runs});
+  in.nodes = engine_.nodes.node_count;
+  in.cores_per_node = engine_.cores_per_node();
+  in.align = options_.align.value_or(all[0].fs_block);
+  in.write = mode_ == PhaseMode::write;
+  in.whole_spans = mode_ == PhaseMode::read || commit_;
+  if (options_.spans == PhaseOptions::Choice::off) in.whole_spans = false;
+  const bool aggregate_only = mode_ == PhaseMode::write && (options_.subfile_group > 0 || options_.tiers.node_local);
+  // Owners write unaligned runs themselves only where no stripe lock makes them contend.
+  in.direct_allowed = !aggregate_only && !options_.tiers.node_local &&
+                      (all[0].striped == 0 || options_.strategy == PhaseOptions::Strategy::direct);
+  in.dense = dense_and_tiled(all, false);
+  in.hybrid_threshold = hybrid_threshold();
+  in.aggregators = options_.aggregators;
+  if (!in.aggregators && options_.stripe_count > 0) {
+    in.aggregators = std::max(engine_.nodes.node_count, options_.stripe_count);  // at least one per stripe
+  }
+  if (options_.buffer_bytes) {
+    in.buffer_bytes = options_.buffer_bytes;
+  } else if (options_.align) {
+    in.buffer_bytes = options_.align;  // the paper's 1:1 finding: S_buff = the stripe size
+  }
+  if (in.buffer_bytes) in.buffer_bytes = std::max(in.align, (*in.buffer_bytes + in.align - 1) / in.align * in.align);
+  in.buffers = options_.buffers;
+  in.force_direct = options_.strategy == PhaseOptions::Strategy::direct;
+  in.force_aggregate = options_.strategy == PhaseOptions::Strategy::aggregate || aggregate_only;
+  in.hybrid_forced_off = in.hybrid_threshold == 0;
+  in.hybrid_forced_on = options_.direct_threshold.has_value() && *options_.direct_threshold > 0;
+  in.pack = options_.pack != PhaseOptions::Choice::off;
+  strategy_ = choose_strategy(in, machine.io);
+  if (strategy_.alternatives.empty()) throw_runtime("internal: no strategy for this phase");
+}
+
+// Splits sel_ into direct runs and the aggregated rest, as the strategy says: everything
+// direct; or runs whose aligned part reaches the hybrid threshold direct (their unaligned heads
+// and tails aggregated); or everything aggregated.
+void PhaseImpl::split_direct() {
+  agg_ = Selection{};
+  direct_.clear();
+  const Alternative& s = strategy_.best();
+  if (s.direct) {
+    direct_ = sel_.extents;
+    return;
+  }
+  const uint64_t unit = hybrid_unit();
+  const uint64_t threshold = s.hybrid ? hybrid_threshold() : 0;
+  auto keep = [&](uint64_t off, uint64_t len, uint64_t stream) {
+    if (len == 0) return;
+    if (agg_.bytes == 0) agg_.lo = off;
+    agg_.hi = off + len;
+    agg_.bytes += len;
+    agg_.extents.push_back({off, len, stream});
+  };
+  for (const StreamExtent& e : sel_.extents) {
+    const uint64_t a = (e.file_offset + unit - 1) / unit * unit;
+    const uint64_t b = (e.file_offset + e.length) / unit * unit;
+    if (threshold == 0 || b <= a || b - a < threshold) {
+      keep(e.file_offset, e.length, e.stream_offset);
+      continue;
+    }
+    keep(e.file_offset, a - e.file_offset, e.stream_offset);
+    direct_.push_back({a, b - a, e.stream_offset + (a - e.file_offset)});
+    keep(b, e.file_offset + e.length - b, e.stream_offset + (b - e.file_offset));
+  }
+}
+
+// Step 4: the plan of the aggregated bytes and the election of aggregators and tiers.
+void PhaseImpl::partition(const std::vector<RankSummary>& all) {
+  const Alternative& s = strategy_.best();
+  PlanInput in;
+  in.lo = UINT64_MAX;
+  for (const RankSummary& r : all) {
+    const uint64_t bytes = s.direct ? 0 : s.hybrid ? r.h_bytes : r.bytes;
+    if (bytes == 0) continue;
+    in.lo = std::min(in.lo, s.hybrid ? r.h_lo : r.lo);
+    in.hi = std::max(in.hi, s.hybrid ? r.h_hi : r.hi);
+    in.total_bytes += bytes;
+  }
+  if (in.total_bytes == 0) in.lo = in.hi = 0;
+  in.node_of_rank = engine_.nodes.node_of_rank;
+  in.align = options_.align.value_or(all[0].fs_block);
+  uint64_t buffer = s.buffer_bytes != 0 ? s.buffer_bytes : kDefaultBuffer;
+  buffer = std::max(in.align, (buffer + in.align - 1) / in.align * in.align);  // a whole number of units
+  in.buffer_bytes = std::min(buffer, std::max(kMaxBuffer / in.align, uint64_t{1}) * in.align);
+  in.buffers = s.buffers > 0 ? s.buffers : 2;
+  in.aggregators = s.aggregators;
+  plan_ = make_plan(in);
+  tier_of_partition_.clear();
+  placement_ = PlacementReport{};
+  if (plan_.partitions() > 0) place_on_tiers();  // the same on every rank: all or none place
+  my_partition_ = plan_.partition_of_rank(rank_);
+}
+
+// Step 5. Reading: rank 0 reads the output's index (if any) and shares its list of files.
+void PhaseImpl::choose_phase_files() {
+  if (mode_ != PhaseMode::read) {
+    files_ = choose_files({});  // deterministic from the plan: nothing to agree on
+    return;
+  }
+  std::vector<SubFile> listed;
+  std::optional<Error> index_error;
+  if (rank_ == 0) {
+    try {
+      if (auto index = read_output_index(index_output())) {
+        for (const auto& f : index->files) listed.push_back({resolve_indexed_path(path_, f.path), f.begin, f.end, -1});
+      } else if (options_.tiers.node_local) {  // tiers: never fall back silently to the shared file
+        throw_usage("no node-local copy of \"" + path_ + "\": " + index_path(index_output()) +
+                    " is missing (write with hint strata_target=node-local first)");
+      }
+    } catch (const Error& e) {
+      index_error = e;
+    }
+  }
+  listed = share_from_rank0(listed);
+  collectively(comm_, [&] {
+    if (index_error) throw *index_error;
+    files_ = choose_files(std::move(listed));
+  });
+}
+
+// Step 6a. Direct runs never pass through an aggregator, so their overlaps are checked here,
+// and an aggregator must not fill a hole that a direct run writes. Every rank gets every direct
+// run only when some direct run could meet another rank's bytes or an aggregated span: the
+// summaries' intervals tell (direct runs are large or few, and ranks rarely interleave).
+std::vector<ReceivedRange> PhaseImpl::direct_runs_to_know(const std::vector<RankSummary>& all) {
+  const Alternative& s = strategy_.best();
+  if (s.direct == false && s.hybrid == false) return {};
+  std::vector<std::pair<uint64_t, uint64_t>> direct, aggregated;
+  std::vector<uint64_t> counts;
+  for (const RankSummary& r : all) {
+    const uint64_t bytes = s.direct ? r.bytes : r.d_bytes;
+    counts.push_back(bytes == 0 ? 0 : s.direct ? r.runs : r.d_runs);
+    if (bytes > 0) direct.emplace_back(s.direct ? r.lo : r.d_lo, s.direct ? r.hi : r.d_hi);
+    if (!s.direct && r.h_bytes > 0) aggregated.emplace_back(r.h_lo, r.h_hi);
+  }
+  std::sort(direct.begin(), direct.end());
+  std::sort(aggregated.begin(), aggregated.end());
+  bool needed = false;
+  for (size_t i = 1; i < direct.size() && !needed; ++i) needed = direct[i].first < direct[i - 1].second;
+  // Any direct interval meeting the hull of the aggregated intervals.
+  if (!aggregated.empty()) {
+    uint64_t hi = 0;
+    for (const auto& a : aggregated) hi = std::max(hi, a.second);
+    for (const auto& d : direct) needed = needed || (d.first < hi && d.second > aggregated.front().first);
+  }
+  if (!needed) return {};
+  return gather_direct_runs(counts);
+}
+
+// Step 6b. When every rank's aggregated bytes are one dense interval and the intervals neither
+// overlap nor leave gaps, every byte of the domain is declared exactly once: the summaries
+// already say so, and each aggregator's ranges are its whole partition — no exchange.
+ReceivedRanges PhaseImpl::ranges_to_receive(const std::vector<RankSummary>& all) {
+  const Alternative& s = strategy_.best();
+  if (s.direct) return {};
+  ReceivedRanges received;
+  if (!dense_and_tiled(all, s.hybrid)) return exchange_ranges(comm_, plan_, agg_);
+  if (my_partition_ < 0) return received;
+  const size_t p = static_cast<size_t>(my_partition_);
+  for (int r = 0; r < size_; ++r) {  // each rank's one interval, clipped to this partition
+    const RankSummary& sr = all[static_cast<size_t>(r)];
+    const uint64_t bytes = s.hybrid ? sr.h_bytes : sr.bytes;
+    if (bytes == 0) continue;
+    const uint64_t b = std::max(plan_.start[p], s.hybrid ? sr.h_lo : sr.lo);
+    const uint64_t e = std::min(plan_.end[p], s.hybrid ? sr.h_hi : sr.hi);
+    if (e > b) received.push_back({b, e - b, r});
+  }
+  return received;
+}
+
+// Every aggregator's window: N_buff x S_buff on its elected tier.
+std::vector<uint64_t> PhaseImpl::window_needs() const {
+  std::vector<uint64_t> needed(static_cast<size_t>(size_), 0);
+  for (int p = 0; p < plan_.partitions(); ++p) {
+    needed[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] =
+        plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers);
+  }
+  return needed;
+}
+
+std::vector<int> PhaseImpl::window_tiers() const {
+  std::vector<int> tier_of(static_cast<size_t>(size_), static_cast<int>(Tier::dram));
+  for (int p = 0; p < plan_.partitions(); ++p) {
+    tier_of[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] =
+        static_cast<int>(tier_of_partition_[static_cast<size_t>(p)]);
+  }
+  return tier_of;
+}
+
+// How the aggregator writes a round (engine/plan/spans.hpp).
+SpanPolicy PhaseImpl::span_policy() const {
+  if (options_.spans == PhaseOptions::Choice::off) return SpanPolicy::runs;
+  if (mode_ == PhaseMode::read) return SpanPolicy::read;
+  return commit_ ? SpanPolicy::fill : SpanPolicy::sieve;
+}
+
+// Written in place, the old index is stale: it goes now, and comes back when the phase closes.
+// Rank 0; local part of a collective step.
+void PhaseImpl::remove_stale_index() const {
+  for (const std::string& out : {index_output(), path_}) {
+    if (out != index_output() && !options_.tiers.drain) continue;
+    if (::unlink(index_path(out).c_str()) != 0 && errno != ENOENT) {
+      throw_system("cannot remove the old index \"" + index_path(out) + "\"", errno);
+    }
+  }
+}
+
+// Every rank's direct runs, for every rank (MPI_Allgatherv; called only when some exist).
+std::vector<ReceivedRange> PhaseImpl::gather_direct_runs(const std::vector<uint64_t>& runs_of_rank) {
+  std::vector<uint64_t> mine;
+  for (const StreamExtent& d : direct_) {
+    mine.push_back(d.file_offset);
+    mine.push_back(d.length);
+  }
+  std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
+  int total = 0;
+  for (int r = 0; r < size_; ++r) {
+    counts[static_cast<size_t>(r)] = static_cast<int>(2 * runs_of_rank[static_cast<size_t>(r)]);
+    displs[static_cast<size_t>(r)] = total;
+    total += counts[static_cast<size_t>(r)];
+  }
+  std::vector<uint64_t> flat(static_cast<size_t>(total));
+  MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_UINT64_T, flat.data(), counts.data(), displs.data(),
+                 MPI_UINT64_T, comm_);
+  std::vector<ReceivedRange> out;
+  for (int r = 0; r < size_; ++r) {
+    for (int i = 0; i < counts[static_cast<size_t>(r)]; i += 2) {
+      const size_t at = static_cast<size_t>(displs[static_cast<size_t>(r)] + i);
+      out.push_back({flat[at], flat[at + 1], r});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ReceivedRange& a, const ReceivedRange& b) { return a.offset < b.offset; });
+  return out;
+}
+
+// Direct runs must overlap neither each other nor aggregated bytes: rank 0 checks direct
+// against direct, each aggregator checks them against the ranges it receives. Local part of
+// a collective step.
+void PhaseImpl::check_direct_overlaps(const std::vector<ReceivedRange>& direct, const ReceivedRanges& received) const {
+  auto clash = [](const ReceivedRange& a, const ReceivedRange& b) {
+    throw_usage("rank " + std::to_string(b.from) + " declares bytes [" + std::to_string(b.offset) + ", " +
+                std::to_string(b.offset + b.length) + ") that overlap rank " + std::to_string(a.from) + "'s bytes [" +
+                std::to_string(a.offset) + ", " + std::to_string(a.offset + a.length) +
+                ") (every byte of a phase must be declared by one rank only)");
+  };
+  if (rank_ == 0) {
+    for (size_t i = 1; i < direct.size(); ++i) {
+      if (direct[i].offset < direct[i - 1].offset + direct[i - 1].length) clash(direct[i - 1], direct[i]);
+    }
+  }
+  for (const ReceivedRange& r : received) {
+    auto it = std::upper_bound(direct.begin(), direct.end(), r.offset,
+                               [](uint64_t o, const ReceivedRange& d) { return o < d.offset; });
+    if (it != direct.begin()) {
+      const ReceivedRange& d = *std::prev(it);
+      if (r.offset < d.offset + d.length) clash(d, r);
+    }
+    if (it != direct.end() && it->offset < r.offset + r.length) clash(r, *it);
+  }
+}
+
+// True when the ranks' aggregated bytes tile the domain: each rank one dense interval (its
+// extents coalesce into one), the intervals disjoint and adjacent. Same answer on every rank.
+bool PhaseImpl::dense_and_tiled(const std::vector<RankSummary>& all, bool hybrid) const {
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const RankSummary& s : all) {
+    const uint64_t lo = hybrid ? s.h_lo : s.lo, hi = hybrid ? s.h_hi : s.hi, bytes = hybrid ? s.h_bytes : s.bytes;
+    if (bytes == 0) continue;
+    if (hi - lo != bytes) return false;
+    spans.emplace_back(lo, hi);
+  }
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 1; i < spans.size(); ++i) {
+    if (spans[i].first != spans[i - 1].second) return false;
+  }
+  return true;
+}
+
+// A hash of the plan, to check it is the same on every rank.
+uint64_t PhaseImpl::plan_signature() const {
+  uint64_t h = fnv1a(&plan_.global_rounds, sizeof plan_.global_rounds);
+  for (size_t p = 0; p < plan_.start.size(); ++p) {
+    h = fnv1a(&plan_.start[p], sizeof(uint64_t), h);
+    h = fnv1a(&plan_.end[p], sizeof(uint64_t), h);
+    h = fnv1a(&plan_.aggregator[p], sizeof(int), h);
+  }
+  h = fnv1a(&plan_.buffer_bytes, sizeof plan_.buffer_bytes, h);
+  return fnv1a(&plan_.buffers, sizeof plan_.buffers, h);
+}
+
+// Every rank must define the same variables in the same order.
+void PhaseImpl::check_variables() {
+  const unsigned long long count = vars_.size();
+  unsigned long long lo = 0, hi = 0;
+  MPI_Allreduce(&count, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm_);
+  MPI_Allreduce(&count, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_);
+  collectively(comm_, [&] {
+    if (lo != hi) {
+      throw_usage("ranks define different numbers of variables (" + std::to_string(lo) + " to " +
+                  std::to_string(hi) + "); every rank must define the same variables in the same order");
+    }
+  });
+  std::vector<unsigned long long> sig(vars_.size()), smin(vars_.size()), smax(vars_.size());
+  for (size_t i = 0; i < vars_.size(); ++i) sig[i] = vars_[i].signature();
+  MPI_Allreduce(sig.data(), smin.data(), static_cast<int>(sig.size()), MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm_);
+  MPI_Allreduce(sig.data(), smax.data(), static_cast<int>(sig.size()), MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_);
+  collectively(comm_, [&] {
+    for (size_t i = 0; i < vars_.size(); ++i) {
+      if (smin[i] != smax[i]) {
+        throw_usage("variable \"" + vars_[i].name + "\" is defined differently on some ranks (name, element size, "
+                    "global shape and file offset must agree; variables must come in the same order)");
+      }
+    }
+  });
+}
+
+// Elects each partition's aggregator and tier (collective) and records the report.
+void PhaseImpl::place_on_tiers() {
+  const Machine& machine = engine_.machine_once();
+  PlacementInput pin;
+  pin.plan = &plan_;
+  pin.node_of_rank = &engine_.nodes.node_of_rank;
+  pin.machine = &machine;
+  pin.local_tiers = &engine_.tiers;
+  pin.my_bytes.assign(static_cast<size_t>(plan_.partitions()), 0);
+  for (const StreamExtent& e : agg_.extents) {
+    for (uint64_t off = e.file_offset, end = e.file_offset + e.length; off < end;) {
+      const int p = plan_.partition_of(off);
+      const uint64_t stop = std::min(end, plan_.end[static_cast<size_t>(p)]);
+      pin.my_bytes[static_cast<size_t>(p)] += stop - off;
+      if (stop <= off) break;
+      off = stop;
+    }
+  }
+  pin.persistent = options_.tiers.persistent;
+  pin.forced = options_.tiers.forced;
+  pin.want_table = options_.tiers.cost_table;
+  Placement placed = place_aggregators(comm_, pin);
+  placement_ = PlacementReport{};
+  placement_.machine = machine.name + " (" + machine.source + ")";
+  placement_.forced_tier = options_.tiers.forced ? tier_name(*options_.tiers.forced) : "";
+  placement_.fallbacks = placed.fallbacks;
+  tier_of_partition_.clear();
+  for (int p = 0; p < plan_.partitions(); ++p) {
+    const Elected& e = placed.partitions[static_cast<size_t>(p)];
+    plan_.aggregator[static_cast<size_t>(p)] = e.aggregator;
+    tier_of_partition_.push_back(e.tier);
+    placement_.partitions.push_back({plan_.start[static_cast<size_t>(p)], plan_.end[static_cast<size_t>(p)], e.aggregator,
+                                     engine_.nodes.node_of_rank[static_cast<size_t>(e.aggregator)], tier_name(e.tier),
+                                     e.cost, e.fallback});
+  }
+  for (const CandidateRow& c : placed.table) {
+    placement_.candidates.push_back({c.partition, c.rank, c.node, tier_name(c.tier), c.c1, c.c2, filter_name(c.filtered)});
+  }
+}
+
+}  // namespace strata

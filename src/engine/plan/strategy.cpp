@@ -1,0 +1,194 @@
+#include "engine/plan/strategy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace strata::engine {
+
+namespace {
+
+std::string mib(uint64_t b) {
+  char s[32];
+  if (b % (uint64_t{1} << 20) == 0) {
+    std::snprintf(s, sizeof s, "%llu MiB", static_cast<unsigned long long>(b >> 20));
+  } else {
+    std::snprintf(s, sizeof s, "%llu KiB", static_cast<unsigned long long>(b >> 10));
+  }
+  return s;
+}
+
+struct Totals {
+  uint64_t lo = UINT64_MAX, hi = 0, bytes = 0, runs = 0;
+  int active = 0;
+};
+
+Totals totals(const StrategyInput& in) {
+  Totals t;
+  for (const RankShape& r : in.ranks) {
+    if (r.bytes == 0) continue;
+    t.lo = std::min(t.lo, r.lo);
+    t.hi = std::max(t.hi, r.hi);
+    t.bytes += r.bytes;
+    t.runs += r.runs;
+    ++t.active;
+  }
+  if (t.bytes == 0) t.lo = t.hi = 0;
+  return t;
+}
+
+// Work that runs in parallel over `streams` at most: the slowest one, or the total shared out.
+double parallel(double slowest, double total, double streams) { return std::max(slowest, total / std::max(streams, 1.0)); }
+
+// Whether the ranks' intervals interleave (then direct runs' overlaps need the runs themselves).
+bool interleaved(const StrategyInput& in) {
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const RankShape& r : in.ranks) {
+    if (r.bytes > 0) spans.emplace_back(r.lo, r.hi);
+  }
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 1; i < spans.size(); ++i) {
+    if (spans[i].first < spans[i - 1].second) return true;
+  }
+  return false;
+}
+
+Alternative direct(const StrategyInput& in, const IoFigures& f, const Totals& t) {
+  Alternative a;
+  a.name = "direct";
+  a.direct = true;
+  const int ranks = static_cast<int>(in.ranks.size());
+  double slowest = 0, total = 0;
+  for (const RankShape& r : in.ranks) {
+    const double io = f.writes_s(r.runs, r.bytes) + static_cast<double>(r.bytes) / f.hash_Bps;
+    slowest = std::max(slowest, io);
+    total += io;
+  }
+  a.io_s = parallel(slowest, total, static_cast<double>(in.nodes) * in.cores_per_node);
+  // Interleaved ranks: every rank gets every run to check overlaps (one allgatherv).
+  if (interleaved(in)) a.sync_s = f.collective_at(ranks) + static_cast<double>(t.runs) * 16.0 / f.memcpy_Bps;
+  a.predicted_s = a.io_s + a.sync_s;
+  return a;
+}
+
+Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals& t, int k, uint64_t s, int n,
+                      bool hybrid) {
+  Alternative a;
+  a.aggregators = k;
+  a.buffer_bytes = s;
+  a.buffers = n;
+  a.hybrid = hybrid;
+  a.name = "aggregate k=" + std::to_string(k) + " S=" + mib(s) + " N=" + std::to_string(n) + (hybrid ? " +direct" : "");
+  const int ranks = static_cast<int>(in.ranks.size());
+  const double streams = static_cast<double>(in.nodes) * in.cores_per_node;
+  // Aggregated bytes and runs of each rank; the hybrid's large runs go direct beside them.
+  uint64_t agg_bytes = 0, agg_runs = 0;
+  double put_slowest = 0, put_total = 0, dir_slowest = 0, dir_total = 0;
+  for (const RankShape& r : in.ranks) {
+    const uint64_t b = hybrid ? r.bytes - r.big_bytes : r.bytes;
+    const uint64_t m = hybrid ? r.runs + r.big_runs : r.runs;  // heads and tails of direct runs stay
+    agg_bytes += b;
+    agg_runs += b > 0 ? m : 0;
+    if (b > 0) {
+      // One put per (aggregator, round) the rank's span touches, or one per run unpacked.
+      const uint64_t span = r.hi - r.lo;
+      const uint64_t groups = std::min<uint64_t>(m, span / s + 2);
+      const double per_run = in.pack ? f.put_run_s : f.put_latency_s;
+      const double put = static_cast<double>(groups) * f.put_latency_s + static_cast<double>(m - std::min(m, groups)) * per_run +
+                         static_cast<double>(b) / f.put_bandwidth_Bps + static_cast<double>(b) / f.memcpy_Bps;
+      put_slowest = std::max(put_slowest, put);
+      put_total += put;
+    }
+    if (hybrid && r.big_bytes > 0) {
+      const double io = f.writes_s(r.big_runs, r.big_bytes) + static_cast<double>(r.big_bytes) / f.hash_Bps;
+      dir_slowest = std::max(dir_slowest, io);
+      dir_total += io;
+    }
+  }
+  const uint64_t domain = t.hi - t.lo;
+  const uint64_t part = (domain + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k);
+  a.rounds = agg_bytes == 0 ? 0 : (part + s - 1) / s;
+  const double rounds = static_cast<double>(a.rounds);
+  const double part_bytes = static_cast<double>(agg_bytes) / k;
+  // An aggregator's file I/O: whole spans (about one request per round), or per run, or
+  // read-modify-write of each round's span, whichever is cheaper.
+  double io = 0;
+  if (a.rounds > 0) {
+    const uint64_t per_round = std::max<uint64_t>(static_cast<uint64_t>(part_bytes / rounds), 1);
+    const double spans = rounds * f.write_s(per_round);
+    const double runs = f.writes_s(std::max<uint64_t>(agg_runs / static_cast<uint64_t>(k), 1), static_cast<uint64_t>(part_bytes));
+    const double rmw = 2 * rounds * f.write_s(std::min<uint64_t>(s, std::max<uint64_t>(part / std::max<uint64_t>(a.rounds, 1), 1)));
+    io = in.whole_spans ? spans : std::min(runs, rmw);
+    io += part_bytes / f.hash_Bps;
+  }
+  const double io_total = parallel(io, io * k, streams);
+  const double moves = parallel(put_slowest, put_total, streams);
+  // Fences: one per round and one to close (two per round with one buffer); the range
+  // exchange unless the ranks tile the domain.
+  a.sync_s = (rounds * (n == 1 ? 2 : 1) + 1) * f.fence_at(ranks);
+  if (!in.dense && agg_bytes > 0) {
+    a.sync_s += 2 * f.collective_at(ranks) + static_cast<double>(agg_runs) * 16.0 / f.memcpy_Bps * 2;
+  }
+  // Rounds pipeline: puts of round g+1 overlap the write of round g once N_buff >= 2.
+  const double last = rounds > 0 ? io_total / rounds : 0;
+  const double pipeline = n >= 2 ? std::max(moves, io_total) + std::min(moves, io_total) / std::max(rounds, 1.0)
+                                 : moves + io_total;
+  a.move_s = moves;
+  a.io_s = io_total;
+  const double agg = a.sync_s + pipeline + (n >= 2 ? 0 : last);
+  const double dir = parallel(dir_slowest, dir_total, streams);
+  // The hybrid's direct writes run on their own threads, sharing the node's cores.
+  a.predicted_s = hybrid ? std::max(agg, dir) + std::min(io_total, dir) / std::max(streams, 1.0) : agg;
+  if (hybrid) a.io_s += dir;
+  return a;
+}
+
+}  // namespace
+
+StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
+  StrategyChoice c;
+  const Totals t = totals(in);
+  const int ranks = static_cast<int>(in.ranks.size());
+  const bool can_direct = in.direct_allowed && !in.force_aggregate;
+  const bool can_aggregate = in.aggregate_allowed && !in.force_direct;
+  if (can_direct && (in.force_direct || !in.aggregators.has_value())) c.alternatives.push_back(direct(in, f, t));
+  if (can_aggregate || c.alternatives.empty()) {
+    // Aggregator counts: the hint, or 1, 2, 4, ... up to one per rank, and one per node.
+    std::vector<int> ks;
+    if (in.aggregators) {
+      ks.push_back(std::clamp(*in.aggregators, 1, std::max(ranks, 1)));
+    } else {
+      for (int k = 1; k < ranks; k *= 2) ks.push_back(k);
+      ks.push_back(std::max(ranks, 1));
+      ks.push_back(std::max(in.nodes, 1));
+      std::sort(ks.begin(), ks.end());
+      ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+    }
+    std::vector<uint64_t> sizes;
+    if (in.buffer_bytes) {
+      sizes.push_back(*in.buffer_bytes);
+    } else {
+      for (uint64_t s : {uint64_t{1} << 20, uint64_t{4} << 20, uint64_t{16} << 20}) {
+        sizes.push_back(std::max(in.align, s / in.align * in.align));
+      }
+      sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    }
+    const int n = in.buffers.value_or(2);
+    std::vector<bool> hybrids;
+    const bool hybrid_possible = !in.hybrid_forced_off && in.hybrid_threshold > 0;
+    if (hybrid_possible) hybrids.push_back(true);
+    if (!hybrid_possible || !in.hybrid_forced_on) hybrids.push_back(false);
+    for (bool hybrid : hybrids) {
+      for (int k : ks) {
+        for (uint64_t s : sizes) c.alternatives.push_back(aggregate(in, f, t, k, s, n, hybrid));
+      }
+    }
+  }
+  // The cheapest; ties go to the earlier (fewer aggregators, smaller buffers).
+  for (size_t i = 1; i < c.alternatives.size(); ++i) {
+    if (c.alternatives[i].predicted_s < c.alternatives[c.chosen].predicted_s * (1 - 1e-9)) c.chosen = i;
+  }
+  return c;
+}
+
+}  // namespace strata::engine

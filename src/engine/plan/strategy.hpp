@@ -1,0 +1,73 @@
+// The phase's strategy, chosen by cost: from a few numbers per rank (what the plan's one
+// allgather carries) and the machine's measured figures (arch/io_figures.hpp), predict the time
+// of every alternative the engine can run and take the cheapest:
+//   direct          every rank writes (reads) its own runs, no aggregation: no fences, no puts;
+//   aggregate k S N k aggregators, S_buff = S, N_buff = N, every byte through them;
+//   ... + direct    the same with runs whose aligned part is at least the hybrid threshold
+//                   written by their owners beside the rounds.
+// Hints fix any dimension (strata_strategy, cb_nodes, cb_buffer_size, strata_buffers,
+// strata_direct_threshold): the model then chooses only among what is left. This is the
+// aggregation paper's cost model (section 4.2) applied to the whole strategy, not only to
+// where aggregators go. Pure: no MPI, unit-tested.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arch/io_figures.hpp"
+
+namespace strata::engine {
+
+struct RankShape {
+  uint64_t lo = 0, hi = 0;    // first and one-past-last declared byte (0, 0 when none)
+  uint64_t bytes = 0;         // declared bytes
+  uint64_t runs = 0;          // coalesced extents
+  uint64_t big_bytes = 0;     // bytes in the aligned parts of runs at least the hybrid threshold
+  uint64_t big_runs = 0;      // such runs
+};
+
+struct StrategyInput {
+  std::vector<RankShape> ranks;
+  int nodes = 1;
+  int cores_per_node = 1;       // I/O threads and copies that can run at once on a node
+  uint64_t align = 4096;        // partition unit
+  bool write = true;
+  bool whole_spans = true;      // a round may be written as whole spans (a new file, or a read)
+  bool direct_allowed = true;   // owners may write unaligned runs themselves (no stripe locks, no subfiles)
+  bool aggregate_allowed = true;
+  bool dense = false;           // the ranks' bytes tile the domain: no range exchange
+  uint64_t hybrid_threshold = 0;  // the threshold big_* were counted at (0: no hybrid)
+  // Fixed by hints (unset: the model chooses).
+  std::optional<int> aggregators;
+  std::optional<uint64_t> buffer_bytes;
+  std::optional<int> buffers;
+  bool force_direct = false, force_aggregate = false;
+  bool hybrid_forced_off = false;  // strata_direct_threshold=0
+  bool hybrid_forced_on = false;   // strata_direct_threshold given
+  bool pack = true;                // puts of many runs packed into one (strata_pack)
+};
+
+struct Alternative {
+  std::string name;
+  bool direct = false;         // every byte by its owner
+  int aggregators = 0;
+  uint64_t buffer_bytes = 0;
+  int buffers = 0;
+  bool hybrid = false;         // large aligned runs direct beside the rounds
+  uint64_t rounds = 0;
+  double predicted_s = 0;
+  double move_s = 0, io_s = 0, sync_s = 0;  // puts, file I/O, fences and collectives (predicted)
+};
+
+struct StrategyChoice {
+  std::vector<Alternative> alternatives;  // every candidate, in the order considered
+  size_t chosen = 0;
+  const Alternative& best() const { return alternatives[chosen]; }
+};
+
+// Deterministic: every rank computes the same choice from the same inputs.
+StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f);
+
+}  // namespace strata::engine

@@ -1,0 +1,155 @@
+// The strategy model (engine/plan/strategy.hpp), the span planner (engine/plan/spans.hpp) and
+// the packing threshold: choices that follow from the figures, and hints that always win.
+#include <gtest/gtest.h>
+
+#include "engine/move/packing.hpp"
+#include "engine/plan/spans.hpp"
+#include "engine/plan/strategy.hpp"
+
+using namespace strata;
+using namespace strata::engine;
+
+namespace {
+
+// `ranks` ranks each with `runs` runs of `run` bytes, interleaved round robin (run i of rank r
+// at (i * ranks + r) * run): IOR's strided layout.
+StrategyInput strided(int ranks, uint64_t runs, uint64_t run) {
+  StrategyInput in;
+  for (int r = 0; r < ranks; ++r) {
+    const uint64_t lo = static_cast<uint64_t>(r) * run;
+    const uint64_t hi = ((runs - 1) * static_cast<uint64_t>(ranks) + static_cast<uint64_t>(r) + 1) * run;
+    in.ranks.push_back({lo, hi, runs * run, runs, 0, 0});
+  }
+  in.cores_per_node = 2;
+  return in;
+}
+
+const Alternative* find(const StrategyChoice& c, bool direct) {
+  for (const Alternative& a : c.alternatives) {
+    if (a.direct == direct) return &a;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Strategy, LargeRunsGoDirect) {
+  const StrategyChoice c = choose_strategy(strided(4, 4, 1 << 20), IoFigures{});
+  EXPECT_TRUE(c.best().direct) << c.best().name;
+  ASSERT_NE(find(c, false), nullptr);  // aggregation was considered and predicted slower
+  EXPECT_LT(c.best().predicted_s, find(c, false)->predicted_s);
+}
+
+TEST(Strategy, ManyTinyInterleavedRunsAreAggregated) {
+  const StrategyChoice c = choose_strategy(strided(16, 20000, 16), IoFigures{});
+  EXPECT_FALSE(c.best().direct) << c.best().name;
+  EXPECT_GT(c.best().aggregators, 0);
+  EXPECT_LT(c.best().predicted_s, find(c, true)->predicted_s);
+}
+
+TEST(Strategy, SlowerFileRequestsFavourAggregation) {
+  StrategyInput in = strided(8, 64, 4096);
+  IoFigures cheap, dear;
+  dear.write = {{4096, 2e-3}, {65536, 2.1e-3}, {1 << 20, 3e-3}, {4 << 20, 6e-3}};  // a parallel file system's latency
+  EXPECT_TRUE(choose_strategy(in, cheap).best().direct);
+  EXPECT_FALSE(choose_strategy(in, dear).best().direct);
+}
+
+TEST(Strategy, HintsWin) {
+  StrategyInput in = strided(8, 4, 4 << 20);
+  in.aggregators = 3;
+  StrategyChoice c = choose_strategy(in, IoFigures{});
+  for (const Alternative& a : c.alternatives) {
+    EXPECT_FALSE(a.direct);
+    EXPECT_EQ(a.aggregators, 3);
+  }
+  in = strided(8, 4, 4 << 20);
+  in.buffer_bytes = 8 << 20;
+  in.buffers = 3;
+  in.force_aggregate = true;
+  c = choose_strategy(in, IoFigures{});
+  for (const Alternative& a : c.alternatives) {
+    EXPECT_FALSE(a.direct);
+    EXPECT_EQ(a.buffer_bytes, 8u << 20);
+    EXPECT_EQ(a.buffers, 3);
+  }
+  in = strided(16, 20000, 16);
+  in.force_direct = true;
+  c = choose_strategy(in, IoFigures{});
+  ASSERT_EQ(c.alternatives.size(), 1u);
+  EXPECT_TRUE(c.best().direct);
+}
+
+TEST(Strategy, NoDirectWhereOwnersMayNot) {
+  StrategyInput in = strided(4, 4, 1 << 20);
+  in.direct_allowed = false;  // a striped file system, or subfiles
+  const StrategyChoice c = choose_strategy(in, IoFigures{});
+  EXPECT_EQ(find(c, true), nullptr);
+  EXPECT_FALSE(c.best().direct);
+}
+
+TEST(Strategy, RoundsCoverThePartition) {
+  StrategyInput in = strided(4, 16, 1 << 20);  // 64 MiB of domain
+  in.aggregators = 2;
+  in.buffer_bytes = 4 << 20;
+  const StrategyChoice c = choose_strategy(in, IoFigures{});
+  EXPECT_EQ(c.best().rounds, 8u);  // 32 MiB per aggregator / 4 MiB
+}
+
+TEST(Spans, FillMergesShortHolesAndZeroesThem) {
+  const std::vector<std::vector<engine::Run>> rounds = {{{1000, 100, 0}, {1200, 50, 200}, {90000, 10, 89000}}};
+  const auto io = plan_round_io(rounds, {}, SpanPolicy::fill, 4096, IoFigures{});
+  ASSERT_EQ(io[0].spans.size(), 2u);  // the 88 KB hole ends the first span
+  EXPECT_EQ(io[0].spans[0].file_offset, 1000u);
+  EXPECT_EQ(io[0].spans[0].length, 250u);
+  ASSERT_EQ(io[0].zero.size(), 1u);
+  EXPECT_EQ(io[0].zero[0], std::make_pair(uint64_t{100}, uint64_t{100}));
+  EXPECT_EQ(io[0].spans[1].file_offset, 90000u);
+}
+
+TEST(Spans, DirectRunsSplitSpansAndAreNeverZeroed) {
+  const std::vector<std::vector<engine::Run>> rounds = {{{0, 100, 0}, {300, 100, 300}}};
+  const std::vector<ReceivedRange> direct = {{150, 50, 3}};
+  const auto io = plan_round_io(rounds, direct, SpanPolicy::fill, 4096, IoFigures{});
+  EXPECT_EQ(io[0].spans.size(), 2u);
+  EXPECT_TRUE(io[0].zero.empty());
+}
+
+TEST(Spans, InPlaceSievesOnlyWhenRequestsCostMore) {
+  std::vector<std::vector<engine::Run>> rounds(1);
+  for (uint64_t i = 0; i < 64; ++i) rounds[0].push_back({i * 64, 32, i * 64});
+  IoFigures dear;
+  dear.write = {{4096, 1e-3}, {65536, 1.1e-3}, {1 << 20, 2e-3}, {4 << 20, 5e-3}};
+  auto io = plan_round_io(rounds, {}, SpanPolicy::sieve, 1 << 20, dear);
+  ASSERT_EQ(io[0].spans.size(), 1u);  // one read-modify-write of the span
+  EXPECT_EQ(io[0].spans[0].pieces.size(), 64u);
+  EXPECT_TRUE(io[0].zero.empty());  // in place: holes keep what the file holds
+  // The same runs spread over 4 MiB: reading and writing the span costs more than 64 requests.
+  std::vector<std::vector<engine::Run>> sparse(1);
+  for (uint64_t i = 0; i < 64; ++i) sparse[0].push_back({i * 65536, 32, i * 65536});
+  IoFigures local;
+  local.write = {{4096, 5e-6}, {4 << 20, 4e-3}};
+  io = plan_round_io(sparse, {}, SpanPolicy::sieve, uint64_t{1} << 30, local);
+  EXPECT_EQ(io[0].spans.size(), 64u);  // run by run
+  io = plan_round_io(rounds, {}, SpanPolicy::runs, 1 << 20, dear);
+  EXPECT_EQ(io[0].spans.size(), 64u);
+}
+
+TEST(Spans, HoleLimitFollowsTheFigures) {
+  IoFigures f;
+  f.write = {{4096, 20e-6}, {4 << 20, 2e-3}};  // 2 GB/s, ~18 µs per request
+  const uint64_t limit = hole_limit_from(f);
+  EXPECT_GT(limit, 8u << 10);
+  EXPECT_LT(limit, 64u << 10);
+}
+
+TEST(Packing, ThresholdFromPutFigures) {
+  IoFigures f;
+  f.put_latency_s = 3e-6;
+  f.put_run_s = 0.2e-6;
+  EXPECT_EQ(pack_threshold(f), 2u);
+  f.put_run_s = 2.5e-6;
+  EXPECT_EQ(pack_threshold(f), 7u);  // 3 / 0.5 = 6: packing pays from 7 runs
+  f.put_run_s = 3e-6;
+  EXPECT_EQ(pack_threshold(f), 0u);  // never
+}
