@@ -107,6 +107,13 @@ struct IndexedFile {
   // OutputIndex::checksum_chunk bytes (the last one shorter); empty in older indexes.
   std::optional<uint64_t> size;
   std::vector<uint64_t> checksums;
+  // Index version 3: the XXH3-64 of each range the writers wrote (hashed while in memory),
+  // sorted, none crossing a multiple of checksum_chunk; bytes in no range were never written
+  // and read as zeros. Used instead of `checksums` when not empty.
+  struct Range {
+    uint64_t offset = 0, length = 0, hash = 0;
+  };
+  std::vector<Range> ranges;
 };
 struct OutputIndex {
   std::vector<IndexedVariable> variables;
@@ -114,6 +121,7 @@ struct OutputIndex {
   uint64_t bytes = 0;  // bytes declared by the writers
   int writer_ranks = 0;
   uint64_t checksum_chunk = 0;  // 0: no checksums (an index written before version 2)
+  bool checksum_ranges = false; // version 3: IndexedFile::ranges, not IndexedFile::checksums
 };
 std::string index_path(const std::string& output);
 // Reads PATH.strata-index.json; nothing when there is none; a usage Error when it is malformed.

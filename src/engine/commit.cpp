@@ -60,14 +60,14 @@ std::string final_path(const std::string& file) {
 
 std::string intent_path(const std::string& output) { return output + ".strata-commit.json"; }
 
-std::vector<std::string> leftover_partials(const std::string& output) {
+std::vector<std::string> leftover_partials(const std::string& output, const std::string& suffix) {
   const std::string name = std::filesystem::path(output).filename().string();
   std::vector<std::string> found;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(folder_of(output), ec)) {
     const std::string n = e.path().filename().string();
-    if (!ends_with(n, kPartialSuffix)) continue;
-    if (n == name + kPartialSuffix || n.rfind(name + ".subfile.", 0) == 0) found.push_back(e.path().string());
+    if (!ends_with(n, suffix)) continue;
+    if (n == name + suffix || n.rfind(name + ".subfile.", 0) == 0) found.push_back(e.path().string());
   }
   std::sort(found.begin(), found.end());
   return found;
@@ -101,31 +101,48 @@ uint64_t hash_file_range(const std::string& path, uint64_t offset, uint64_t leng
   return XXH3_64bits_digest(state.get());
 }
 
-std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<std::string>& paths,
-                                               const std::vector<uint64_t>& sizes, uint64_t chunk) {
+std::vector<uint64_t> hash_ranges(MPI_Comm comm, const std::vector<std::string>& paths, const std::vector<FileRange>& ranges) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  std::vector<size_t> first(paths.size() + 1, 0);  // the first global chunk of each file
-  for (size_t f = 0; f < paths.size(); ++f) first[f + 1] = first[f] + static_cast<size_t>((sizes[f] + chunk - 1) / chunk);
-  std::vector<uint64_t> all(first.back(), 0);
+  std::vector<uint64_t> all(ranges.size(), 0);
   collectively(comm, [&] {
-    for (size_t f = 0; f < paths.size(); ++f) {
-      for (size_t c = first[f]; c < first[f + 1]; ++c) {
-        if (static_cast<int>(c % static_cast<size_t>(size)) != rank) continue;
-        const uint64_t offset = (c - first[f]) * chunk;
-        all[c] = hash_file_range(paths[f], offset, std::min(chunk, sizes[f] - offset));
-      }
+    for (size_t i = static_cast<size_t>(rank); i < ranges.size(); i += static_cast<size_t>(size)) {
+      all[i] = hash_file_range(paths[ranges[i].file], ranges[i].offset, ranges[i].length);
     }
   });
-  // Each chunk is hashed by one rank, zero elsewhere: a bitwise OR gathers them.
+  // Each range is hashed by one rank, zero elsewhere: a bitwise OR gathers them.
   if (!all.empty()) MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_UINT64_T, MPI_BOR, comm);
+  return all;
+}
+
+uint64_t zero_hash(uint64_t length) {
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(), XXH3_freeState);
+  if (!state || XXH3_64bits_reset(state.get()) != XXH_OK) throw_runtime("cannot create an XXH3 state");
+  static const std::vector<char> zeros(static_cast<size_t>(kReadBytes), 0);
+  for (uint64_t done = 0; done < length;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(length - done, zeros.size()));
+    XXH3_64bits_update(state.get(), zeros.data(), n);
+    done += n;
+  }
+  return XXH3_64bits_digest(state.get());
+}
+
+std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<std::string>& paths,
+                                               const std::vector<uint64_t>& sizes, uint64_t chunk) {
+  std::vector<FileRange> ranges;
+  std::vector<size_t> first(paths.size() + 1, 0);  // the first range of each file
+  for (size_t f = 0; f < paths.size(); ++f) {
+    for (uint64_t offset = 0; offset < sizes[f]; offset += chunk) ranges.push_back({f, offset, std::min(chunk, sizes[f] - offset)});
+    first[f + 1] = ranges.size();
+  }
+  const std::vector<uint64_t> all = hash_ranges(comm, paths, ranges);
   std::vector<std::vector<uint64_t>> out(paths.size());
   for (size_t f = 0; f < paths.size(); ++f) out[f].assign(all.begin() + static_cast<long>(first[f]), all.begin() + static_cast<long>(first[f + 1]));
   return out;
 }
 
-void commit_output(const std::string& output, const OutputIndex& index, bool sync) {
+std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync) {
   std::optional<OutputIndex> old;
   try {
     old = read_output_index(output);
@@ -134,13 +151,23 @@ void commit_output(const std::string& output, const OutputIndex& index, bool syn
   // The intent record is durable before any rename, so a crash between renames rolls forward.
   write_index_file(intent_path(output), index, sync);
   if (sync) sync_directory(folder_of(output));
+  // The files about to be replaced keep a second name until the caller removes them: renaming
+  // over the last name of a large file frees its pages inside rename(), on the commit's path.
+  std::vector<std::string> retired;
+  for (const IndexedFile& f : index.files) {
+    const std::string final_name = resolve_indexed_path(output, f.path);
+    const std::string keep = final_name + kRetiredSuffix;
+    ::unlink(keep.c_str());
+    if (::link(final_name.c_str(), keep.c_str()) == 0) retired.push_back(keep);
+  }
   finish_commit(output, index, sync);
-  if (!old) return;
+  if (!old) return retired;
   for (const IndexedFile& f : old->files) {
     if (std::filesystem::path(f.path).is_absolute()) continue;  // node-local copies are not ours
     const bool kept = std::any_of(index.files.begin(), index.files.end(), [&](const IndexedFile& n) { return n.path == f.path; });
-    if (!kept) ::unlink(resolve_indexed_path(output, f.path).c_str());
+    if (!kept) retired.push_back(resolve_indexed_path(output, f.path));
   }
+  return retired;
 }
 
 bool roll_forward(const std::string& output) {
@@ -169,7 +196,7 @@ namespace strata {
 // commit interrupted after its intent record is completed first (a read then sees it, a
 // write replaces it); a write removes the partial files a killed write left. Files that are
 // not regular (a device) and node-local targets are written in place.
-bool PhaseImpl::prepare_commit() const {
+bool PhaseImpl::prepare_commit() {
   if (options_.tiers.dry_run) return false;  // a dry run touches no file
   roll_forward(path_);
   if (mode_ != PhaseMode::write || options_.commit == PhaseOptions::Commit::in_place || options_.tiers.node_local) return false;
@@ -178,52 +205,138 @@ bool PhaseImpl::prepare_commit() const {
   for (const std::string& p : leftover_partials(path_)) {
     if (::unlink(p.c_str()) != 0 && errno != ENOENT) throw_system("cannot remove the uncommitted \"" + p + "\"", errno);
   }
+  // The previous output's old file, kept by this engine's last commit of the same output, is
+  // this write's partial file: overwriting its pages costs less than freeing them and
+  // allocating new ones (commit_index() then cuts it to size and clears what was not written).
+  // Only for one shared file, whose name is known before the plan.
+  const std::string retired = path_ + kRetiredSuffix;
+  recycled_ = options_.subfile_group == 0 && engine_.take_retired(retired) &&
+              std::rename(retired.c_str(), partial_path(path_).c_str()) == 0;
+  for (const std::string& p : leftover_partials(path_, kRetiredSuffix)) ::unlink(p.c_str());  // a commit's leftovers
   return true;
 }
 
 // Rank 0, after an agreed failure or a phase closed unwritten: the partial files go, unless
 // a commit record names them (a commit that failed half-way rolls forward instead).
 void PhaseImpl::discard_partials() const {
+  if (recycled_ && !commit_ && rank_ == 0) ::unlink(partial_path(path_).c_str());  // failed before the agreement
   if (!commit_ || rank_ != 0) return;
   struct stat st {};
   if (::stat(intent_path(path_).c_str(), &st) == 0) return;
   for (const SubFile& f : files_.files()) ::unlink(f.path.c_str());
 }
 
-// After a write: every rank's partial files synced (unless strata_commit=nosync), sized,
-// checksummed in parallel, then committed by rank 0. Collective.
+// After a write: the partial files synced once per node (unless strata_commit=nosync), every
+// rank's checksums of what it wrote (hashed on its I/O threads while the data was in memory)
+// gathered to rank 0, which sizes the files and commits; one agreement. Collective: a gather,
+// a gatherv and an allreduce, and no byte is read back.
 void PhaseImpl::commit_written() {
-  const bool sync = (options_.commit == PhaseOptions::Commit::sync) || options_.fsync;
-  const std::vector<SubFile>& files = files_.files();
-  std::vector<uint64_t> sizes(files.size(), 0);
+  const bool sync = options_.commit == PhaseOptions::Commit::sync || options_.fsync;
+  std::optional<Error> failure;
+  try {
+    if (sync && engine_.nodes.local_rank == 0) sync_files_of_node();
+  } catch (const Error& e) {
+    failure = e;
+  }
+  std::vector<uint64_t> flat;
+  for (const WrittenHash& h : written_hashes_) flat.insert(flat.end(), {h.file, h.offset, h.length, h.hash});
+  long long mine[2] = {static_cast<long long>(flat.size()), failure ? 0 : 1};
+  std::vector<long long> counts(rank_ == 0 ? 2 * static_cast<size_t>(size_) : 0);
+  MPI_Gather(mine, 2, MPI_LONG_LONG, counts.data(), 2, MPI_LONG_LONG, 0, comm_);
+  std::vector<int> recv(rank_ == 0 ? static_cast<size_t>(size_) : 0), displs(recv.size());
+  int total = 0;
+  bool everyone_ok = true;
+  for (size_t r = 0; r < recv.size(); ++r) {
+    recv[r] = static_cast<int>(counts[2 * r]);
+    displs[r] = total;
+    total += recv[r];
+    everyone_ok = everyone_ok && counts[2 * r + 1] == 1;
+  }
+  std::vector<uint64_t> all(static_cast<size_t>(total));
+  MPI_Gatherv(flat.data(), static_cast<int>(flat.size()), MPI_UINT64_T, all.data(), recv.data(), displs.data(),
+              MPI_UINT64_T, 0, comm_);
+  if (rank_ == 0 && everyone_ok && !failure) {
+    try {
+      commit_index(all, sync);
+    } catch (const Error& e) {
+      failure = e;
+    } catch (const std::exception& e) {
+      failure = Error(ErrorKind::runtime, e.what());
+    }
+  }
   collectively(comm_, [&] {
-    if (rank_ == 0) {
-      for (size_t i = 0; i < files.size(); ++i) {
-        if (files_.subfiled()) {
-          sizes[i] = size_subfile(files[i], sync);
-        } else {
-          struct stat st {};
-          if (::stat(files[i].path.c_str(), &st) != 0) throw_system("cannot stat \"" + files[i].path + "\"", errno);
-          sizes[i] = static_cast<uint64_t>(st.st_size);
-        }
+    if (failure) throw *failure;
+  });
+}
+
+// Rank 0: the files' sizes and the gathered checksums (file, offset, length, hash quadruples)
+// in the index, then the commit itself.
+void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) const {
+  const std::vector<SubFile>& files = files_.files();
+  OutputIndex index = make_index();
+  index.checksum_chunk = options_.checksum_chunk;
+  index.checksum_ranges = true;
+  for (size_t k = 0; k + 3 < hashes.size(); k += 4) {
+    if (hashes[k] >= files.size()) throw_runtime("internal: a checksum names file " + std::to_string(hashes[k]));
+    index.files[hashes[k]].ranges.push_back({hashes[k + 1], hashes[k + 2], hashes[k + 3]});
+  }
+  for (IndexedFile& f : index.files) {
+    std::sort(f.ranges.begin(), f.ranges.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    for (size_t i = 1; i < f.ranges.size(); ++i) {
+      if (f.ranges[i].offset < f.ranges[i - 1].offset + f.ranges[i - 1].length) {
+        throw_runtime("internal: two writes of \"" + f.path + "\" overlap at byte " + std::to_string(f.ranges[i].offset));
       }
     }
-    if (sync && engine_.nodes.local_rank == 0) sync_files_of_node();
-  });
-  MPI_Bcast(sizes.data(), static_cast<int>(sizes.size()), MPI_UINT64_T, 0, comm_);
-  std::vector<std::string> paths;
-  for (const SubFile& f : files) paths.push_back(f.path);
-  const auto sums = hash_chunks(comm_, paths, sizes, options_.checksum_chunk);
-  collectively(comm_, [&] {
-    if (rank_ != 0) return;
-    OutputIndex index = make_index();
-    index.checksum_chunk = options_.checksum_chunk;
-    for (size_t i = 0; i < files.size(); ++i) {
-      index.files[i].size = sizes[i];
-      index.files[i].checksums = sums[i];
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files_.subfiled()) {
+      index.files[i].size = size_subfile(files[i], sync);
+    } else if (recycled_) {
+      index.files[i].size = clear_unwritten(files[i].path, index.files[i].ranges, sync);
+    } else {
+      struct stat st {};
+      if (::stat(files[i].path.c_str(), &st) != 0) throw_system("cannot stat \"" + files[i].path + "\"", errno);
+      index.files[i].size = static_cast<uint64_t>(st.st_size);
     }
-    commit_output(path_, index, sync);
-  });
+  }
+  engine_.remove_later({});  // the previous commit's removals are over before this one renames
+  std::vector<std::string> removed = commit_output(path_, index, sync);
+  // The old shared file is kept (as PATH.strata-retired) for this engine's next write of PATH.
+  const std::string retired = path_ + kRetiredSuffix;
+  auto kept = std::find(removed.begin(), removed.end(), retired);
+  if (kept != removed.end() && !files_.subfiled()) {
+    engine_.keep_retired(retired);
+    removed.erase(kept);
+  }
+  engine_.remove_later(std::move(removed));
+}
+
+// Rank 0, a recycled partial file: cut to the end of the last write, and every byte not
+// written (holes between the ranges) cleared, so it reads as a new file would. Its size.
+uint64_t PhaseImpl::clear_unwritten(const std::string& path, const std::vector<IndexedFile::Range>& ranges, bool sync) const {
+  const uint64_t end = ranges.empty() ? 0 : ranges.back().offset + ranges.back().length;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw_system("cannot open \"" + path + "\" to size it", errno);
+  int rc = ::ftruncate(fd, static_cast<off_t>(end));
+  static const std::vector<char> zeros(1 << 20, 0);
+  uint64_t at = 0;
+  for (size_t i = 0; i <= ranges.size() && rc == 0; ++i) {
+    const uint64_t stop = i < ranges.size() ? ranges[i].offset : end;
+    if (stop > at && ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at),
+                                 static_cast<off_t>(stop - at)) != 0) {
+      for (uint64_t z = at; z < stop && rc == 0;) {  // no hole punching here: write zeros
+        const ssize_t n = ::pwrite(fd, zeros.data(), std::min<uint64_t>(stop - z, zeros.size()), static_cast<off_t>(z));
+        if (n <= 0) rc = -1;
+        z += n > 0 ? static_cast<uint64_t>(n) : 0;
+      }
+    }
+    if (i < ranges.size()) at = ranges[i].offset + ranges[i].length;
+  }
+  if (rc == 0 && sync) rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw_system("cannot size \"" + path + "\"", err);
+  return end;
 }
 
 }  // namespace strata

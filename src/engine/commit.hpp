@@ -18,6 +18,9 @@
 namespace strata::engine {
 
 inline constexpr const char* kPartialSuffix = ".strata-partial";
+// The previous output's files keep this second name from the commit's renames until the
+// engine removes them in the background (a crash may leave one; the next write removes it).
+inline constexpr const char* kRetiredSuffix = ".strata-retired";
 // Checksums cover chunks of this many bytes (hint strata_checksum_chunk), hashed in parallel
 // over the ranks.
 inline constexpr uint64_t kChecksumChunk = uint64_t{4} << 20;
@@ -28,11 +31,23 @@ std::string final_path(const std::string& file);
 // PATH.strata-commit.json: the index of a commit in progress.
 std::string intent_path(const std::string& output);
 // The partial files of `output` (PATH.strata-partial, PATH.subfile.N.strata-partial) in its folder.
-std::vector<std::string> leftover_partials(const std::string& output);
+// (With `suffix`: the files of `output` that end so, such as retired ones.)
+std::vector<std::string> leftover_partials(const std::string& output, const std::string& suffix = kPartialSuffix);
 
 // XXH3-64 of bytes [offset, offset + length) of `path` (streaming, one read buffer). Throws a
 // runtime Error naming the file when it cannot be read whole.
 uint64_t hash_file_range(const std::string& path, uint64_t offset, uint64_t length);
+// A range of a file to hash: file index, offset, length.
+struct FileRange {
+  size_t file = 0;
+  uint64_t offset = 0, length = 0;
+};
+// Collective: the XXH3-64 of every range of the files (the same list on every rank), ranges
+// shared round robin over the ranks; every rank gets all of them. A failure on any rank is
+// raised on every rank.
+std::vector<uint64_t> hash_ranges(MPI_Comm comm, const std::vector<std::string>& paths, const std::vector<FileRange>& ranges);
+// The XXH3-64 of `length` zero bytes (what a range never written holds).
+uint64_t zero_hash(uint64_t length);
 // Collective: the XXH3-64 of every `chunk` bytes of each file (sizes[i] bytes of paths[i], the
 // same on every rank), chunks shared round robin over the ranks; every rank gets all of them.
 // A failure on any rank is raised on every rank.
@@ -41,8 +56,9 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
 
 // Rank 0, after every rank's partial files are written (and synced when `sync`): makes
 // `index` (its files named by their final names) the output's. Files of the previous index
-// the new one does not list are removed afterwards.
-void commit_output(const std::string& output, const OutputIndex& index, bool sync);
+// the new one does not list, and the previous files' second names, are returned: the caller
+// removes them (in the background: freeing a large file's pages takes milliseconds).
+std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync);
 // Completes a commit interrupted after its intent record was written; false when there is none.
 bool roll_forward(const std::string& output);
 // fsync of a directory, so that renames in it are durable.

@@ -1,5 +1,9 @@
 #include "engine/engine_impl.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+
 #include "arch/hwloc_summary.hpp"
 #include "common/error.hpp"
 
@@ -27,6 +31,8 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
 }
 
 EngineImpl::~EngineImpl() {
+  if (remover.joinable()) remover.join();
+  for (const std::string& p : retired) ::unlink(p.c_str());
   window.free();
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -70,6 +76,25 @@ const Machine& EngineImpl::machine_once() {
     }
   }
   return *machine;
+}
+
+void EngineImpl::remove_later(std::vector<std::string> paths) {
+  if (remover.joinable()) remover.join();
+  if (paths.empty()) return;
+  remover = std::thread([paths = std::move(paths)] {
+    for (const std::string& p : paths) ::unlink(p.c_str());
+  });
+}
+
+void EngineImpl::keep_retired(const std::string& path) {
+  if (std::find(retired.begin(), retired.end(), path) == retired.end()) retired.push_back(path);
+}
+
+bool EngineImpl::take_retired(const std::string& path) {
+  auto it = std::find(retired.begin(), retired.end(), path);
+  if (it == retired.end()) return false;
+  retired.erase(it);
+  return true;
 }
 
 int EngineImpl::cores_per_node() {

@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "arch/machine.hpp"
@@ -31,6 +33,13 @@ class EngineImpl {
   // The machine description and this node's tiers, at first use (collective).
   const Machine& machine_once();
   const MemoryTier& tier(Tier t) const { return *tiers[static_cast<size_t>(t)]; }
+  // Unlinks `paths` on a background thread (the previous one is joined first, and so is the
+  // last one when the engine goes). Rank 0's retired files after a commit.
+  void remove_later(std::vector<std::string> paths);
+  // Rank 0's retired files kept for the next write of the same output (PATH.strata-retired):
+  // take_retired() hands one over once (false when it is not kept); the rest go with the engine.
+  void keep_retired(const std::string& path);
+  bool take_retired(const std::string& path);
   // Cores of this node (hwloc, read once): I/O threads and copies that run at once.
   int cores_per_node();
 
@@ -42,6 +51,8 @@ class EngineImpl {
   std::optional<Machine> machine;
   std::vector<std::unique_ptr<MemoryTier>> tiers;  // this node's, indexed by Tier
   int cores = 0;
+  std::thread remover;
+  std::vector<std::string> retired;
 };
 
 }  // namespace strata

@@ -46,10 +46,20 @@ std::optional<OutputIndex> read_index_file(const std::string& path) {
     }
     for (const auto& f : j.at("files")) {
       IndexedFile file{f.at("path").get<std::string>(), f.at("begin").get<uint64_t>(),
-                       f.at("end").is_null() ? UINT64_MAX : f.at("end").get<uint64_t>(), std::nullopt, {}};
+                       f.at("end").is_null() ? UINT64_MAX : f.at("end").get<uint64_t>(), std::nullopt, {}, {}};
       if (f.contains("size")) file.size = f.at("size").get<uint64_t>();
       if (f.contains("xxh3")) {
         for (const auto& c : f.at("xxh3")) file.checksums.push_back(parse_hex64(c.get<std::string>()));
+      }
+      if (f.contains("xxh3_ranges")) {
+        index.checksum_ranges = true;
+        uint64_t end = 0;
+        for (const auto& r : f.at("xxh3_ranges")) {
+          IndexedFile::Range range{r.at(0).get<uint64_t>(), r.at(1).get<uint64_t>(), parse_hex64(r.at(2).get<std::string>())};
+          if (range.length == 0 || range.offset < end) throw_usage("checksum ranges must be sorted, disjoint and non-empty");
+          end = range.offset + range.length;
+          file.ranges.push_back(range);
+        }
       }
       index.files.push_back(std::move(file));
     }
@@ -76,7 +86,8 @@ void write_output_index(const std::string& output, const OutputIndex& index) {
 }
 
 void write_index_file(const std::string& path, const OutputIndex& index, bool sync) {
-  nlohmann::json j = {{"format", "strata-index"}, {"version", index.checksum_chunk > 0 ? 2 : 1}, {"bytes", index.bytes},
+  const int version = index.checksum_chunk == 0 ? 1 : index.checksum_ranges ? 3 : 2;
+  nlohmann::json j = {{"format", "strata-index"}, {"version", version}, {"bytes", index.bytes},
                       {"writer_ranks", index.writer_ranks}};
   if (index.checksum_chunk > 0) j["checksum"] = {{"algorithm", "xxh3-64"}, {"chunk_bytes", index.checksum_chunk}};
   j["variables"] = nlohmann::json::array();
@@ -89,9 +100,13 @@ void write_index_file(const std::string& path, const OutputIndex& index, bool sy
     nlohmann::json file = {{"path", f.path}, {"begin", f.begin},
                            {"end", f.end == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(f.end)}};
     if (f.size) file["size"] = *f.size;
-    if (index.checksum_chunk > 0) {
+    if (index.checksum_chunk > 0 && version == 2) {
       file["xxh3"] = nlohmann::json::array();
       for (uint64_t c : f.checksums) file["xxh3"].push_back(hex64(c));
+    }
+    if (index.checksum_chunk > 0 && version == 3) {
+      file["xxh3_ranges"] = nlohmann::json::array();
+      for (const IndexedFile::Range& r : f.ranges) file["xxh3_ranges"].push_back({r.offset, r.length, hex64(r.hash)});
     }
     j["files"].push_back(std::move(file));
   }

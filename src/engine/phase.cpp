@@ -165,6 +165,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
         (*w)->wait_all();
         stats_.io_s += (*w)->io_seconds();
         stats_.fs_requests += (*w)->requests();
+        for (const WrittenHash& h : (*w)->hashes()) written_hashes_.push_back(h);
       }
     }
     raise_io_errors();

@@ -90,7 +90,7 @@ void PhaseImpl::open_file() {
   // Aggregation rounds and direct runs have a thread each, so a long direct write never
   // delays the buffer an aggregation round waits for.
   // A committed write hashes what it writes while it is in memory (the index's checksums).
-  const uint64_t hash_chunk = 0;
+  const uint64_t hash_chunk = commit_ ? options_.checksum_chunk : 0;
   if (my_partition_ >= 0) io_ = std::make_unique<IoWorker>(files_, hash_chunk);
   if (!direct_.empty()) direct_io_ = std::make_unique<IoWorker>(files_, hash_chunk);
 }
@@ -105,7 +105,7 @@ void PhaseImpl::finish_output() {
   }
   write_output_index(index_output(), index);
   if (options_.tiers.drain) {  // tiers: the drained shared file has its own index
-    index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX, std::nullopt, {}}};
+    index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX, std::nullopt, {}, {}}};
     write_output_index(path_, index);
   }
 }
@@ -120,7 +120,7 @@ OutputIndex PhaseImpl::make_index() const {
   for (const SubFile& f : files_.files()) {
     // Node-local copies are named by their absolute paths (they are not beside the index).
     const std::string name = options_.tiers.node_local ? f.path : std::filesystem::path(final_path(f.path)).filename().string();
-    index.files.push_back({name, f.begin, f.end, std::nullopt, {}});
+    index.files.push_back({name, f.begin, f.end, std::nullopt, {}, {}});
   }
   return index;
 }

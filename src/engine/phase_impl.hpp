@@ -62,6 +62,10 @@ struct RankSummary {  // one per rank, allgathered at plan()
   // at least the hybrid threshold go direct (d_*), the rest is aggregated (h_*).
   uint64_t lo, hi, bytes, runs;
   uint64_t h_lo, h_hi, h_bytes;
+  // Σ over extents of t(start) - t(end), for all declared bytes and for the hybrid's aggregated
+  // part: summed over ranks it equals t(lo) - t(hi) exactly when the extents tile [lo, hi)
+  // (their boundaries cancel), so tiling is known without exchanging a single range.
+  uint64_t tiling, h_tiling;
   uint64_t d_lo, d_hi, d_bytes, d_runs;
   uint64_t variables, signature;
   uint64_t config;  // hash of the parsed hints: must agree
@@ -154,9 +158,9 @@ class PhaseImpl {
   // holds them all, else null.
   std::byte* contiguous_memory(uint64_t offset, uint64_t length) const;
 
-  // True when the ranks' aggregated bytes tile the domain: each rank one dense interval (its
-  // extents coalesce into one), the intervals disjoint and adjacent. Same answer on every rank.
-  // (`hybrid`: the hybrid split's aggregated part; else all declared bytes.)
+  // True when the ranks' bytes (or the hybrid's aggregated bytes) tile their domain: every
+  // byte declared exactly once, no hole (the summaries' byte counts and tiling sums tell; a
+  // 64-bit keyed hash, so a false answer has odds of 2^-64). Same answer on every rank.
   bool dense_and_tiled(const std::vector<RankSummary>& all, bool hybrid) const;
 
   // A hash of the plan, to check it is the same on every rank.
@@ -198,7 +202,7 @@ class PhaseImpl {
   // commit interrupted after its intent record is completed first (a read then sees it, a
   // write replaces it); a write removes the partial files a killed write left. Files that are
   // not regular (a device) and node-local targets are written in place.
-  bool prepare_commit() const;
+  bool prepare_commit();
 
   // Rank 0, after an agreed failure or a phase closed unwritten: the partial files go, unless
   // a commit record names them (a commit that failed half-way rolls forward instead).
@@ -207,6 +211,8 @@ class PhaseImpl {
   // After a write: every rank's partial files synced (unless strata_commit=nosync), sized,
   // checksummed in parallel, then committed by rank 0. Collective.
   void commit_written();
+  void commit_index(const std::vector<uint64_t>& hashes, bool sync) const;
+  uint64_t clear_unwritten(const std::string& path, const std::vector<IndexedFile::Range>& ranges, bool sync) const;
 
   // ---- Tiers (engine/place/, arch/memory_tier, arch/machine) ---------------------------------
 
@@ -255,6 +261,8 @@ class PhaseImpl {
   std::unique_ptr<IoWorker> direct_io_;  // direct runs
   std::vector<std::byte> stream_;        // this rank's bytes in file order, when needed
   bool commit_ = false;       // written to partial files, committed at close (engine/commit.hpp)
+  bool recycled_ = false;     // rank 0: the partial file is the previous output's old file
+  std::vector<WrittenHash> written_hashes_;  // what this rank's I/O threads wrote, hashed
   PhaseStats stats_;
   PhaseOptions options_;  // from the hints (engine/phase_options.hpp), completed by the plan
   std::vector<Tier> tier_of_partition_;

@@ -5,11 +5,19 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/seeded_random.hpp"
 #include "engine/phase_impl.hpp"
 #include "engine/place/placement.hpp"
 #include "fs/fs_info.hpp"
 
 namespace strata {
+
+namespace {
+
+// A boundary's term in the tiling sum (a keyed hash, so boundaries cancel only when equal).
+uint64_t boundary(uint64_t offset) { return splitmix64(offset ^ 0x5bd1e9955bd1e995ULL); }
+
+}  // namespace
 
 void PhaseImpl::plan() {
   require_state(State::declaring, "plan");
@@ -119,8 +127,10 @@ RankSummary PhaseImpl::local_summary(std::optional<Error>& failure) {
     const uint64_t a = (e.file_offset + unit - 1) / unit * unit;
     const uint64_t b = (e.file_offset + e.length) / unit * unit;
     const bool direct = threshold > 0 && b > a && b - a >= threshold;
+    mine.tiling += boundary(e.file_offset) - boundary(e.file_offset + e.length);
     auto keep = [&](uint64_t off, uint64_t len) {
       if (len == 0) return;
+      mine.h_tiling += boundary(off) - boundary(off + len);
       mine.h_lo = std::min(mine.h_lo, off);
       mine.h_hi = std::max(mine.h_hi, off + len);
       mine.h_bytes += len;
@@ -341,15 +351,10 @@ ReceivedRanges PhaseImpl::ranges_to_receive(const std::vector<RankSummary>& all)
   ReceivedRanges received;
   if (!dense_and_tiled(all, s.hybrid)) return exchange_ranges(comm_, plan_, agg_);
   if (my_partition_ < 0) return received;
+  // Every byte of the partition is someone's (the rank named is for messages only).
   const size_t p = static_cast<size_t>(my_partition_);
-  for (int r = 0; r < size_; ++r) {  // each rank's one interval, clipped to this partition
-    const RankSummary& sr = all[static_cast<size_t>(r)];
-    const uint64_t bytes = s.hybrid ? sr.h_bytes : sr.bytes;
-    if (bytes == 0) continue;
-    const uint64_t b = std::max(plan_.start[p], s.hybrid ? sr.h_lo : sr.lo);
-    const uint64_t e = std::min(plan_.end[p], s.hybrid ? sr.h_hi : sr.hi);
-    if (e > b) received.push_back({b, e - b, r});
-  }
+  received.push_back({plan_.start[p] < plan_.lo ? plan_.lo : plan_.start[p],
+                      plan_.end[p] - std::max(plan_.start[p], plan_.lo), rank_});
   return received;
 }
 
@@ -447,18 +452,16 @@ void PhaseImpl::check_direct_overlaps(const std::vector<ReceivedRange>& direct, 
 // True when the ranks' aggregated bytes tile the domain: each rank one dense interval (its
 // extents coalesce into one), the intervals disjoint and adjacent. Same answer on every rank.
 bool PhaseImpl::dense_and_tiled(const std::vector<RankSummary>& all, bool hybrid) const {
-  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  uint64_t lo = UINT64_MAX, hi = 0, bytes = 0, tiling = 0;
   for (const RankSummary& s : all) {
-    const uint64_t lo = hybrid ? s.h_lo : s.lo, hi = hybrid ? s.h_hi : s.hi, bytes = hybrid ? s.h_bytes : s.bytes;
-    if (bytes == 0) continue;
-    if (hi - lo != bytes) return false;
-    spans.emplace_back(lo, hi);
+    const uint64_t b = hybrid ? s.h_bytes : s.bytes;
+    if (b == 0) continue;
+    lo = std::min(lo, hybrid ? s.h_lo : s.lo);
+    hi = std::max(hi, hybrid ? s.h_hi : s.hi);
+    bytes += b;
+    tiling += hybrid ? s.h_tiling : s.tiling;
   }
-  std::sort(spans.begin(), spans.end());
-  for (size_t i = 1; i < spans.size(); ++i) {
-    if (spans[i].first != spans[i - 1].second) return false;
-  }
-  return true;
+  return bytes > 0 && bytes == hi - lo && tiling == boundary(lo) - boundary(hi);
 }
 
 // A hash of the plan, to check it is the same on every rank.

@@ -33,9 +33,18 @@ def test_committed_output_verifies_on_any_rank_count(tmp_path: Path) -> None:
     write(tmp_path, 3, ARRAY)
     assert not list(tmp_path.glob("*.strata-partial")) and not (tmp_path / "c.dat.strata-commit.json").exists()
     index = json.loads((tmp_path / "c.dat.strata-index.json").read_text())
-    assert index["version"] == 2 and index["checksum"] == {"algorithm": "xxh3-64", "chunk_bytes": CHUNK}
+    assert index["version"] == 3 and index["checksum"] == {"algorithm": "xxh3-64", "chunk_bytes": CHUNK}
     size = (tmp_path / "c.dat").stat().st_size
-    assert index["files"][0]["size"] == size and len(index["files"][0]["xxh3"]) == -(-size // CHUNK)
+    assert index["files"][0]["size"] == size
+    # Version 3: the ranges the writers hashed in memory, sorted, disjoint, none crossing a chunk
+    # boundary; array1d declares every byte, so they cover the file exactly.
+    ranges = index["files"][0]["xxh3_ranges"]
+    at = 0
+    for offset, length, digest in ranges:
+        assert offset == at and length > 0 and len(digest) == 16
+        assert offset // CHUNK == (offset + length - 1) // CHUNK
+        at = offset + length
+    assert at == size
     for np in (1, 2, 4):
         status, report = verify(tmp_path, np)
         assert status == 0 and report["ok"] is True and report["problems"] == []

@@ -34,12 +34,43 @@ const char* kHelp =
     "  --complete  finish an interrupted commit first (what the next read or write would do)\n";
 
 struct Checked {
-  std::vector<std::string> paths;  // files whose checksums are compared
-  std::vector<uint64_t> sizes;
-  std::vector<std::vector<uint64_t>> expected;
-  std::vector<std::string> names;  // as the index names them
+  std::vector<std::string> paths;          // files whose checksums are compared
+  std::vector<engine::FileRange> ranges;   // what is hashed: chunks (version 2), or written ranges and the
+  std::vector<uint64_t> expected;          // never-written gaps between them, which must hold zeros (version 3)
+  std::vector<bool> gap;
   uint64_t chunk = 0;
 };
+
+// A file's ranges to check: version 2, every chunk; version 3, every written range and every gap.
+void add_ranges(Checked& checked, const IndexedFile& f, bool ranged) {
+  const size_t file = checked.paths.size() - 1;
+  const uint64_t size = *f.size;
+  if (!ranged) {
+    for (uint64_t c = 0; c * checked.chunk < size; ++c) {
+      checked.ranges.push_back({file, c * checked.chunk, std::min(checked.chunk, size - c * checked.chunk)});
+      checked.expected.push_back(f.checksums[c]);
+      checked.gap.push_back(false);
+    }
+    return;
+  }
+  uint64_t at = 0;
+  auto gap_to = [&](uint64_t end) {
+    for (; at < end; at = std::min(end, (at / checked.chunk + 1) * checked.chunk)) {
+      const uint64_t n = std::min(end, (at / checked.chunk + 1) * checked.chunk) - at;
+      checked.ranges.push_back({file, at, n});
+      checked.expected.push_back(engine::zero_hash(n));
+      checked.gap.push_back(true);
+    }
+  };
+  for (const IndexedFile::Range& r : f.ranges) {
+    gap_to(std::min(r.offset, size));
+    checked.ranges.push_back({file, r.offset, r.length});
+    checked.expected.push_back(r.hash);
+    checked.gap.push_back(false);
+    at = std::max(at, r.offset + r.length);
+  }
+  gap_to(size);
+}
 
 nlohmann::json problem(const std::string& kind, const std::string& file, const std::string& message) {
   return {{"kind", kind}, {"file", file}, {"message", message}};
@@ -71,7 +102,7 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
     return;
   }
   report["index"] = {{"path", index_path(path)}, {"files", index->files.size()}, {"bytes", index->bytes},
-                     {"checksum_chunk", index->checksum_chunk}};
+                     {"checksum_chunk", index->checksum_chunk}, {"checksum_ranges", index->checksum_ranges}};
   if (index->checksum_chunk == 0) {
     problems.push_back(problem("index", index_path(path), "the index has no checksums (written before index version 2)"));
   }
@@ -90,16 +121,18 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
                                                    std::to_string(*f.size)));
       entry["status"] = "size";
       entry["bytes"] = have;
+    } else if (checked.chunk > 0 && f.size && !f.ranges.empty() &&
+               f.ranges.back().offset + f.ranges.back().length > *f.size) {
+      problems.push_back(problem("index", file, "the index's checksum ranges reach past its size"));
+      entry["status"] = "index";
     } else if (checked.chunk > 0 && f.size) {
-      if (f.checksums.size() != (*f.size + checked.chunk - 1) / checked.chunk) {
+      if (!index->checksum_ranges && f.checksums.size() != (*f.size + checked.chunk - 1) / checked.chunk) {
         problems.push_back(problem("index", file, "the index lists " + std::to_string(f.checksums.size()) +
                                                       " checksums for " + std::to_string(*f.size) + " bytes"));
         entry["status"] = "index";
       } else {
         checked.paths.push_back(file);
-        checked.sizes.push_back(*f.size);
-        checked.expected.push_back(f.checksums);
-        checked.names.push_back(file);
+        add_ranges(checked, f, index->checksum_ranges);
         entry["bytes"] = *f.size;
         entry["status"] = "ok";
       }
@@ -111,28 +144,26 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
   }
 }
 
-// Rank 0's files to checksum, for every rank.
+// Rank 0's files and ranges to checksum, for every rank.
 void share(MPI_Comm comm, int rank, Checked& checked) {
   std::string text;
+  std::vector<uint64_t> flat;
   if (rank == 0) {
-    std::ostringstream out;
-    out << checked.chunk << '\n';
-    for (size_t i = 0; i < checked.paths.size(); ++i) out << checked.sizes[i] << '\n' << checked.paths[i] << '\n';
-    text = out.str();
+    for (const std::string& p : checked.paths) text += p + '\n';
+    flat.push_back(checked.chunk);
+    for (const engine::FileRange& r : checked.ranges) flat.insert(flat.end(), {r.file, r.offset, r.length});
   }
-  unsigned long long n = text.size();
-  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-  text.resize(n);
-  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  unsigned long long n[2] = {text.size(), flat.size()};
+  MPI_Bcast(n, 2, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  text.resize(n[0]);
+  flat.resize(n[1]);
+  MPI_Bcast(text.data(), static_cast<int>(n[0]), MPI_CHAR, 0, comm);
+  MPI_Bcast(flat.data(), static_cast<int>(n[1]), MPI_UINT64_T, 0, comm);
   if (rank == 0) return;
   std::istringstream in(text);
-  std::string line, path;
-  std::getline(in, line);
-  checked.chunk = std::stoull(line);
-  while (std::getline(in, line) && std::getline(in, path)) {
-    checked.sizes.push_back(std::stoull(line));
-    checked.paths.push_back(path);
-  }
+  for (std::string line; std::getline(in, line);) checked.paths.push_back(line);
+  checked.chunk = flat.empty() ? 0 : flat[0];
+  for (size_t i = 1; i + 2 < flat.size(); i += 3) checked.ranges.push_back({flat[i], flat[i + 1], flat[i + 2]});
 }
 
 void print_report(const std::string& path, const nlohmann::json& report) {
@@ -189,21 +220,21 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
     if (rank == 0) check_index(path, complete, report, checked);
   });
   share(comm, rank, checked);
-  const auto sums = engine::hash_chunks(comm, checked.paths, checked.sizes, checked.chunk == 0 ? 1 : checked.chunk);
+  const auto sums = engine::hash_ranges(comm, checked.paths, checked.ranges);
   int status = 0;
   if (rank == 0) {
-    for (size_t f = 0; f < checked.paths.size(); ++f) {
-      for (size_t c = 0; c < sums[f].size(); ++c) {
-        if (sums[f][c] == checked.expected[f][c]) continue;
-        const uint64_t begin = c * checked.chunk, end = std::min(checked.sizes[f], begin + checked.chunk);
-        auto p = problem("checksum", checked.names[f], "bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
-                                                        ") differ from the index's checksum");
-        p["begin"] = begin;
-        p["end"] = end;
-        report["problems"].push_back(p);
-        for (auto& e : report["files"]) {
-          if (e["path"] == checked.names[f]) e["status"] = "checksum";
-        }
+    for (size_t i = 0; i < checked.ranges.size(); ++i) {
+      if (sums[i] == checked.expected[i]) continue;
+      const engine::FileRange& r = checked.ranges[i];
+      const std::string& name = checked.paths[r.file];
+      auto p = problem("checksum", name, "bytes [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
+                                             (checked.gap[i] ? ") were never written but do not hold zeros"
+                                                             : ") differ from the index's checksum"));
+      p["begin"] = r.offset;
+      p["end"] = r.offset + r.length;
+      report["problems"].push_back(p);
+      for (auto& e : report["files"]) {
+        if (e["path"] == name) e["status"] = "checksum";
       }
     }
     report["ok"] = report["problems"].empty();

@@ -87,8 +87,24 @@ ReceivedRanges exchange_ranges(MPI_Comm comm, const Plan& plan, const Selection&
 }
 
 std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, ReceivedRanges ranges) {
-  std::sort(ranges.begin(), ranges.end(),
-            [](const ReceivedRange& a, const ReceivedRange& b) { return a.offset < b.offset; });
+  // The ranges arrive as one sorted list per source rank: a natural merge sort costs
+  // O(n log sources), not O(n log n).
+  auto by_offset = [](const ReceivedRange& a, const ReceivedRange& b) { return a.offset < b.offset; };
+  std::vector<size_t> starts{0};
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i].offset < ranges[i - 1].offset) starts.push_back(i);
+  }
+  while (starts.size() > 1) {
+    std::vector<size_t> merged;
+    for (size_t k = 0; k < starts.size(); k += 2) {
+      merged.push_back(starts[k]);
+      if (k + 1 >= starts.size()) break;
+      const size_t end = k + 2 < starts.size() ? starts[k + 2] : ranges.size();
+      std::inplace_merge(ranges.begin() + static_cast<long>(starts[k]), ranges.begin() + static_cast<long>(starts[k + 1]),
+                         ranges.begin() + static_cast<long>(end), by_offset);
+    }
+    starts = std::move(merged);
+  }
   for (size_t i = 1; i < ranges.size(); ++i) {
     const ReceivedRange& a = ranges[i - 1];
     const ReceivedRange& b = ranges[i];
