@@ -83,12 +83,23 @@ struct PlacementCandidate {
   double c1_s = 0, c2_s = 0;
   std::string filtered;
 };
+// Every strategy the plan considered (engine/plan/strategy.hpp): its predicted time and how
+// it splits (puts, file I/O, fences and collectives), the chosen one marked.
+struct StrategyAlternative {
+  std::string name;
+  bool direct = false, hybrid = false, chosen = false;
+  int aggregators = 0, buffers = 0;
+  uint64_t buffer_bytes = 0, rounds = 0;
+  double predicted_s = 0, move_s = 0, io_s = 0, sync_s = 0;
+};
 struct PlacementReport {
   std::string machine;      // the machine description's source
   std::string forced_tier;  // STRATA_AGGR_TIER / hint strata_aggr_tier, or ""
   std::vector<PlacedPartition> partitions;
   std::vector<PlacementCandidate> candidates;  // rank 0, with strata_cost_table=true
   uint64_t fallbacks = 0;
+  std::vector<StrategyAlternative> strategies;  // every rank
+  bool figures_measured = false;  // the machine's I/O figures were probed (else stated defaults)
 };
 
 // The small self-describing index the engine writes beside its output, PATH.strata-index.json:

@@ -226,15 +226,15 @@ void PhaseImpl::discard_partials() const {
   for (const SubFile& f : files_.files()) ::unlink(f.path.c_str());
 }
 
-// After a write: the partial files synced once per node (unless strata_commit=nosync), every
+// After a write (`failure`: this rank's, not agreed yet): the partial files synced once per node
+// (unless strata_commit=nosync), every
 // rank's checksums of what it wrote (hashed on its I/O threads while the data was in memory)
 // gathered to rank 0, which sizes the files and commits; one agreement. Collective: a gather,
 // a gatherv and an allreduce, and no byte is read back.
-void PhaseImpl::commit_written() {
+void PhaseImpl::commit_written(std::optional<Error> failure) {
   const bool sync = options_.commit == PhaseOptions::Commit::sync || options_.fsync;
-  std::optional<Error> failure;
   try {
-    if (sync && engine_.nodes.local_rank == 0) sync_files_of_node();
+    if (!failure && sync && engine_.nodes.local_rank == 0) sync_files_of_node();
   } catch (const Error& e) {
     failure = e;
   }

@@ -36,6 +36,7 @@ EngineImpl::~EngineImpl() {
   window.free();
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (!finalized && stats != MPI_OP_NULL) MPI_Op_free(&stats);
   if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
 
@@ -95,6 +96,25 @@ bool EngineImpl::take_retired(const std::string& path) {
   if (it == retired.end()) return false;
   retired.erase(it);
   return true;
+}
+
+void EngineImpl::keep_stream(std::vector<std::byte> s) {
+  if (s.capacity() <= (uint64_t{256} << 20)) stream = std::move(s);
+}
+
+namespace {
+
+void max_then_sum(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const double*>(in);
+  auto* b = static_cast<double*>(inout);
+  for (int i = 0; i < *count; ++i) b[i] = i < 6 ? std::max(a[i], b[i]) : a[i] + b[i];
+}
+
+}  // namespace
+
+MPI_Op EngineImpl::stats_op() {
+  if (stats == MPI_OP_NULL) check_mpi(MPI_Op_create(&max_then_sum, 1, &stats), "MPI_Op_create");
+  return stats;
 }
 
 int EngineImpl::cores_per_node() {

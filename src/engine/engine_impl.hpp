@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <thread>
@@ -40,6 +41,12 @@ class EngineImpl {
   // take_retired() hands one over once (false when it is not kept); the rest go with the engine.
   void keep_retired(const std::string& path);
   bool take_retired(const std::string& path);
+  // The staging stream (a rank's bytes in file order) kept from phase to phase: its capacity
+  // is reused, up to 256 MiB (a larger one goes back to the system).
+  void keep_stream(std::vector<std::byte> stream);
+  std::vector<std::byte> take_stream() { return std::move(stream); }
+  // MPI_Op for the phase statistics: the maximum of the first six doubles, the sum of the rest.
+  MPI_Op stats_op();
   // Cores of this node (hwloc, read once): I/O threads and copies that run at once.
   int cores_per_node();
 
@@ -53,6 +60,8 @@ class EngineImpl {
   int cores = 0;
   std::thread remover;
   std::vector<std::string> retired;
+  std::vector<std::byte> stream;
+  MPI_Op stats = MPI_OP_NULL;
 };
 
 }  // namespace strata

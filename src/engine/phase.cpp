@@ -159,7 +159,10 @@ PhaseStats PhaseImpl::close(PhaseStats* max) {
 
 PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   const double t0 = MPI_Wtime();
-  collectively(comm_, [&] {
+  // Local first: the I/O threads' outcome, the files closed. A committed write agrees on it
+  // with the commit's own gather; anything else agrees here.
+  std::optional<Error> failure;
+  try {
     for (auto* w : {&io_, &direct_io_}) {
       if (*w) {
         (*w)->wait_all();
@@ -171,7 +174,6 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     raise_io_errors();
     io_.reset();
     direct_io_.reset();
-    stream_ = {};
     // With fsync, the files are closed first and synced once per node below: every rank's
     // data is then in its node's cache, and one fsync per node and file makes it durable
     // (sixteen ranks fsyncing one file each cost sixteen times the journal work).
@@ -179,35 +181,48 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     files_.close_all(false);
     if (options_.tiers.drain && state_ == State::done) drain_partition();  // tiers: node-local copy to the shared file
     if (!sync && !commit_ && state_ == State::done) finish_output();
-  });
+  } catch (const Error& e) {
+    failure = e;
+  } catch (const std::exception& e) {
+    failure = Error(ErrorKind::runtime, e.what());
+  }
+  io_.reset();
+  direct_io_.reset();
+  engine_.keep_stream(std::move(stream_));  // the next phase's stream, if it fits
   if (commit_ && state_ == State::done) {
-    commit_written();
-  } else if (options_.fsync && mode_ == PhaseMode::write && state_ == State::done) {
+    commit_written(failure);
+  } else {
     collectively(comm_, [&] {
-      if (engine_.nodes.local_rank == 0) sync_files_of_node();
-      finish_output();
+      if (failure) throw *failure;
     });
+    if (options_.fsync && mode_ == PhaseMode::write && state_ == State::done) {
+      collectively(comm_, [&] {
+        if (engine_.nodes.local_rank == 0) sync_files_of_node();
+        finish_output();
+      });
+    }
   }
   if (state_ != State::done) discard_partials();  // planned, never written
   stats_.close_s = MPI_Wtime() - t0;
   state_ = State::closed;
   if (max != nullptr) {
-    double d[6] = {stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, stats_.execute_s};
-    double dm[6];
-    MPI_Allreduce(d, dm, 6, MPI_DOUBLE, MPI_MAX, comm_);
-    unsigned long long u[4] = {stats_.bytes, stats_.fs_requests, stats_.direct_bytes, stats_.operations}, us[4];
-    MPI_Allreduce(u, us, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm_);
+    // One reduction: maxima of the times, sums of the counts (exact as doubles up to 2^53).
+    double d[10] = {stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, stats_.execute_s,
+                    static_cast<double>(stats_.bytes), static_cast<double>(stats_.fs_requests),
+                    static_cast<double>(stats_.direct_bytes), static_cast<double>(stats_.operations)};
+    double r[10];
+    MPI_Allreduce(d, r, 10, MPI_DOUBLE, engine_.stats_op(), comm_);
     *max = stats_;
-    max->plan_s = dm[0];
-    max->aggregation_s = dm[1];
-    max->io_s = dm[2];
-    max->wait_s = dm[3];
-    max->close_s = dm[4];
-    max->execute_s = dm[5];
-    max->bytes = us[0];
-    max->fs_requests = us[1];
-    max->direct_bytes = us[2];
-    max->operations = us[3];
+    max->plan_s = r[0];
+    max->aggregation_s = r[1];
+    max->io_s = r[2];
+    max->wait_s = r[3];
+    max->close_s = r[4];
+    max->execute_s = r[5];
+    max->bytes = static_cast<uint64_t>(r[6]);
+    max->fs_requests = static_cast<uint64_t>(r[7]);
+    max->direct_bytes = static_cast<uint64_t>(r[8]);
+    max->operations = static_cast<uint64_t>(r[9]);
     max->tier.clear();  // tiers: every tier the phase aggregated on
     for (const PlacedPartition& part : placement_.partitions) {
       if (max->tier.find(part.tier) == std::string::npos) max->tier += (max->tier.empty() ? "" : ",") + part.tier;

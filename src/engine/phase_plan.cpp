@@ -66,6 +66,7 @@ void PhaseImpl::plan_steps() {
     if (options_.tiers.dry_run) return;  // tiers: plan and placement only
     open_file();
     // The stream is allocated here, so running out of memory is agreed like any error.
+    stream_ = engine_.take_stream();  // the last phase's, so its pages are not faulted in again
     stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
     if (mode_ == PhaseMode::write && !commit_ && rank_ == 0) remove_stale_index();
   });
@@ -192,6 +193,7 @@ void PhaseImpl::agree(const std::vector<RankSummary>& all, const std::optional<E
 // machine's figures; the cheapest is taken. Every rank computes the same.
 void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   const Machine& machine = engine_.machine_once();
+  machine.check_covers(engine_.nodes.node_count);  // a usage error on every rank alike, whatever the strategy
   StrategyInput in;
   for (const RankSummary& s : all) in.ranks.push_back({s.lo, s.hi, s.bytes, s.runs, s.d_bytes, s.d_runs});
   in.nodes = engine_.nodes.node_count;
@@ -218,7 +220,9 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   if (in.buffer_bytes) in.buffer_bytes = std::max(in.align, (*in.buffer_bytes + in.align - 1) / in.align * in.align);
   in.buffers = options_.buffers;
   in.force_direct = options_.strategy == PhaseOptions::Strategy::direct;
-  in.force_aggregate = options_.strategy == PhaseOptions::Strategy::aggregate || aggregate_only;
+  // A forced tier (hint strata_aggr_tier, STRATA_AGGR_TIER) asks for aggregation on it.
+  in.force_aggregate = options_.strategy == PhaseOptions::Strategy::aggregate || aggregate_only ||
+                       (options_.tiers.forced.has_value() && options_.strategy != PhaseOptions::Strategy::direct);
   in.hybrid_forced_off = in.hybrid_threshold == 0;
   in.hybrid_forced_on = options_.direct_threshold.has_value() && *options_.direct_threshold > 0;
   in.pack = options_.pack != PhaseOptions::Choice::off;
@@ -284,6 +288,14 @@ void PhaseImpl::partition(const std::vector<RankSummary>& all) {
   placement_ = PlacementReport{};
   if (plan_.partitions() > 0) place_on_tiers();  // the same on every rank: all or none place
   my_partition_ = plan_.partition_of_rank(rank_);
+  const Machine& machine = engine_.machine_once();
+  if (placement_.machine.empty()) placement_.machine = machine.name + " (" + machine.source + ")";
+  placement_.figures_measured = machine.io.measured;
+  for (size_t i = 0; i < strategy_.alternatives.size(); ++i) {
+    const Alternative& a = strategy_.alternatives[i];
+    placement_.strategies.push_back({a.name, a.direct, a.hybrid, i == strategy_.chosen, a.aggregators, a.buffers,
+                                     a.buffer_bytes, a.rounds, a.predicted_s, a.move_s, a.io_s, a.sync_s});
+  }
 }
 
 // Step 5. Reading: rank 0 reads the output's index (if any) and shares its list of files.

@@ -100,7 +100,7 @@ def test_plan_is_a_dry_run_with_a_cost_table(tmp_path: Path) -> None:
     machine.write_text(GOOD)
     target = tmp_path / "never-written.dat"
     out = run_ranks(4, ["plan", "array1d", "--dist", "random", "--size", "64K", "--output", str(target),
-                        "--json", str(tmp_path / "plan.json")],
+                        "--hints", "strata_strategy=aggregate,cb_nodes=2", "--json", str(tmp_path / "plan.json")],
                     env={"STRATA_MACHINE": str(machine), "STRATA_RANKS_PER_NODE": "2"})
     assert out.status == 0, out.stderr
     assert not target.exists()
@@ -115,6 +115,23 @@ def test_plan_is_a_dry_run_with_a_cost_table(tmp_path: Path) -> None:
         mine = [c for c in plan["candidates"] if c["partition"] == i and not c["filtered"]]
         assert part["cost_s"] == pytest.approx(min(c["c1_s"] + c["c2_s"] for c in mine))
     assert "cost of each candidate" in out.stdout
+    # The strategies weighed: aggregation only (forced), two aggregators (asked), one chosen.
+    assert plan["strategies"] and all(not a["direct"] and a["aggregators"] == 2 for a in plan["strategies"])
+    assert [a["chosen"] for a in plan["strategies"]].count(True) == 1
+
+
+def test_plan_prints_every_strategy_and_chooses_the_cheapest(tmp_path: Path) -> None:
+    out = run_ranks(4, ["plan", "ior", "--block-size", "1M", "--transfer-size", "64K", "--segments", "4",
+                        "--output", str(tmp_path / "x"), "--json", str(tmp_path / "plan.json")])
+    assert out.status == 0, out.stderr
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    names = [a["name"] for a in plan["strategies"]]
+    assert "direct" in names and any(n.startswith("aggregate k=1 ") for n in names)
+    assert any(n.startswith("aggregate k=4 ") for n in names)  # up to one aggregator per rank
+    chosen = [a for a in plan["strategies"] if a["chosen"]]
+    assert len(chosen) == 1 and chosen[0]["name"] == plan["strategy"]
+    assert chosen[0]["predicted_s"] == min(a["predicted_s"] for a in plan["strategies"])
+    assert "predicted time of each alternative" in out.stdout and " *" in out.stdout
 
 
 def test_forcing_an_absent_tier_is_a_clear_error(tmp_path: Path) -> None:

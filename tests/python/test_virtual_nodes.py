@@ -91,11 +91,18 @@ def test_node_local_shared_file_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("case", MAPS, ids=list(MAPS))
 def test_engine_elects_one_aggregator_per_node(tmp_path: Path, case: str) -> None:
+    # Three aggregators asked for on three (virtual) nodes: the election puts one on each node.
+    # (Without the hints the cost model chooses the count, and owners may write directly.)
     np, env, _ = MAPS[case]
+    hints = "cb_buffer_size=64K,strata_strategy=aggregate,cb_nodes=3"
     out = run_ranks(np, ["run", "array1d", "--size", "64K", "--backend", "strata", "--write", "--read", "--verify",
-                         "--output", "a.dat", "--json", "r.json", "--quiet", "--hints", "cb_buffer_size=64K"],
+                         "--output", "a.dat", "--json", "r.json", "--quiet", "--hints", hints],
                     env=env, cwd=tmp_path)
     assert out.status == 0, out.stderr
     engine = record(tmp_path / "r.json")["repetitions"][0]["write"]["engine"]
     assert engine["aggregators"] == 3
     assert record(tmp_path / "r.json")["verified"] is True
+    out = run_ranks(np, ["plan", "array1d", "--size", "64K", "--hints", hints, "--json", "p.json", "--quiet"],
+                    env=env, cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    assert sorted(p["node"] for p in record(tmp_path / "p.json")["partitions"]) == [0, 1, 2]

@@ -114,11 +114,24 @@ int plan_command(const std::vector<std::string>& args, const Environment&) {
     if (!options.flag("quiet")) {
       std::ostringstream out;
       out << "machine     " << p.machine << "\n";
-      out << "phase       " << kernel->name() << " on " << size << " rank(s): " << s.aggregators << " partition(s), "
+      out << "phase       " << kernel->name() << " on " << size << " rank(s): " << s.strategy << "; " << s.aggregators << " partition(s), "
           << s.rounds << " round(s), " << s.buffers << " x " << format_size(s.buffer_bytes) << " buffers"
           << (p.forced_tier.empty() ? "" : ", tier forced to " + p.forced_tier) << ", " << p.fallbacks
           << " capacity fallback(s)\n\n";
       char line[256];
+      // The strategies the cost model weighed (engine/plan/strategy.hpp), cheapest chosen.
+      out << "strategy    predicted time of each alternative (" << (p.figures_measured ? "measured" : "default")
+          << " machine figures; strata info --probe measures them); * chosen\n";
+      std::snprintf(line, sizeof line, "  %-34s %7s %12s %12s %12s %12s\n", "alternative", "rounds", "total (s)", "puts (s)",
+                    "file I/O (s)", "sync (s)");
+      out << line;
+      for (const StrategyAlternative& a : p.strategies) {
+        std::snprintf(line, sizeof line, "  %-34s %7llu %12s %12s %12s %12s%s\n", a.name.c_str(),
+                      static_cast<unsigned long long>(a.rounds), cost_text(a.predicted_s).c_str(), cost_text(a.move_s).c_str(),
+                      cost_text(a.io_s).c_str(), cost_text(a.sync_s).c_str(), a.chosen ? " *" : "");
+        out << line;
+      }
+      out << "\n";
       std::snprintf(line, sizeof line, "%-9s %-27s %10s %5s %-6s %12s %s\n", "partition", "file bytes", "aggregator",
                     "node", "tier", "cost (s)", "");
       out << line;
@@ -175,7 +188,16 @@ int plan_command(const std::vector<std::string>& args, const Environment&) {
         cands.push_back({{"partition", c.partition}, {"rank", c.rank}, {"node", c.node}, {"tier", c.tier},
                          {"c1_s", c.c1_s}, {"c2_s", c.c2_s}, {"filtered", c.filtered}});
       }
+      nlohmann::json strategies = nlohmann::json::array();
+      for (const StrategyAlternative& a : p.strategies) {
+        strategies.push_back({{"name", a.name}, {"direct", a.direct}, {"hybrid", a.hybrid}, {"chosen", a.chosen},
+                              {"aggregators", a.aggregators}, {"buffers", a.buffers}, {"buffer_bytes", a.buffer_bytes},
+                              {"rounds", a.rounds}, {"predicted_s", a.predicted_s}, {"move_s", a.move_s},
+                              {"io_s", a.io_s}, {"sync_s", a.sync_s}});
+      }
       nlohmann::json j = {{"kernel", kernel->name()},   {"params", setup.params},     {"ranks", size},
+                          {"strategies", strategies},   {"strategy", s.strategy},     {"predicted_s", s.predicted_s},
+                          {"figures_measured", p.figures_measured},
                           {"machine", p.machine},       {"forced_tier", p.forced_tier}, {"fallbacks", p.fallbacks},
                           {"buffer_bytes", s.buffer_bytes}, {"buffers", s.buffers},  {"rounds", s.rounds},
                           {"partitions", parts},        {"candidates", cands}};
