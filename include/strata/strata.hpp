@@ -185,6 +185,9 @@ class Phase {
   // The same with raw arrays of as many entries as the variable has dimensions (for the C API).
   void add_subarray(int var, const uint64_t* start, const uint64_t* count, void* memory, size_t memory_stride = 0);
 
+  // Records a declaration problem the caller found in its own checks; plan() raises it on
+  // every rank as a usage error, as it does the phase's own (no collective is needed for it).
+  void fail(const std::string& message);
   void plan();
   // After plan(): where the aggregators are and on which tier.
   const PlacementReport& placement() const;

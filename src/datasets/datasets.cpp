@@ -183,10 +183,22 @@ void DatasetSet::prepare(std::byte* user) {
   for (const auto& d : specs_) sizes.push_back(elem_size(d.type));
   // Sorted (and, where memory allows, merged) runs of each dataset.
   sorted_.assign(specs_.size(), {});
-  collectively(engine_.comm(), [&] {
+  auto coalesce = [&] {
     if (specs_.empty()) throw_usage("no dataset is defined");
     for (size_t d = 0; d < specs_.size(); ++d) sorted_[d] = coalesce_runs(runs_[d], sizes[d], specs_[d].name);
-  });
+  };
+  if (container_ != Container::raw) {
+    collectively(engine_.comm(), coalesce);  // before HDF5 creates the container, collectively
+  } else {
+    // A raw phase agrees on it with its own plan: one collective less per phase.
+    try {
+      coalesce();
+    } catch (const Error& e) {
+      phase_ = std::make_unique<Phase>(engine_, path_, mode_, hints_);
+      phase_->fail(e.what());
+      phase_->plan();  // throws on every rank
+    }
+  }
   // Is the buffer in file order already?
   bool file_order = true;
   if (order_ == MemoryOrder::blocks) {

@@ -67,7 +67,9 @@ std::vector<std::string> leftover_partials(const std::string& output, const std:
   for (const auto& e : std::filesystem::directory_iterator(folder_of(output), ec)) {
     const std::string n = e.path().filename().string();
     if (!ends_with(n, suffix)) continue;
-    if (n == name + suffix || n.rfind(name + ".subfile.", 0) == 0) found.push_back(e.path().string());
+    if (n == name + suffix || n == name + ".strata-index.json" + suffix || n.rfind(name + ".subfile.", 0) == 0) {
+      found.push_back(e.path().string());
+    }
   }
   std::sort(found.begin(), found.end());
   return found;
@@ -160,6 +162,10 @@ std::vector<std::string> commit_output(const std::string& output, const OutputIn
     ::unlink(keep.c_str());
     if (::link(final_name.c_str(), keep.c_str()) == 0) retired.push_back(keep);
   }
+  // The old index too: freeing even a small file inside rename() costs a journal update.
+  const std::string old_index = index_path(output), old_index_keep = old_index + kRetiredSuffix;
+  ::unlink(old_index_keep.c_str());
+  if (::link(old_index.c_str(), old_index_keep.c_str()) == 0) retired.push_back(old_index_keep);
   finish_commit(output, index, sync);
   if (!old) return retired;
   for (const IndexedFile& f : old->files) {
@@ -229,8 +235,8 @@ void PhaseImpl::discard_partials() const {
 // After a write (`failure`: this rank's, not agreed yet): the partial files synced once per node
 // (unless strata_commit=nosync), every
 // rank's checksums of what it wrote (hashed on its I/O threads while the data was in memory)
-// gathered to rank 0, which sizes the files and commits; one agreement. Collective: a gather,
-// a gatherv and an allreduce, and no byte is read back.
+// sent to rank 0, which sizes the files and commits; one agreement. One message per rank and an
+// allreduce, and no byte is read back.
 void PhaseImpl::commit_written(std::optional<Error> failure) {
   const bool sync = options_.commit == PhaseOptions::Commit::sync || options_.fsync;
   try {
@@ -238,23 +244,28 @@ void PhaseImpl::commit_written(std::optional<Error> failure) {
   } catch (const Error& e) {
     failure = e;
   }
-  std::vector<uint64_t> flat;
-  for (const WrittenHash& h : written_hashes_) flat.insert(flat.end(), {h.file, h.offset, h.length, h.hash});
-  long long mine[2] = {static_cast<long long>(flat.size()), failure ? 0 : 1};
-  std::vector<long long> counts(rank_ == 0 ? 2 * static_cast<size_t>(size_) : 0);
-  MPI_Gather(mine, 2, MPI_LONG_LONG, counts.data(), 2, MPI_LONG_LONG, 0, comm_);
-  std::vector<int> recv(rank_ == 0 ? static_cast<size_t>(size_) : 0), displs(recv.size());
-  int total = 0;
-  bool everyone_ok = true;
-  for (size_t r = 0; r < recv.size(); ++r) {
-    recv[r] = static_cast<int>(counts[2 * r]);
-    displs[r] = total;
-    total += recv[r];
-    everyone_ok = everyone_ok && counts[2 * r + 1] == 1;
+  // Every rank's checksums to rank 0: one message each (its last word: 1 when this rank's part
+  // went well), received in any order; no collective is needed to learn the counts first.
+  constexpr int kTag = 0x5717;
+  std::vector<uint64_t> all;
+  for (const WrittenHash& h : written_hashes_) all.insert(all.end(), {h.file, h.offset, h.length, h.hash});
+  bool everyone_ok = !failure;
+  if (rank_ != 0) {
+    all.push_back(failure ? 0 : 1);
+    check_mpi(MPI_Send(all.data(), static_cast<int>(all.size()), MPI_UINT64_T, 0, kTag, comm_), "MPI_Send");
+  } else {
+    std::vector<uint64_t> got;
+    for (int r = 1; r < size_; ++r) {
+      MPI_Status st;
+      int n = 0;
+      check_mpi(MPI_Probe(MPI_ANY_SOURCE, kTag, comm_, &st), "MPI_Probe");
+      MPI_Get_count(&st, MPI_UINT64_T, &n);
+      got.resize(static_cast<size_t>(n));
+      check_mpi(MPI_Recv(got.data(), n, MPI_UINT64_T, st.MPI_SOURCE, kTag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
+      everyone_ok = everyone_ok && n > 0 && got.back() == 1;
+      if (n > 0) all.insert(all.end(), got.begin(), got.end() - 1);
+    }
   }
-  std::vector<uint64_t> all(static_cast<size_t>(total));
-  MPI_Gatherv(flat.data(), static_cast<int>(flat.size()), MPI_UINT64_T, all.data(), recv.data(), displs.data(),
-              MPI_UINT64_T, 0, comm_);
   if (rank_ == 0 && everyone_ok && !failure) {
     try {
       commit_index(all, sync);

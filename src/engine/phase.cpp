@@ -87,6 +87,11 @@ void PhaseImpl::execute(PhaseMode mode) {
     throw_usage(std::string("this phase was opened for ") + (mode_ == PhaseMode::write ? "writing" : "reading"));
   }
   const double started = MPI_Wtime();
+  if (deferred_error_) {  // nothing local can go on; close() agrees on the failure
+    stats_.execute_s = MPI_Wtime() - started;
+    state_ = State::done;
+    return;
+  }
   // Direct runs move straight between the file and the caller's memory when one contiguous
   // piece holds them; the packed stream is built only when something needs it (aggregated
   // bytes, or a direct run over strided or several pieces). A read either uses the caller's
@@ -161,8 +166,9 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   const double t0 = MPI_Wtime();
   // Local first: the I/O threads' outcome, the files closed. A committed write agrees on it
   // with the commit's own gather; anything else agrees here.
-  std::optional<Error> failure;
+  std::optional<Error> failure = deferred_error_;
   try {
+    if (failure) throw *failure;
     for (auto* w : {&io_, &direct_io_}) {
       if (*w) {
         (*w)->wait_all();
@@ -313,6 +319,9 @@ void Phase::add_subarray(int var, const uint64_t* start, const uint64_t* count, 
     impl_->add_subarray(var, std::vector<uint64_t>(start, start + nd), std::vector<uint64_t>(count, count + nd), memory,
                         memory_stride);
   });
+}
+void Phase::fail(const std::string& message) {
+  impl_->deferring([&] { throw_usage(message); });
 }
 void Phase::plan() {
   watchdog::Scope scope("engine plan");

@@ -246,6 +246,7 @@ class PhaseImpl {
   std::vector<PhaseVariable> vars_;
   std::vector<Piece> pieces_;
   std::optional<Error> declaration_error_;
+  std::optional<Error> deferred_error_;  // this rank's plan failure, agreed at close (a direct committed write)
   Selection sel_;
   Selection agg_;                     // the aggregated part of sel_ (extents only)
   std::vector<StreamExtent> direct_;  // runs this rank writes or reads itself

@@ -56,8 +56,11 @@ void PhaseImpl::plan_steps() {
                                                                           : pack_threshold(machine.io);
   transfers_ = PackedTransfers(transfers_by_round(plan_, agg_), pack_from);
   if (!options_.tiers.dry_run && plan_.partitions() > 0) window_ = &engine_.window_for(window_needs(), window_tiers(), rank_);
-  // 7. One agreement for both: overlaps found by aggregators, and opening the files.
-  collectively(comm_, [&] {
+  // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
+  // committed write by owners alone has nothing to agree on before it writes: its files are
+  // new partial files, so a failure to open one is agreed at close (which discards them).
+  const bool defer = mode_ == PhaseMode::write && commit_ && strategy_.best().direct && direct_all.empty();
+  auto open_step = [&] {
     check_direct_overlaps(direct_all, received);
     if (my_partition_ >= 0) {
       round_io_ = plan_round_io(rounds_of_partition(plan_, my_partition_, received), direct_all, span_policy(),
@@ -69,7 +72,18 @@ void PhaseImpl::plan_steps() {
     stream_ = engine_.take_stream();  // the last phase's, so its pages are not faulted in again
     stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
     if (mode_ == PhaseMode::write && !commit_ && rank_ == 0) remove_stale_index();
-  });
+  };
+  if (!defer) {
+    collectively(comm_, open_step);
+  } else {
+    try {
+      open_step();
+    } catch (const Error& e) {
+      deferred_error_ = e;
+    } catch (const std::exception& e) {
+      deferred_error_ = Error(ErrorKind::runtime, e.what());
+    }
+  }
   stats_.plan_s = MPI_Wtime() - t0;
   stats_.rounds = plan_.global_rounds;
   stats_.bytes = sel_.bytes;

@@ -10,8 +10,9 @@
 
 namespace strata::engine {
 
-IoWorker::IoWorker(const FileSet& files, uint64_t hash_chunk)
-    : files_(files), hash_chunk_(hash_chunk), thread_([this] { run(); }) {}
+IoWorker::IoWorker(const FileSet& files, uint64_t hash_chunk, bool threaded) : files_(files), hash_chunk_(hash_chunk) {
+  if (threaded) thread_ = std::thread([this] { run(); });
+}
 
 IoWorker::~IoWorker() {
   {
@@ -19,13 +20,18 @@ IoWorker::~IoWorker() {
     stop_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 uint64_t IoWorker::submit_write(std::vector<IoSpan> spans) { return submit({true, std::move(spans)}); }
 uint64_t IoWorker::submit_read(std::vector<IoSpan> spans) { return submit({false, std::move(spans)}); }
 
 uint64_t IoWorker::submit(Job job) {
+  if (!thread_.joinable()) {  // unthreaded: at once, on the caller's thread
+    execute(job);
+    std::lock_guard<std::mutex> lock(mu_);
+    return submitted_++;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   queue_.push_back(std::move(job));
   cv_.notify_all();
@@ -119,36 +125,40 @@ void IoWorker::run() {
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    std::optional<std::string> failure;
-    uint64_t calls = 0;
-    for (const IoSpan& s : job.spans) {
-      try {
-        if (job.write && !s.pieces.empty()) {
-          // Read-modify-write (data sieving): the holes keep what the file holds.
-          scratch_.resize(s.length);
-          failure = move(false, s, scratch_.data(), true, calls);
-          for (const auto& [at, len] : s.pieces) std::memcpy(scratch_.data() + at, s.memory + at, len);
-          if (!failure) failure = move(true, s, scratch_.data(), false, calls);
-          if (!failure && hash_chunk_ > 0) hash(s, scratch_.data());
-        } else {
-          failure = move(job.write, s, s.memory, false, calls);
-          if (!failure && job.write && hash_chunk_ > 0) hash(s, s.memory);
-        }
-      } catch (const std::exception& e) {
-        if (!failure) failure = e.what();
-      }
-      if (failure) break;
-    }
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      io_s_ += dt;
-      requests_ += calls;
-      if (failure && !error_) error_ = failure;
-      ++done_;
-    }
+    execute(job);
     cv_.notify_all();
+  }
+}
+
+void IoWorker::execute(const Job& job) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<std::string> failure;
+  uint64_t calls = 0;
+  for (const IoSpan& s : job.spans) {
+    try {
+      if (job.write && !s.pieces.empty()) {
+        // Read-modify-write (data sieving): the holes keep what the file holds.
+        scratch_.resize(s.length);
+        failure = move(false, s, scratch_.data(), true, calls);
+        for (const auto& [at, len] : s.pieces) std::memcpy(scratch_.data() + at, s.memory + at, len);
+        if (!failure) failure = move(true, s, scratch_.data(), false, calls);
+        if (!failure && hash_chunk_ > 0) hash(s, scratch_.data());
+      } else {
+        failure = move(job.write, s, s.memory, false, calls);
+        if (!failure && job.write && hash_chunk_ > 0) hash(s, s.memory);
+      }
+    } catch (const std::exception& e) {
+      if (!failure) failure = e.what();
+    }
+    if (failure) break;
+  }
+  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    io_s_ += dt;
+    requests_ += calls;
+    if (failure && !error_) error_ = failure;
+    ++done_;
   }
 }
 

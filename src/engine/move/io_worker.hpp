@@ -38,7 +38,9 @@ class IoWorker {
  public:
   // `hash_chunk` > 0: every write is also hashed while it is in memory, in pieces that never
   // cross a multiple of `hash_chunk` in their file (the index's checksum grid).
-  explicit IoWorker(const FileSet& files, uint64_t hash_chunk = 0);
+  // `threaded` false: no thread, every job runs at once on the caller's (a phase with nothing
+  // to overlap: the hand-off to a thread would cost more than it hides).
+  explicit IoWorker(const FileSet& files, uint64_t hash_chunk = 0, bool threaded = true);
   ~IoWorker();
   IoWorker(const IoWorker&) = delete;
   IoWorker& operator=(const IoWorker&) = delete;
@@ -63,6 +65,7 @@ class IoWorker {
   };
   uint64_t submit(Job job);
   void run();
+  void execute(const Job& job);
   // One span's bytes between the files and `memory`; a short read fills zeros when
   // `zero_past_end`, else fails. Returns the failure, if any; counts requests in `calls`.
   std::optional<std::string> move(bool write, const IoSpan& s, std::byte* memory, bool zero_past_end, uint64_t& calls);
