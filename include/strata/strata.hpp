@@ -63,6 +63,7 @@ struct PhaseStats {
   std::string strategy;         // the plan's choice: "direct", "aggregate k=2 S=4 MiB N=2"...
   double predicted_s = 0;       // the cost model's prediction for it (compare with the measured times)
   uint64_t operations = 0;      // one-sided operations this rank issued (puts or gets; packed runs count once)
+  uint64_t collectives = 0;     // collective calls of the phase (the same on every rank): fences included
 };
 
 // Where plan() placed the aggregators (the cost model of the aggregation paper, section 4.2):

@@ -113,7 +113,7 @@ class StrataBackend final : public Backend {
             {"aggregators", s.aggregators}, {"buffer_bytes", s.buffer_bytes},  {"buffers", s.buffers},
             {"fs_requests", s.fs_requests}, {"bytes", s.bytes},        {"direct_bytes", s.direct_bytes},
             {"tier", s.tier}, {"tier_fallbacks", s.tier_fallbacks}, {"strategy", s.strategy},
-            {"predicted_s", s.predicted_s}, {"execute_s", s.execute_s}, {"operations", s.operations},
+            {"predicted_s", s.predicted_s}, {"execute_s", s.execute_s}, {"operations", s.operations}, {"collectives", s.collectives},
             {"container", ctx_.options.container}, {"container_s", container_s_}, {"extents", extents_}};
   }
 

@@ -54,6 +54,7 @@ Window& EngineImpl::window_for(const std::vector<uint64_t>& needed, const std::v
       if (window_bytes[r] > 0 && tier_of[r] != static_cast<int>(Tier::dram)) all_dram = false;
     }
     window_tier = tier_of;
+    ++window_allocations;
     const uint64_t mine = window_bytes[static_cast<size_t>(rank)];
     if (all_dram) {
       window = Window(comm, mine);  // MPI's memory: shared memory within a node

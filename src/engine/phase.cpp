@@ -136,6 +136,7 @@ void PhaseImpl::execute(PhaseMode mode) {
   // errors are agreed by close(), which waits for the I/O threads anyway: one collective less
   // per phase (as with MPI_File_iwrite_all, the data is safe only once close succeeds).
   if (mode == PhaseMode::read) {
+    ++stats_.collectives;
     collectively(comm_, [&] {
       if (direct_io_) direct_io_->wait_all();
       raise_io_errors();
@@ -195,6 +196,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   io_.reset();
   direct_io_.reset();
   engine_.keep_stream(std::move(stream_));  // the next phase's stream, if it fits
+  ++stats_.collectives;  // the close's one agreement (the commit's, or this one)
   if (commit_ && state_ == State::done) {
     commit_written(failure);
   } else {
@@ -202,6 +204,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
       if (failure) throw *failure;
     });
     if (options_.fsync && mode_ == PhaseMode::write && state_ == State::done) {
+      ++stats_.collectives;
       collectively(comm_, [&] {
         if (engine_.nodes.local_rank == 0) sync_files_of_node();
         finish_output();
@@ -212,6 +215,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   stats_.close_s = MPI_Wtime() - t0;
   state_ = State::closed;
   if (max != nullptr) {
+    ++stats_.collectives;
     // One reduction: maxima of the times, sums of the counts (exact as doubles up to 2^53).
     double d[10] = {stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, stats_.execute_s,
                     static_cast<double>(stats_.bytes), static_cast<double>(stats_.fs_requests),
@@ -229,6 +233,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     max->fs_requests = static_cast<uint64_t>(r[7]);
     max->direct_bytes = static_cast<uint64_t>(r[8]);
     max->operations = static_cast<uint64_t>(r[9]);
+    max->collectives = stats_.collectives;
     max->tier.clear();  // tiers: every tier the phase aggregated on
     for (const PlacedPartition& part : placement_.partitions) {
       if (max->tier.find(part.tier) == std::string::npos) max->tier += (max->tier.empty() ? "" : ",") + part.tier;

@@ -38,6 +38,7 @@ void PhaseImpl::plan_steps() {
   RankSummary mine = local_summary(failure);
   std::vector<RankSummary> all(static_cast<size_t>(size_));
   MPI_Allgather(&mine, sizeof(RankSummary), MPI_BYTE, all.data(), sizeof(RankSummary), MPI_BYTE, comm_);
+  stats_.collectives = 1;
   // 2. Agreement: errors, hints, variables.
   agree(all, failure);
   // 3. The strategy, by cost (or by hints); then which bytes go direct and which are aggregated.
@@ -55,7 +56,11 @@ void PhaseImpl::plan_steps() {
                              : options_.pack == PhaseOptions::Choice::off ? 0
                                                                           : pack_threshold(machine.io);
   transfers_ = PackedTransfers(transfers_by_round(plan_, agg_), pack_from);
-  if (!options_.tiers.dry_run && plan_.partitions() > 0) window_ = &engine_.window_for(window_needs(), window_tiers(), rank_);
+  if (!options_.tiers.dry_run && plan_.partitions() > 0) {
+    const uint64_t allocations = engine_.window_allocations;
+    window_ = &engine_.window_for(window_needs(), window_tiers(), rank_);
+    if (engine_.window_allocations != allocations) stats_.collectives += 2;  // free and allocate
+  }
   // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
   // committed write by owners alone has nothing to agree on before it writes: its files are
   // new partial files, so a failure to open one is agreed at close (which discards them).
@@ -75,6 +80,7 @@ void PhaseImpl::plan_steps() {
   };
   if (!defer) {
     collectively(comm_, open_step);
+    ++stats_.collectives;
   } else {
     try {
       open_step();
@@ -196,6 +202,7 @@ void PhaseImpl::agree(const std::vector<RankSummary>& all, const std::optional<E
   for (const RankSummary& s : all) {
     if (s.variables != all[0].variables || s.signature != all[0].signature) {
       check_variables();  // collective on every rank alike: names the variable that differs
+      stats_.collectives += 4;
       break;
     }
   }
@@ -215,6 +222,7 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.align = options_.align.value_or(all[0].fs_block);
   in.write = mode_ == PhaseMode::write;
   in.whole_spans = mode_ == PhaseMode::read || commit_;
+  in.commit = commit_;
   if (options_.spans == PhaseOptions::Choice::off) in.whole_spans = false;
   const bool aggregate_only = mode_ == PhaseMode::write && (options_.subfile_group > 0 || options_.tiers.node_local);
   // Owners write unaligned runs themselves only where no stripe lock makes them contend.
@@ -300,7 +308,10 @@ void PhaseImpl::partition(const std::vector<RankSummary>& all) {
   plan_ = make_plan(in);
   tier_of_partition_.clear();
   placement_ = PlacementReport{};
-  if (plan_.partitions() > 0) place_on_tiers();  // the same on every rank: all or none place
+  if (plan_.partitions() > 0) {
+    place_on_tiers();  // the same on every rank: all or none place
+    stats_.collectives += options_.tiers.cost_table ? 4 : 2;
+  }
   my_partition_ = plan_.partition_of_rank(rank_);
   const Machine& machine = engine_.machine_once();
   if (placement_.machine.empty()) placement_.machine = machine.name + " (" + machine.source + ")";
@@ -333,6 +344,7 @@ void PhaseImpl::choose_phase_files() {
     }
   }
   listed = share_from_rank0(listed);
+  stats_.collectives += 3;
   collectively(comm_, [&] {
     if (index_error) throw *index_error;
     files_ = choose_files(std::move(listed));
@@ -365,6 +377,7 @@ std::vector<ReceivedRange> PhaseImpl::direct_runs_to_know(const std::vector<Rank
     for (const auto& d : direct) needed = needed || (d.first < hi && d.second > aggregated.front().first);
   }
   if (!needed) return {};
+  ++stats_.collectives;
   return gather_direct_runs(counts);
 }
 
@@ -375,7 +388,10 @@ ReceivedRanges PhaseImpl::ranges_to_receive(const std::vector<RankSummary>& all)
   const Alternative& s = strategy_.best();
   if (s.direct) return {};
   ReceivedRanges received;
-  if (!dense_and_tiled(all, s.hybrid)) return exchange_ranges(comm_, plan_, agg_);
+  if (!dense_and_tiled(all, s.hybrid)) {
+    stats_.collectives += 2;
+    return exchange_ranges(comm_, plan_, agg_);
+  }
   if (my_partition_ < 0) return received;
   // Every byte of the partition is someone's (the rank named is for messages only).
   const size_t p = static_cast<size_t>(my_partition_);

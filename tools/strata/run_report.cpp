@@ -183,9 +183,10 @@ std::string to_table(const RunRecord& r) {
     out << line;
     if (e.contains("strategy") && !e["strategy"].get<std::string>().empty()) {  // the plan's choice and its prediction
       const double measured = e.value("plan_s", 0.0) + e.value("execute_s", 0.0) + e.value("close_s", 0.0);
-      std::snprintf(line, sizeof line, "  strategy %s: predicted %.4f s, measured %.4f s (plan + %s + close); %llu one-sided operation(s)\n",
+      std::snprintf(line, sizeof line, "  strategy %s: predicted %.4f s, measured %.4f s (plan + %s + close); %llu one-sided operation(s), "
+                    "%llu collective(s)\n",
                     e["strategy"].get<std::string>().c_str(), e.value("predicted_s", 0.0), measured, write ? "write" : "read",
-                    e.value("operations", 0ULL));
+                    e.value("operations", 0ULL), e.value("collectives", 0ULL));
       out << line;
     }
     if (e.contains("tier")) {  // where the aggregation buffers lived (docs/tiers.md)

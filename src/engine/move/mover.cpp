@@ -23,6 +23,7 @@ std::vector<IoSpan> spans_of(const Move& m, uint64_t round, bool write) {
 }
 
 void fence(const Move& m, int assertion) {
+  ++m.stats->collectives;
   check_mpi(MPI_Win_fence(assertion, m.window->get()), "MPI_Win_fence");
 }
 

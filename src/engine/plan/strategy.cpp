@@ -184,6 +184,15 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
       }
     }
   }
+  // What every alternative pays alike (so it never changes the choice, but makes the prediction
+  // comparable with the measured time): the plan's allgather, the close's agreement and the
+  // statistics' reduction; a commit's intent record, renames and checksum messages.
+  double fixed = 3 * f.collective_at(ranks);
+  if (in.commit) fixed += f.create_s + 3 * f.rename_s + f.collective_at(ranks);
+  for (Alternative& a : c.alternatives) {
+    a.sync_s += fixed;
+    a.predicted_s += fixed;
+  }
   // The cheapest; ties go to the earlier (fewer aggregators, smaller buffers).
   for (size_t i = 1; i < c.alternatives.size(); ++i) {
     if (c.alternatives[i].predicted_s < c.alternatives[c.chosen].predicted_s * (1 - 1e-9)) c.chosen = i;

@@ -38,6 +38,7 @@ struct StrategyInput {
   bool direct_allowed = true;   // owners may write unaligned runs themselves (no stripe locks, no subfiles)
   bool aggregate_allowed = true;
   bool dense = false;           // the ranks' bytes tile the domain: no range exchange
+  bool commit = false;          // a committed write: index, intent record and renames at close
   uint64_t hybrid_threshold = 0;  // the threshold big_* were counted at (0: no hybrid)
   // Fixed by hints (unset: the model chooses).
   std::optional<int> aggregators;
