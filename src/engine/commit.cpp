@@ -61,17 +61,25 @@ std::string final_path(const std::string& file) {
 std::string intent_path(const std::string& output) { return output + ".strata-commit.json"; }
 
 std::vector<std::string> leftover_partials(const std::string& output, const std::string& suffix) {
+  return leftovers(output, {suffix})[0];
+}
+
+std::vector<std::vector<std::string>> leftovers(const std::string& output, const std::vector<std::string>& suffixes) {
   const std::string name = std::filesystem::path(output).filename().string();
-  std::vector<std::string> found;
+  std::vector<std::vector<std::string>> found(suffixes.size());
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(folder_of(output), ec)) {
     const std::string n = e.path().filename().string();
-    if (!ends_with(n, suffix)) continue;
-    if (n == name + suffix || n == name + ".strata-index.json" + suffix || n.rfind(name + ".subfile.", 0) == 0) {
-      found.push_back(e.path().string());
+    if (n.rfind(name, 0) != 0) continue;
+    for (size_t i = 0; i < suffixes.size(); ++i) {
+      const std::string& suffix = suffixes[i];
+      if (!ends_with(n, suffix)) continue;
+      if (n == name + suffix || n == name + ".strata-index.json" + suffix || n.rfind(name + ".subfile.", 0) == 0) {
+        found[i].push_back(e.path().string());
+      }
     }
   }
-  std::sort(found.begin(), found.end());
+  for (auto& f : found) std::sort(f.begin(), f.end());
   return found;
 }
 
@@ -145,39 +153,56 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
 }
 
 std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync) {
-  std::optional<OutputIndex> old;
-  try {
-    old = read_output_index(output);
-  } catch (const Error&) {  // a damaged old index: replaced, its files left alone
-  }
-  // The intent record is durable before any rename, so a crash between renames rolls forward.
-  write_index_file(intent_path(output), index, sync);
+  // Written in place: a crash while writing it leaves a record that does not parse, and then no
+  // rename has happened yet (roll_forward() drops such a record).
+  write_index_file(intent_path(output), index, sync, false);
   if (sync) sync_directory(folder_of(output));
   // The files about to be replaced keep a second name until the caller removes them: renaming
-  // over the last name of a large file frees its pages inside rename(), on the commit's path.
+  // over the last name of a large file frees its pages inside rename(), on the commit's path;
+  // the old index too (even a small file's freeing costs a journal update).
   std::vector<std::string> retired;
-  for (const IndexedFile& f : index.files) {
-    const std::string final_name = resolve_indexed_path(output, f.path);
-    const std::string keep = final_name + kRetiredSuffix;
-    ::unlink(keep.c_str());
-    if (::link(final_name.c_str(), keep.c_str()) == 0) retired.push_back(keep);
-  }
-  // The old index too: freeing even a small file inside rename() costs a journal update.
-  const std::string old_index = index_path(output), old_index_keep = old_index + kRetiredSuffix;
-  ::unlink(old_index_keep.c_str());
-  if (::link(old_index.c_str(), old_index_keep.c_str()) == 0) retired.push_back(old_index_keep);
+  auto keep = [&](const std::string& name) {
+    const std::string second = name + kRetiredSuffix;
+    ::unlink(second.c_str());
+    if (::link(name.c_str(), second.c_str()) == 0) retired.push_back(second);
+  };
+  for (const IndexedFile& f : index.files) keep(resolve_indexed_path(output, f.path));
+  keep(index_path(output));
   finish_commit(output, index, sync);
-  if (!old) return retired;
-  for (const IndexedFile& f : old->files) {
-    if (std::filesystem::path(f.path).is_absolute()) continue;  // node-local copies are not ours
-    const bool kept = std::any_of(index.files.begin(), index.files.end(), [&](const IndexedFile& n) { return n.path == f.path; });
-    if (!kept) retired.push_back(resolve_indexed_path(output, f.path));
-  }
   return retired;
 }
 
+void remove_retired(const std::string& output, const std::vector<std::string>& retired) {
+  // The old index (under its retired name) says which of its files the new index dropped.
+  const std::string old_index = index_path(output) + kRetiredSuffix;
+  if (std::find(retired.begin(), retired.end(), old_index) != retired.end()) {
+    std::optional<OutputIndex> old, now;
+    try {
+      old = read_index_file(old_index);
+      now = read_output_index(output);
+    } catch (const Error&) {  // a damaged index: its files are left alone
+    }
+    if (old && now) {
+      for (const IndexedFile& f : old->files) {
+        if (std::filesystem::path(f.path).is_absolute()) continue;  // node-local copies are not ours
+        const bool kept = std::any_of(now->files.begin(), now->files.end(), [&](const IndexedFile& n) { return n.path == f.path; });
+        if (!kept) ::unlink(resolve_indexed_path(output, f.path).c_str());
+      }
+    }
+  }
+  for (const std::string& p : retired) ::unlink(p.c_str());
+}
+
 bool roll_forward(const std::string& output) {
-  const auto intent = read_index_file(intent_path(output));
+  std::optional<OutputIndex> intent;
+  try {
+    intent = read_index_file(intent_path(output));
+  } catch (const Error&) {
+    // A record cut short by a crash while it was written: no file was renamed yet, so the
+    // previous output is whole and the record goes (its partial files go with the next write).
+    ::unlink(intent_path(output).c_str());
+    return false;
+  }
   if (!intent) return false;
   finish_commit(output, *intent, true);
   return true;
@@ -208,7 +233,9 @@ bool PhaseImpl::prepare_commit() {
   if (mode_ != PhaseMode::write || options_.commit == PhaseOptions::Commit::in_place || options_.tiers.node_local) return false;
   struct stat st {};
   if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return false;
-  for (const std::string& p : leftover_partials(path_)) {
+  engine_.remove_later(path_, {});  // the last commit's background removals are over
+  const auto left = leftovers(path_, {kPartialSuffix, kRetiredSuffix});  // one look at the folder
+  for (const std::string& p : left[0]) {
     if (::unlink(p.c_str()) != 0 && errno != ENOENT) throw_system("cannot remove the uncommitted \"" + p + "\"", errno);
   }
   // The previous output's old file, kept by this engine's last commit of the same output, is
@@ -218,7 +245,9 @@ bool PhaseImpl::prepare_commit() {
   const std::string retired = path_ + kRetiredSuffix;
   recycled_ = options_.subfile_group == 0 && engine_.take_retired(retired) &&
               std::rename(retired.c_str(), partial_path(path_).c_str()) == 0;
-  for (const std::string& p : leftover_partials(path_, kRetiredSuffix)) ::unlink(p.c_str());  // a commit's leftovers
+  for (const std::string& p : left[1]) {  // a commit's leftovers (not the one just taken)
+    if (!(recycled_ && p == retired)) ::unlink(p.c_str());
+  }
   return true;
 }
 
@@ -232,12 +261,12 @@ void PhaseImpl::discard_partials() const {
   for (const SubFile& f : files_.files()) ::unlink(f.path.c_str());
 }
 
-// After a write (`failure`: this rank's, not agreed yet): the partial files synced once per node
-// (unless strata_commit=nosync), every
+// After a write (`failure`: this rank's, not agreed yet; rank 0's commit failure is added to it,
+// and close() agrees on it): the partial files synced once per node (unless strata_commit=nosync), every
 // rank's checksums of what it wrote (hashed on its I/O threads while the data was in memory)
-// sent to rank 0, which sizes the files and commits; one agreement. One message per rank and an
-// allreduce, and no byte is read back.
-void PhaseImpl::commit_written(std::optional<Error> failure) {
+// sent to rank 0, which sizes the files and commits. One message per rank, no collective, and
+// no byte is read back.
+void PhaseImpl::commit_written(std::optional<Error>& failure) {
   const bool sync = options_.commit == PhaseOptions::Commit::sync || options_.fsync;
   try {
     if (!failure && sync && engine_.nodes.local_rank == 0) sync_files_of_node();
@@ -275,9 +304,6 @@ void PhaseImpl::commit_written(std::optional<Error> failure) {
       failure = Error(ErrorKind::runtime, e.what());
     }
   }
-  collectively(comm_, [&] {
-    if (failure) throw *failure;
-  });
 }
 
 // Rank 0: the files' sizes and the gathered checksums (file, offset, length, hash quadruples)
@@ -310,7 +336,7 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
       index.files[i].size = static_cast<uint64_t>(st.st_size);
     }
   }
-  engine_.remove_later({});  // the previous commit's removals are over before this one renames
+  engine_.remove_later(path_, {});  // the previous commit's removals are over before this one renames
   std::vector<std::string> removed = commit_output(path_, index, sync);
   // The old shared file is kept (as PATH.strata-retired) for this engine's next write of PATH.
   const std::string retired = path_ + kRetiredSuffix;
@@ -319,7 +345,7 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
     engine_.keep_retired(retired);
     removed.erase(kept);
   }
-  engine_.remove_later(std::move(removed));
+  engine_.remove_later(path_, std::move(removed));
 }
 
 // Rank 0, a recycled partial file: cut to the end of the last write, and every byte not

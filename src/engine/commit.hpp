@@ -33,6 +33,8 @@ std::string intent_path(const std::string& output);
 // The partial files of `output` (PATH.strata-partial, PATH.subfile.N.strata-partial) in its folder.
 // (With `suffix`: the files of `output` that end so, such as retired ones.)
 std::vector<std::string> leftover_partials(const std::string& output, const std::string& suffix = kPartialSuffix);
+// The same for several suffixes in one look at the folder: one list per suffix.
+std::vector<std::vector<std::string>> leftovers(const std::string& output, const std::vector<std::string>& suffixes);
 
 // XXH3-64 of bytes [offset, offset + length) of `path` (streaming, one read buffer). Throws a
 // runtime Error naming the file when it cannot be read whole.
@@ -56,9 +58,13 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
 
 // Rank 0, after every rank's partial files are written (and synced when `sync`): makes
 // `index` (its files named by their final names) the output's. Files of the previous index
-// the new one does not list, and the previous files' second names, are returned: the caller
-// removes them (in the background: freeing a large file's pages takes milliseconds).
+// the new one does not list are removed by remove_retired(): commit_output() returns the second
+// names (PATH.strata-retired) the previous files and index keep, for the caller to pass there
+// (in the background: freeing a large file's pages takes milliseconds).
 std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync);
+// Removes the old files the new index of `output` dropped (read from the retired old index),
+// then the retired names themselves.
+void remove_retired(const std::string& output, const std::vector<std::string>& retired);
 // Completes a commit interrupted after its intent record was written; false when there is none.
 bool roll_forward(const std::string& output);
 // fsync of a directory, so that renames in it are durable.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "arch/hwloc_summary.hpp"
+#include "engine/commit.hpp"
 #include "common/error.hpp"
 
 namespace strata {
@@ -80,12 +81,10 @@ const Machine& EngineImpl::machine_once() {
   return *machine;
 }
 
-void EngineImpl::remove_later(std::vector<std::string> paths) {
+void EngineImpl::remove_later(const std::string& output, std::vector<std::string> retired) {
   if (remover.joinable()) remover.join();
-  if (paths.empty()) return;
-  remover = std::thread([paths = std::move(paths)] {
-    for (const std::string& p : paths) ::unlink(p.c_str());
-  });
+  if (retired.empty()) return;
+  remover = std::thread([output, retired = std::move(retired)] { engine::remove_retired(output, retired); });
 }
 
 void EngineImpl::keep_retired(const std::string& path) {
@@ -108,7 +107,7 @@ namespace {
 void max_then_sum(void* in, void* inout, int* count, MPI_Datatype*) {
   const auto* a = static_cast<const double*>(in);
   auto* b = static_cast<double*>(inout);
-  for (int i = 0; i < *count; ++i) b[i] = i < 6 ? std::max(a[i], b[i]) : a[i] + b[i];
+  for (int i = 0; i < *count; ++i) b[i] = i < 7 ? std::max(a[i], b[i]) : a[i] + b[i];
 }
 
 }  // namespace

@@ -34,9 +34,10 @@ class EngineImpl {
   // The machine description and this node's tiers, at first use (collective).
   const Machine& machine_once();
   const MemoryTier& tier(Tier t) const { return *tiers[static_cast<size_t>(t)]; }
-  // Unlinks `paths` on a background thread (the previous one is joined first, and so is the
-  // last one when the engine goes). Rank 0's retired files after a commit.
-  void remove_later(std::vector<std::string> paths);
+  // Removes a commit's retired files of `output` on a background thread (engine/commit.hpp's
+  // remove_retired; the previous one is joined first, and so is the last one when the engine
+  // goes). Rank 0.
+  void remove_later(const std::string& output, std::vector<std::string> retired);
   // Rank 0's retired files kept for the next write of the same output (PATH.strata-retired):
   // take_retired() hands one over once (false when it is not kept); the rest go with the engine.
   void keep_retired(const std::string& path);
@@ -45,7 +46,8 @@ class EngineImpl {
   // is reused, up to 256 MiB (a larger one goes back to the system).
   void keep_stream(std::vector<std::byte> stream);
   std::vector<std::byte> take_stream() { return std::move(stream); }
-  // MPI_Op for the phase statistics: the maximum of the first six doubles, the sum of the rest.
+  // MPI_Op for the close's reduction: the maximum of the first seven doubles (the failing rank's
+  // code and the times), the sum of the rest (the counts).
   MPI_Op stats_op();
   // Cores of this node (hwloc, read once): I/O threads and copies that run at once.
   int cores_per_node();

@@ -85,7 +85,7 @@ void write_output_index(const std::string& output, const OutputIndex& index) {
   write_index_file(index_path(output), index, false);
 }
 
-void write_index_file(const std::string& path, const OutputIndex& index, bool sync) {
+void write_index_file(const std::string& path, const OutputIndex& index, bool sync, bool atomic) {
   const int version = index.checksum_chunk == 0 ? 1 : index.checksum_ranges ? 3 : 2;
   nlohmann::json j = {{"format", "strata-index"}, {"version", version}, {"bytes", index.bytes},
                       {"writer_ranks", index.writer_ranks}};
@@ -110,7 +110,7 @@ void write_index_file(const std::string& path, const OutputIndex& index, bool sy
     }
     j["files"].push_back(std::move(file));
   }
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = atomic ? path + ".tmp" : path;
   const std::string text = j.dump(2) + "\n";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw_system("cannot write the index \"" + tmp + "\"", errno);
@@ -129,7 +129,9 @@ void write_index_file(const std::string& path, const OutputIndex& index, bool sy
   const int err = errno;
   ::close(fd);
   if (rc != 0) throw_system("fsync of the index \"" + tmp + "\" failed", err);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_system("cannot rename the index to \"" + path + "\"", errno);
+  if (atomic && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw_system("cannot rename the index to \"" + path + "\"", errno);
+  }
 }
 
 std::string resolve_indexed_path(const std::string& output, const std::string& relative) {

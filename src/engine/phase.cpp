@@ -196,43 +196,47 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   io_.reset();
   direct_io_.reset();
   engine_.keep_stream(std::move(stream_));  // the next phase's stream, if it fits
-  ++stats_.collectives;  // the close's one agreement (the commit's, or this one)
   if (commit_ && state_ == State::done) {
-    commit_written(failure);
-  } else {
+    commit_written(failure);  // rank 0 commits only if every rank's part went well
+  } else if (options_.fsync && mode_ == PhaseMode::write && state_ == State::done) {
+    // Every rank's data must be in its node's cache before one rank per node syncs it.
+    stats_.collectives += 1;
     collectively(comm_, [&] {
       if (failure) throw *failure;
     });
-    if (options_.fsync && mode_ == PhaseMode::write && state_ == State::done) {
-      ++stats_.collectives;
-      collectively(comm_, [&] {
-        if (engine_.nodes.local_rank == 0) sync_files_of_node();
-        finish_output();
-      });
+    try {
+      if (engine_.nodes.local_rank == 0) sync_files_of_node();
+      finish_output();
+    } catch (const Error& e) {
+      failure = e;
     }
   }
   if (state_ != State::done) discard_partials();  // planned, never written
   stats_.close_s = MPI_Wtime() - t0;
   state_ = State::closed;
+  // One reduction agrees on the outcome and reduces the statistics: the lowest failing rank
+  // (as size - rank, maximised), the maxima of the times, the sums of the counts (exact as
+  // doubles up to 2^53).
+  ++stats_.collectives;
+  double d[11] = {failure ? static_cast<double>(size_ - rank_) : 0.0,
+                  stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, stats_.execute_s,
+                  static_cast<double>(stats_.bytes), static_cast<double>(stats_.fs_requests),
+                  static_cast<double>(stats_.direct_bytes), static_cast<double>(stats_.operations)};
+  double r[11];
+  MPI_Allreduce(d, r, 11, MPI_DOUBLE, engine_.stats_op(), comm_);
+  if (r[0] > 0) raise_from(comm_, size_ - static_cast<int>(r[0]), failure ? &*failure : nullptr);
   if (max != nullptr) {
-    ++stats_.collectives;
-    // One reduction: maxima of the times, sums of the counts (exact as doubles up to 2^53).
-    double d[10] = {stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, stats_.execute_s,
-                    static_cast<double>(stats_.bytes), static_cast<double>(stats_.fs_requests),
-                    static_cast<double>(stats_.direct_bytes), static_cast<double>(stats_.operations)};
-    double r[10];
-    MPI_Allreduce(d, r, 10, MPI_DOUBLE, engine_.stats_op(), comm_);
     *max = stats_;
-    max->plan_s = r[0];
-    max->aggregation_s = r[1];
-    max->io_s = r[2];
-    max->wait_s = r[3];
-    max->close_s = r[4];
-    max->execute_s = r[5];
-    max->bytes = static_cast<uint64_t>(r[6]);
-    max->fs_requests = static_cast<uint64_t>(r[7]);
-    max->direct_bytes = static_cast<uint64_t>(r[8]);
-    max->operations = static_cast<uint64_t>(r[9]);
+    max->plan_s = r[1];
+    max->aggregation_s = r[2];
+    max->io_s = r[3];
+    max->wait_s = r[4];
+    max->close_s = r[5];
+    max->execute_s = r[6];
+    max->bytes = static_cast<uint64_t>(r[7]);
+    max->fs_requests = static_cast<uint64_t>(r[8]);
+    max->direct_bytes = static_cast<uint64_t>(r[9]);
+    max->operations = static_cast<uint64_t>(r[10]);
     max->collectives = stats_.collectives;
     max->tier.clear();  // tiers: every tier the phase aggregated on
     for (const PlacedPartition& part : placement_.partitions) {

@@ -210,7 +210,7 @@ class PhaseImpl {
 
   // After a write: every rank's partial files synced (unless strata_commit=nosync), sized,
   // checksummed in parallel, then committed by rank 0. Collective.
-  void commit_written(std::optional<Error> failure);
+  void commit_written(std::optional<Error>& failure);
   void commit_index(const std::vector<uint64_t>& hashes, bool sync) const;
   uint64_t clear_unwritten(const std::string& path, const std::vector<IndexedFile::Range>& ranges, bool sync) const;
 

@@ -358,6 +358,8 @@ void PhaseImpl::choose_phase_files() {
 std::vector<ReceivedRange> PhaseImpl::direct_runs_to_know(const std::vector<RankSummary>& all) {
   const Alternative& s = strategy_.best();
   if (s.direct == false && s.hybrid == false) return {};
+  // Owners writing everything, and their bytes tile the domain: no two can overlap.
+  if (s.direct && dense_and_tiled(all, false)) return {};
   std::vector<std::pair<uint64_t, uint64_t>> direct, aggregated;
   std::vector<uint64_t> counts;
   for (const RankSummary& r : all) {
