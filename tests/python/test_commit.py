@@ -122,6 +122,32 @@ def test_interrupted_commit_rolls_forward(tmp_path: Path) -> None:
     assert (tmp_path / "c.dat").read_bytes() == new and not (tmp_path / "c.dat.strata-commit.json").exists()
 
 
+def test_intent_record_cut_short_is_dropped_not_rolled_forward(tmp_path: Path) -> None:
+    """A crash while the intent record was written: no rename happened, the old output stands."""
+    write(tmp_path, 2, ARRAY, seed=1)
+    old = (tmp_path / "c.dat").read_bytes()
+    (tmp_path / "c.dat.strata-partial").write_bytes(b"\x00" * len(old))
+    (tmp_path / "c.dat.strata-commit.json").write_text('{"format": "strata-index", "vers')
+    status, report = verify(tmp_path, 2)
+    assert status == 0 and report["uncommitted_write"] is True, report
+    # A read sees the old output and drops the record; the next write removes the partial file.
+    out = run_ranks(2, [*ARRAY, "--backend", "strata", "--seed", "1", "--read", "--verify", "--quiet"], cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    assert not (tmp_path / "c.dat.strata-commit.json").exists() and (tmp_path / "c.dat").read_bytes() == old
+    write(tmp_path, 2, ARRAY, seed=3)
+    assert not list(tmp_path.glob("c.dat.strata-*partial")) and verify(tmp_path, 1)[0] == 0
+
+
+def test_rewrites_by_one_engine_recycle_the_old_file(tmp_path: Path) -> None:
+    """Repetitions of one run write the same output: the old file becomes the next partial file,
+    so the folder holds the output and at most one retired copy, and the result verifies."""
+    blocks = ["run", "blocks", "--vars", "3", "--shape", "40x30x16", "--tiles-per-rank", "2", "--output", "r.dat"]
+    out = run_ranks(3, [*blocks, "--backend", "strata", "--repetitions", "4", "--verify", "--quiet"], cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.dat", "r.dat.strata-index.json"]
+    assert verify(tmp_path, 2, "r.dat")[0] == 0
+
+
 def test_bad_commit_hint_is_a_usage_error(tmp_path: Path) -> None:
     out = run_ranks(2, [*ARRAY, "--backend", "strata", "--hints", "strata_commit=maybe"], cwd=tmp_path)
     assert out.status == 2 and "strata_commit=maybe must be sync, nosync or in-place" in out.stderr

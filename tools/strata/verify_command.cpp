@@ -79,7 +79,17 @@ nlohmann::json problem(const std::string& kind, const std::string& file, const s
 // Rank 0: everything but the checksums. Fills `report` and the files left to checksum.
 void check_index(const std::string& path, bool complete, nlohmann::json& report, Checked& checked) {
   auto& problems = report["problems"];
-  if (read_index_file(engine::intent_path(path))) {
+  bool intent = false;
+  try {
+    intent = read_index_file(engine::intent_path(path)).has_value();
+  } catch (const Error&) {  // cut short while written: the commit never renamed a file
+    if (complete) {
+      engine::roll_forward(path);  // drops it
+    } else {
+      report["uncommitted"].push_back(engine::intent_path(path));
+    }
+  }
+  if (intent) {
     if (complete) {
       engine::roll_forward(path);
       report["completed_commit"] = true;
