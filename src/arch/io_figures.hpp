@@ -1,5 +1,8 @@
-// Measured figures of the machine the engine's strategy model needs (temporary: the probe's
-// branch replaces this file).
+// The machine's figures the engine's strategy model needs (engine/plan/strategy.hpp,
+// engine/plan/spans.hpp, engine/move/packing.hpp): measured by probe_io_figures() — `strata info
+// --probe`, or at the engine's first use on a machine without them — and kept in the machine
+// file's [io] table (arch/machine.hpp, docs/tiers.md). Until measured, the defaults below are
+// stated figures of a commodity node, not measurements (`measured` says which).
 #pragma once
 
 #include <mpi.h>
@@ -12,27 +15,39 @@ namespace strata {
 
 struct WriteFigure {
   uint64_t request_bytes;
-  double seconds;
+  double seconds;  // one pwrite of that size into a file's page cache (median)
 };
 
 struct IoFigures {
   bool measured = false;
-  int probe_ranks = 2;
-  double put_latency_s = 3e-6;
-  double put_bandwidth_Bps = 4e9;
-  double put_run_s = 0.2e-6;
-  double fence_s = 20e-6;
-  double collective_s = 10e-6;
-  double memcpy_Bps = 5e9;
-  double hash_Bps = 8e9;
-  double create_s = 50e-6;
-  double rename_s = 30e-6;
-  double fsync_Bps = 0;
+  int probe_ranks = 2;             // ranks the MPI figures were measured at
+  double put_latency_s = 3e-6;     // one small MPI_Put to another rank of the node, in a batch closed by one fence
+  double put_bandwidth_Bps = 4e9;  // a large (4 MiB) MPI_Put to another rank of the node
+  double put_run_s = 0.2e-6;       // each run of one MPI_Put with an hindexed target type (type built and freed)
+  double fence_s = 20e-6;          // one MPI_Win_fence at probe_ranks ranks
+  double collective_s = 10e-6;     // one 8-byte MPI_Allreduce at probe_ranks ranks
+  double memcpy_Bps = 5e9;         // memcpy of 4 MiB
+  double hash_Bps = 8e9;           // XXH3-64 of 4 MiB in memory
+  double create_s = 50e-6;         // open(O_CREAT) and close of a new file in the probed folder
+  double rename_s = 30e-6;         // rename() in that folder
+  double fsync_Bps = 0;            // 16 MiB written then fsynced, per second (0: not measured)
   std::vector<WriteFigure> write = {{4096, 4e-6}, {65536, 25e-6}, {1 << 20, 350e-6}, {4 << 20, 1.4e-3}};
+
+  // Seconds for one pwrite of `bytes`: log-log interpolation between the points, the time per
+  // byte of the largest above it, the smallest's time below it.
   double write_s(uint64_t bytes) const;
+  // Seconds for n pwrites totalling `bytes` (each bytes / n); 0 when n == 0.
   double writes_s(uint64_t n, uint64_t bytes) const;
+  // A fence or a small collective at `ranks` ranks: the measured one scaled by
+  // log2(ranks) / log2(probe_ranks) (never below the measured one; a tenth of it for one rank).
   double fence_at(int ranks) const;
   double collective_at(int ranks) const;
 };
+
+// Collective over `comm`: measures every figure (the MPI ones between the ranks of `comm`, each
+// rank putting to its neighbour; the file ones by rank 0 in folder `dir`, its files removed
+// afterwards; a folder it cannot write leaves the file figures at their defaults). Every rank
+// returns the same figures. Takes a fraction of a second.
+IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir);
 
 }  // namespace strata

@@ -224,6 +224,51 @@ class Reader {
   std::string name_;
 };
 
+// The [io] table: the engine's figures (arch/io_figures.hpp), in microseconds and GB/s.
+IoFigures parse_io(const Reader& rd, const toml::node& node) {
+  const toml::table* t = node.as_table();
+  if (t == nullptr) rd.fail(&node, "\"io\" must be a table ([io])");
+  IoFigures f;
+  if (const toml::node* n = t->get("measured")) {
+    if (!n->is_boolean()) rd.fail(n, "field \"io.measured\" must be true or false");
+    f.measured = n->as_boolean()->get();
+  }
+  f.probe_ranks = static_cast<int>(rd.number_or(*t, "probe_ranks", "io.probe_ranks", 2));
+  if (f.probe_ranks < 1) rd.fail(t->get("probe_ranks"), "field \"io.probe_ranks\" must be at least 1");
+  auto us = [&](const char* key, double& v) {
+    if (t->get(key) != nullptr) v = rd.number(*t, key, std::string("io.") + key, false) * 1e-6;
+  };
+  auto gbps = [&](const char* key, double& v, bool positive) {
+    if (t->get(key) != nullptr) v = rd.number(*t, key, std::string("io.") + key, positive) * 1e9;
+  };
+  us("put_latency_us", f.put_latency_s);
+  gbps("put_bandwidth_GBps", f.put_bandwidth_Bps, true);
+  us("put_run_us", f.put_run_s);
+  us("fence_us", f.fence_s);
+  us("collective_us", f.collective_s);
+  gbps("memcpy_GBps", f.memcpy_Bps, true);
+  gbps("hash_GBps", f.hash_Bps, true);
+  us("create_us", f.create_s);
+  us("rename_us", f.rename_s);
+  gbps("fsync_GBps", f.fsync_Bps, false);
+  const toml::node* bytes = t->get("write_bytes");
+  const toml::node* times = t->get("write_us");
+  if ((bytes == nullptr) != (times == nullptr)) rd.fail(t, "fields \"io.write_bytes\" and \"io.write_us\" go together");
+  if (bytes != nullptr) {
+    const std::vector<double> b = rd.reals(*bytes, "io.write_bytes"), s = rd.reals(*times, "io.write_us");
+    if (b.size() != s.size() || b.empty()) {
+      rd.fail(times, "fields \"io.write_bytes\" and \"io.write_us\" must list the same number of points (at least one)");
+    }
+    f.write.clear();
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (b[i] < 1 || s[i] <= 0) rd.fail(bytes, "io.write_bytes and io.write_us must be positive");
+      if (i > 0 && b[i] <= b[i - 1]) rd.fail(bytes, "field \"io.write_bytes\" must be in increasing order");
+      f.write.push_back({static_cast<uint64_t>(b[i]), s[i] * 1e-6});
+    }
+  }
+  return f;
+}
+
 Topology parse_topology(const Reader& rd, const toml::table& root) {
   Topology topo;
   const toml::node* n = root.get("topology");
@@ -329,6 +374,7 @@ Machine parse_machine(const std::string& toml_text, const std::string& name) {
   }
   if (m.tier(Tier::dram) == nullptr) rd.fail(tiers, "no [[tier]] named \"dram\" (the source of the data; describe it)");
   std::sort(m.tiers.begin(), m.tiers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (const toml::node* io = root.get("io")) m.io = parse_io(rd, *io);
   return m;
 }
 
@@ -373,6 +419,23 @@ std::string machine_to_toml(const Machine& m) {
       << "\nbandwidth_GBps = " << f.bandwidth_Bps / 1e9 << "\ncapacity = " << f.capacity_bytes << "\npersistency = \""
       << persistency_name(f.persistency) << "\"\n";
   }
+  o << io_to_toml(m.io);
+  return o.str();
+}
+
+std::string io_to_toml(const IoFigures& f) {
+  std::ostringstream o;
+  o.precision(6);
+  o << "\n# The engine's figures (strata info --probe measures them; docs/tiers.md)\n[io]\nmeasured = "
+    << (f.measured ? "true" : "false") << "\nprobe_ranks = " << f.probe_ranks << "\nput_latency_us = " << f.put_latency_s * 1e6
+    << "\nput_bandwidth_GBps = " << f.put_bandwidth_Bps / 1e9 << "\nput_run_us = " << f.put_run_s * 1e6
+    << "\nfence_us = " << f.fence_s * 1e6 << "\ncollective_us = " << f.collective_s * 1e6
+    << "\nmemcpy_GBps = " << f.memcpy_Bps / 1e9 << "\nhash_GBps = " << f.hash_Bps / 1e9 << "\ncreate_us = " << f.create_s * 1e6
+    << "\nrename_us = " << f.rename_s * 1e6 << "\nfsync_GBps = " << f.fsync_Bps / 1e9 << "\nwrite_bytes = [";
+  for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].request_bytes;
+  o << "]\nwrite_us = [";
+  for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].seconds * 1e6;
+  o << "]\n";
   return o.str();
 }
 

@@ -64,6 +64,8 @@ struct Machine {
 Machine parse_machine(const std::string& toml_text, const std::string& name);
 // The description as TOML (what the probe caches; parse_machine reads it back).
 std::string machine_to_toml(const Machine& m);
+// Its [io] table alone.
+std::string io_to_toml(const IoFigures& f);
 // Applies STRATA_TIER_CAPACITY-style overrides "tier:size,tier:size" (usage Error when bad).
 void apply_capacity_overrides(Machine& m, const std::string& spec);
 
@@ -73,9 +75,13 @@ void apply_capacity_overrides(Machine& m, const std::string& spec);
 Machine probe_machine(int node);
 // $XDG_CACHE_HOME/strata/machine-<host>.toml, or ~/.cache/strata/..., or "" without a home.
 std::string machine_cache_path();
+// Writes the machine cache atomically (a temporary file, then rename); failures are ignored.
+void store_machine_cache(const std::string& cache, const std::string& text);
 // Collective over `comm`: rank 0 reads STRATA_MACHINE, or the cache (probing and caching it
 // when missing), and shares the text; every rank parses it (so a bad file is the same error on
-// every rank) and applies STRATA_TIER_CAPACITY.
+// every rank) and applies STRATA_TIER_CAPACITY. Without STRATA_MACHINE, a cache whose [io]
+// figures were never measured gets them measured once (probe_io_figures, collective; not with
+// STRATA_NO_IO_PROBE=1) and rewritten.
 Machine load_machine(MPI_Comm comm, int node);
 
 }  // namespace strata

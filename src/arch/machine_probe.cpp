@@ -133,20 +133,23 @@ std::pair<std::string, std::string> machine_text(int node) {
   Machine m = probe_machine(node);
   m.source = cache.empty() ? "probe" : "probe, cached in " + cache;
   std::string text = machine_to_toml(m);
-  if (!cache.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
-    const std::string tmp = cache + ".tmp." + std::to_string(::getpid());
-    std::ofstream out(tmp);
-    out << text;
-    out.close();
-    if (out) std::filesystem::rename(tmp, cache, ec);  // a cache that cannot be written only costs a probe next time
-    if (ec || !out) std::filesystem::remove(tmp, ec);
-  }
+  if (!cache.empty()) store_machine_cache(cache, text);
   return {text, cache.empty() ? std::string("probe") : cache};
 }
 
 }  // namespace
+
+void store_machine_cache(const std::string& cache, const std::string& text) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(cache).parent_path(), ec);
+  // Written aside then renamed: jobs that start together never read half a file.
+  const std::string tmp = cache + ".tmp." + std::to_string(::getpid());
+  std::ofstream out(tmp);
+  out << text;
+  out.close();
+  if (out) std::filesystem::rename(tmp, cache, ec);  // a cache that cannot be written only costs a probe next time
+  if (ec || !out) std::filesystem::remove(tmp, ec);
+}
 
 Machine load_machine(MPI_Comm comm, int node) {
   int rank = 0;
@@ -162,6 +165,18 @@ Machine load_machine(MPI_Comm comm, int node) {
   MPI_Bcast(text.data(), static_cast<int>(n[0]), MPI_CHAR, 0, comm);
   MPI_Bcast(name.data(), static_cast<int>(n[1]), MPI_CHAR, 0, comm);
   Machine m = parse_machine(text, name);  // the same text everywhere: the same outcome everywhere
+  // The engine's I/O figures, probed at first use (once per cached machine) unless the machine
+  // is described by a file (STRATA_MACHINE) or STRATA_NO_IO_PROBE is set: the same decision on
+  // every rank, since every rank parsed the same text.
+  const char* no_probe = std::getenv("STRATA_NO_IO_PROBE");
+  const char* described = std::getenv("STRATA_MACHINE");
+  const bool from_cache = described == nullptr || *described == '\0';
+  if (from_cache && !m.io.measured && (no_probe == nullptr || *no_probe == '\0' || std::string(no_probe) == "0")) {
+    const std::string cache = machine_cache_path();
+    const std::string dir = cache.empty() ? "/tmp" : std::filesystem::path(cache).parent_path().string();
+    m.io = probe_io_figures(comm, dir);
+    if (rank == 0 && !cache.empty()) store_machine_cache(cache, machine_to_toml(m));
+  }
   if (const char* caps = std::getenv("STRATA_TIER_CAPACITY"); caps != nullptr && *caps != '\0') {
     apply_capacity_overrides(m, caps);
   }

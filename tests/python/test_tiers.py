@@ -162,3 +162,37 @@ def test_help_of_plan_and_tiers(args: list[str]) -> None:
         assert "--dist" in out.stdout
     if args[0] == "info":
         assert "--tiers" in out.stdout
+
+
+def test_probe_measures_and_caches_the_io_figures(tmp_path: Path) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    out = run_ranks(2, ["info", "--probe", str(tmp_path), "--json", str(tmp_path / "io.json")], env=env)
+    assert out.status == 0, out.stderr
+    io = json.loads((tmp_path / "io.json").read_text())["io"]
+    assert io["measured"] is True and io["probe_ranks"] == 2
+    for key in ("put_bandwidth_Bps", "put_latency_s", "fence_s", "collective_s", "memcpy_Bps", "hash_Bps",
+                "create_s", "rename_s"):
+        assert io[key] > 0, key
+    sizes = [w["bytes"] for w in io["write"]]
+    assert sizes == sorted(sizes) and len(sizes) == 4 and all(w["seconds"] > 0 for w in io["write"])
+    assert not list(tmp_path.glob(".strata-io-probe*"))  # the probe's files are gone
+    cached = next((tmp_path / "cache" / "strata").glob("machine-*.toml")).read_text()
+    assert "[io]\nmeasured = true\nprobe_ranks = 2\n" in cached and "[[tier]]" in cached
+    # The engine plans with them: strata plan says the figures are measured.
+    plan = run_ranks(2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--json", str(tmp_path / "p.json")],
+                     env=env)
+    assert plan.status == 0, plan.stderr
+    assert "measured machine figures" in plan.stdout
+    assert json.loads((tmp_path / "p.json").read_text())["figures_measured"] is True
+
+
+def test_engine_probes_its_figures_at_first_use_unless_told_not_to(tmp_path: Path) -> None:
+    cache = tmp_path / "c1"
+    out = run_ranks(2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--quiet"],
+                    env={"XDG_CACHE_HOME": str(cache), "STRATA_NO_IO_PROBE": "1"})
+    assert out.status == 0, out.stderr
+    assert "measured = false" in next((cache / "strata").glob("machine-*.toml")).read_text()
+    out = run_ranks(2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--quiet"],
+                    env={"XDG_CACHE_HOME": str(cache)})
+    assert out.status == 0, out.stderr
+    assert "measured = true" in next((cache / "strata").glob("machine-*.toml")).read_text()

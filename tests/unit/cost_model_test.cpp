@@ -143,6 +143,44 @@ TEST(MachineFile, RoundTripsThroughToml) {
   EXPECT_EQ(back.distance_to_storage(7), 3);
 }
 
+TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
+  Machine m = toy_machine();
+  m.source = "test";
+  m.topology = Topology{};
+  m.storage_distances.clear();
+  m.io.measured = true;
+  m.io.probe_ranks = 16;
+  m.io.fence_s = 106e-6;
+  m.io.put_run_s = 0.4e-6;
+  m.io.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 160e-6}};
+  const Machine back = parse_machine(machine_to_toml(m), "round-trip");
+  EXPECT_TRUE(back.io.measured);
+  EXPECT_EQ(back.io.probe_ranks, 16);
+  EXPECT_NEAR(back.io.fence_s, 106e-6, 1e-12);
+  EXPECT_NEAR(back.io.put_run_s, 0.4e-6, 1e-12);
+  ASSERT_EQ(back.io.write.size(), 3u);
+  EXPECT_EQ(back.io.write[2].request_bytes, 1u << 20);
+  EXPECT_NEAR(back.io.write[2].seconds, 160e-6, 1e-12);
+  // Without [io]: the stated defaults, not measured.
+  m.io = IoFigures{};
+  std::string text = machine_to_toml(m);
+  text = text.substr(0, text.find("\n# The engine's figures"));
+  EXPECT_FALSE(parse_machine(text, "no-io").io.measured);
+  auto message = [&](const std::string& io) {
+    try {
+      parse_machine(text + "\n[io]\n" + io, "m.toml");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("fence_us = -1\n").find("\"io.fence_us\" must not be negative"), std::string::npos);
+  EXPECT_NE(message("hash_GBps = \"fast\"\n").find("\"io.hash_GBps\" must be a number"), std::string::npos);
+  EXPECT_NE(message("write_bytes = [4096, 1024]\nwrite_us = [1, 2]\n").find("increasing order"), std::string::npos);
+  EXPECT_NE(message("write_bytes = [4096]\n").find("go together"), std::string::npos);
+  EXPECT_NE(message("measured = 1\n").find("true or false"), std::string::npos);
+}
+
 TEST(MachineFile, ErrorsNameFileLineAndField) {
   const std::string good_head = "name = \"x\"\n[network]\nlatency_us = 1\nbandwidth_GBps = 10\n"
                                 "[storage]\nlatency_us = 1\nbandwidth_GBps = 1\n";

@@ -2,6 +2,8 @@
 // the packing threshold: choices that follow from the figures, and hints that always win.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/move/packing.hpp"
 #include "engine/plan/spans.hpp"
 #include "engine/plan/strategy.hpp"
@@ -152,4 +154,25 @@ TEST(Packing, ThresholdFromPutFigures) {
   EXPECT_EQ(pack_threshold(f), 7u);  // 3 / 0.5 = 6: packing pays from 7 runs
   f.put_run_s = 3e-6;
   EXPECT_EQ(pack_threshold(f), 0u);  // never
+}
+
+TEST(IoFigures, WriteCurveInterpolatesLogLog) {
+  IoFigures f;
+  f.write = {{4096, 4e-6}, {1 << 20, 1e-3}};
+  EXPECT_DOUBLE_EQ(f.write_s(4096), 4e-6);
+  EXPECT_DOUBLE_EQ(f.write_s(512), 4e-6);                  // below the smallest: its time
+  EXPECT_NEAR(f.write_s(2 << 20), 2e-3, 1e-12);           // above the largest: its time per byte
+  EXPECT_NEAR(f.write_s(65536), std::sqrt(4e-6 * 1e-3), 1e-9);  // halfway in log between 4 KiB and 1 MiB
+  EXPECT_DOUBLE_EQ(f.writes_s(0, 100), 0);
+  EXPECT_NEAR(f.writes_s(4, 4 << 20), 4 * 1e-3, 1e-12);
+}
+
+TEST(IoFigures, FencesScaleWithLogRanks) {
+  IoFigures f;
+  f.fence_s = 10e-6;
+  f.probe_ranks = 4;
+  EXPECT_DOUBLE_EQ(f.fence_at(4), 10e-6);
+  EXPECT_DOUBLE_EQ(f.fence_at(16), 20e-6);
+  EXPECT_DOUBLE_EQ(f.fence_at(2), 10e-6);  // never below the measured one
+  EXPECT_DOUBLE_EQ(f.fence_at(1), 1e-6);
 }

@@ -25,6 +25,8 @@ int advise_command(const std::vector<std::string>& args, const Environment& env)
 int plan_command(const std::vector<std::string>& args, const Environment& env);
 // strata info --tiers (collective over comm).
 int tiers_info(MPI_Comm comm, const std::string& json_path);
+// strata info --probe [DIR]: measures the engine's I/O figures and stores them in the machine cache.
+int probe_info(MPI_Comm comm, const std::string& dir, const std::string& json_path);
 int decomp_command(const std::vector<std::string>& args, const Environment& env);
 int verify_command(const std::vector<std::string>& args, const Environment& env);
 

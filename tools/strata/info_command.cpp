@@ -25,7 +25,8 @@ namespace {
 
 const char* kInfoUsage =
     "usage: [mpirun -np N] strata info [PATH] [--json FILE]\n"
-    "       [mpirun -np N] strata info --tiers [--json FILE]\n\n"
+    "       [mpirun -np N] strata info --tiers [--json FILE]\n"
+    "       [mpirun -np N] strata info --probe [DIR] [--json FILE]\n\n"
     "Prints the MPI library and version, the MPI-IO component in use (confirmed by opening a\n"
     "probe file beside PATH and reading its hints back), ranks and nodes (and whether the node map\n"
     "is virtual: STRATA_RANKS_PER_NODE / STRATA_NODE_MAP), the file system type and block size\n"
@@ -64,7 +65,9 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   OptionSet o;
   o.add("json", "FILE", "also write the information as JSON (rank 0)");
   o.add_flag("tiers", "list the memory tiers aggregation can use: latency, bandwidth, capacity, persistency (from "
-                      "STRATA_MACHINE or the cached probe), and why a tier is absent");
+                      "STRATA_MACHINE or the cached probe), and why a tier is absent; and the engine's I/O figures");
+  o.add_flag("probe", "measure the engine's I/O figures (puts, fences, collectives, copies, hashes, file requests in "
+                      "PATH, default the current folder) and store them in the machine cache; collective, under a second");
   std::vector<std::string> positional;
   collectively(comm, [&] {
     positional = o.parse(args);
@@ -75,6 +78,7 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
     return 0;
   }
   if (o.flag("tiers")) return tiers_info(comm, o.get("json"));
+  if (o.flag("probe")) return probe_info(comm, positional.empty() ? "." : positional[0], o.get("json"));
   const std::string path = positional.empty() ? "." : positional[0];
 
   NodeMap nodes = node_map(comm);

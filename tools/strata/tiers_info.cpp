@@ -1,6 +1,7 @@
 // strata info --tiers: the memory tiers the engine can aggregate on, with the figures the cost
 // model uses (from STRATA_MACHINE or the cached probe) and, for a tier a node lacks, why.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -32,7 +33,74 @@ std::string rate_text(double bps) {
   return b;
 }
 
+// The engine's I/O figures as a table, and as JSON.
+std::string io_text(const IoFigures& f) {
+  std::ostringstream out;
+  out << "I/O figures (" << (f.measured ? "measured at " + std::to_string(f.probe_ranks) + " rank(s)" : "stated defaults: strata info --probe measures them")
+      << "), for the engine's choice of strategy:\n";
+  char line[160];
+  auto row = [&](const char* name, const std::string& value, const char* meaning) {
+    std::snprintf(line, sizeof line, "  %-18s %12s  %s\n", name, value.c_str(), meaning);
+    out << line;
+  };
+  row("put latency", seconds_text(f.put_latency_s), "one small MPI_Put within a node");
+  row("put bandwidth", rate_text(f.put_bandwidth_Bps), "a large MPI_Put within a node");
+  row("packed run", seconds_text(f.put_run_s), "each run of one put with an hindexed target type");
+  row("fence", seconds_text(f.fence_s), "one MPI_Win_fence");
+  row("small collective", seconds_text(f.collective_s), "one 8-byte MPI_Allreduce");
+  row("memcpy", rate_text(f.memcpy_Bps), "copy of 4 MiB");
+  row("XXH3 hash", rate_text(f.hash_Bps), "checksum of 4 MiB");
+  row("create", seconds_text(f.create_s), "a new file");
+  row("rename", seconds_text(f.rename_s), "one rename()");
+  row("write + fsync", f.fsync_Bps > 0 ? rate_text(f.fsync_Bps) : std::string("-"), "16 MiB written and synced");
+  for (const WriteFigure& w : f.write) {
+    const std::string name = "pwrite " + format_size(w.request_bytes);
+    row(name.c_str(), seconds_text(w.seconds), "one request into the page cache");
+  }
+  return out.str();
+}
+
+nlohmann::json io_json(const IoFigures& f) {
+  nlohmann::json curve = nlohmann::json::array();
+  for (const WriteFigure& w : f.write) curve.push_back({{"bytes", w.request_bytes}, {"seconds", w.seconds}});
+  return {{"measured", f.measured}, {"probe_ranks", f.probe_ranks}, {"put_latency_s", f.put_latency_s},
+          {"put_bandwidth_Bps", f.put_bandwidth_Bps}, {"put_run_s", f.put_run_s}, {"fence_s", f.fence_s},
+          {"collective_s", f.collective_s}, {"memcpy_Bps", f.memcpy_Bps}, {"hash_Bps", f.hash_Bps},
+          {"create_s", f.create_s}, {"rename_s", f.rename_s}, {"fsync_Bps", f.fsync_Bps}, {"write", curve}};
+}
+
 }  // namespace
+
+int probe_info(MPI_Comm comm, const std::string& dir, const std::string& json_path) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  NodeMap nodes = node_map(comm);
+  Machine machine = load_machine(comm, nodes.node);  // the cached tiers (probed once if missing)
+  machine.io = probe_io_figures(comm, dir);
+  const std::string cache = machine_cache_path();
+  collectively(comm, [&] {
+    if (rank != 0) return;
+    std::string stored;
+    if (!cache.empty()) {
+      store_machine_cache(cache, machine_to_toml(machine));
+      stored = "stored in " + cache;
+    } else {
+      stored = "not stored (no cache folder: set HOME or XDG_CACHE_HOME)";
+    }
+    std::printf("probed in %s on %zu rank(s), %d node(s)\n%s%s\n", dir.c_str(), nodes.node_of_rank.size(), nodes.node_count,
+                io_text(machine.io).c_str(), stored.c_str());
+    if (const char* m = std::getenv("STRATA_MACHINE"); m != nullptr && *m != '\0') {
+      std::printf("note: STRATA_MACHINE=%s is set: the engine reads that file, so add this [io] table to it:\n%s", m,
+                  io_to_toml(machine.io).c_str());
+    }
+    if (!json_path.empty()) {
+      std::ofstream f(json_path);
+      f << nlohmann::json{{"dir", dir}, {"cache", cache}, {"io", io_json(machine.io)}}.dump(2) << "\n";
+      if (!f) throw_usage("cannot write the JSON file \"" + json_path + "\"");
+    }
+  });
+  return 0;
+}
 
 int tiers_info(MPI_Comm comm, const std::string& json_path) {
   int rank = 0;
@@ -83,6 +151,7 @@ int tiers_info(MPI_Comm comm, const std::string& json_path) {
       }
       tiers.push_back(j);
     }
+    out << "\n" << io_text(machine.io);
     out << "\nThe engine elects each partition's aggregator and tier by cost (docs/tiers.md);\n"
            "STRATA_AGGR_TIER forces a tier, STRATA_TIER_CAPACITY=tier:size,... lowers capacities.\n";
     std::fputs(out.str().c_str(), stdout);
@@ -95,7 +164,8 @@ int tiers_info(MPI_Comm comm, const std::string& json_path) {
                                        {"storage_bandwidth_Bps", machine.storage_bandwidth_Bps},
                                        {"topology", topology_kind_name(machine.topology.kind)}}},
                           {"nodes", nodes.node_count},
-                          {"tiers", tiers}};
+                          {"tiers", tiers},
+                          {"io", io_json(machine.io)}};
       std::ofstream f(json_path);
       f << j.dump(2) << "\n";
       if (!f) throw_usage("cannot write the JSON file \"" + json_path + "\"");

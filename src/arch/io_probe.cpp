@@ -1,0 +1,192 @@
+// The engine's machine figures, measured: one-sided puts, fences and small collectives between
+// the ranks of a communicator, copies and hashes in memory, and file requests in a folder.
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "arch/io_figures.hpp"
+#include "common/error.hpp"
+
+namespace strata {
+
+namespace {
+
+constexpr int kRepeats = 5;
+
+double now() { return MPI_Wtime(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The median over `kRepeats` timings of fn() (one warm-up first), the slowest rank's.
+template <class F>
+double timed(MPI_Comm comm, F&& fn) {
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < kRepeats; ++i) {
+    MPI_Barrier(comm);
+    const double t0 = now();
+    fn();
+    t.push_back(now() - t0);
+  }
+  double mine = median(t), worst = 0;
+  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return worst;
+}
+
+// Seconds per pwrite of `bytes` into an empty file of `dir` (page cache), about 8 MiB in all.
+double write_seconds(const std::string& dir, uint64_t bytes, std::vector<char>& data) {
+  const std::string path = dir + "/.strata-io-probe-" + std::to_string(::getpid());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return 0;
+  const uint64_t n = std::max<uint64_t>(16, (uint64_t{8} << 20) / bytes);
+  std::vector<double> per;
+  for (int rep = 0; rep < 3; ++rep) {
+    if (::ftruncate(fd, 0) != 0) break;  // a new file's pages each time, as a new output has
+    const double t0 = now();
+    for (uint64_t i = 0; i < n; ++i) {
+      if (::pwrite(fd, data.data(), bytes, static_cast<off_t>(i * bytes)) != static_cast<ssize_t>(bytes)) break;
+    }
+    per.push_back((now() - t0) / static_cast<double>(n));
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  return median(per);
+}
+
+}  // namespace
+
+IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  IoFigures f;
+  f.measured = true;
+  f.probe_ranks = size;
+
+  // One-sided figures: every rank puts into its neighbour's window at once (itself when alone),
+  // as the ranks of a round do.
+  constexpr uint64_t kWindow = uint64_t{4} << 20;
+  constexpr int kSmallPuts = 4096, kRuns = 1000, kRunBytes = 64;
+  std::byte* base = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  check_mpi(MPI_Win_allocate(static_cast<MPI_Aint>(kWindow), 1, MPI_INFO_NULL, comm, &base, &win), "MPI_Win_allocate");
+  std::vector<std::byte> source(kWindow, std::byte{0x5a});
+  const int target = (rank + 1) % size;
+  f.fence_s = timed(comm, [&] { MPI_Win_fence(0, win); });
+  f.collective_s = timed(comm, [&] {
+    double x = 1, y = 0;
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm);
+  });
+  const double small = timed(comm, [&] {
+    for (int i = 0; i < kSmallPuts; ++i) {
+      MPI_Put(source.data(), 8, MPI_BYTE, target, static_cast<MPI_Aint>(i % 16384) * 64, 8, MPI_BYTE, win);
+    }
+    MPI_Win_fence(0, win);
+  });
+  // (At least 5 ns: below that the fence's noise is all one measures.)
+  f.put_latency_s = std::max(std::max(small - f.fence_s, 0.0) / kSmallPuts, 5e-9);
+  const double large = timed(comm, [&] {
+    MPI_Put(source.data(), static_cast<int>(kWindow), MPI_BYTE, target, 0, static_cast<int>(kWindow), MPI_BYTE, win);
+    MPI_Win_fence(0, win);
+  });
+  f.put_bandwidth_Bps = static_cast<double>(kWindow) / std::max(large - f.fence_s, 1e-9);
+  // A put of many runs with an hindexed target type (built, committed and freed each time, as
+  // a phase does once per group), against one contiguous put of the same bytes.
+  std::vector<int> lengths(kRuns, kRunBytes);
+  std::vector<MPI_Aint> displacements(kRuns);
+  for (int i = 0; i < kRuns; ++i) displacements[static_cast<size_t>(i)] = static_cast<MPI_Aint>(i) * 2 * kRunBytes;
+  const double packed = timed(comm, [&] {
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    MPI_Type_create_hindexed(kRuns, lengths.data(), displacements.data(), MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, 1, t, win);
+    MPI_Win_fence(0, win);
+    MPI_Type_free(&t);
+  });
+  const double contiguous = timed(comm, [&] {
+    MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, kRuns * kRunBytes, MPI_BYTE, win);
+    MPI_Win_fence(0, win);
+  });
+  f.put_run_s = std::max(packed - contiguous, 0.0) / kRuns;
+  MPI_Win_free(&win);
+
+  // Rank 0: memory and the folder's file system; then every rank gets rank 0's figures.
+  if (rank == 0) {
+    std::vector<std::byte> copy(kWindow);
+    f.memcpy_Bps = static_cast<double>(kWindow) / std::max(timed(MPI_COMM_SELF, [&] {
+                     std::memcpy(copy.data(), source.data(), kWindow);
+                   }), 1e-9);
+    volatile uint64_t sink = 0;
+    f.hash_Bps = static_cast<double>(kWindow) /
+                 std::max(timed(MPI_COMM_SELF, [&] { sink = sink + XXH3_64bits(source.data(), kWindow); }), 1e-9);
+    std::vector<char> data(uint64_t{4} << 20, 'p');
+    std::vector<WriteFigure> curve;
+    for (uint64_t bytes : {uint64_t{4096}, uint64_t{65536}, uint64_t{1} << 20, uint64_t{4} << 20}) {
+      const double s = write_seconds(dir, bytes, data);
+      if (s > 0) curve.push_back({bytes, s});
+    }
+    if (curve.size() == 4) f.write = curve;  // else the folder is not writable: the defaults stay
+    const std::string a = dir + "/.strata-io-probe-a-" + std::to_string(::getpid());
+    const std::string b = dir + "/.strata-io-probe-b-" + std::to_string(::getpid());
+    std::vector<double> create, rename;
+    for (int i = 0; i < 8; ++i) {
+      double t0 = now();
+      const int fd = ::open(a.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd < 0) break;
+      ::close(fd);
+      create.push_back(now() - t0);
+      t0 = now();
+      if (std::rename(a.c_str(), b.c_str()) != 0) break;
+      rename.push_back(now() - t0);
+      ::unlink(b.c_str());
+    }
+    if (!create.empty()) f.create_s = median(create);
+    if (!rename.empty()) f.rename_s = median(rename);
+    const int fd = ::open(a.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      const double t0 = now();
+      bool ok = true;
+      for (uint64_t off = 0; off < (uint64_t{16} << 20) && ok; off += data.size()) {
+        ok = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(off)) == static_cast<ssize_t>(data.size());
+      }
+      if (ok && ::fsync(fd) == 0) f.fsync_Bps = static_cast<double>(uint64_t{16} << 20) / std::max(now() - t0, 1e-9);
+      ::close(fd);
+      ::unlink(a.c_str());
+    }
+  }
+  double shared[16] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s, f.collective_s, f.memcpy_Bps,
+                       f.hash_Bps, f.create_s, f.rename_s, f.fsync_Bps};
+  for (size_t i = 0; i < 4 && i < f.write.size(); ++i) {
+    shared[10 + i] = f.write[i].seconds;
+  }
+  shared[14] = static_cast<double>(f.write.size());
+  MPI_Bcast(shared, 16, MPI_DOUBLE, 0, comm);
+  f.put_latency_s = shared[0];
+  f.put_bandwidth_Bps = shared[1];
+  f.put_run_s = shared[2];
+  f.fence_s = shared[3];
+  f.collective_s = shared[4];
+  f.memcpy_Bps = shared[5];
+  f.hash_Bps = shared[6];
+  f.create_s = shared[7];
+  f.rename_s = shared[8];
+  f.fsync_Bps = shared[9];
+  const uint64_t sizes[4] = {4096, 65536, uint64_t{1} << 20, uint64_t{4} << 20};
+  if (shared[14] == 4) {
+    f.write.clear();
+    for (size_t i = 0; i < 4; ++i) f.write.push_back({sizes[i], shared[10 + i]});
+  }
+  return f;
+}
+
+}  // namespace strata
