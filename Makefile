@@ -63,6 +63,7 @@ demo: build
 	exit $$status
 
 bench: build
+	$(PY) bench/engine_speed.py
 	$(PY) bench/compare_backends.py --preset bench
 	$(PY) bench/engine_vs_mpiio.py
 	$(PY) bench/tiers_compare.py

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Issue 15's acceptance, in one run: the engine (`strata` backend, its defaults: the strategy
+chosen by cost) against every other way Strata writes the same decomposition and against fio.
+
+Workloads (select with --only):
+  e3sm     E3SM's F case on the real PIO maps (16 ranks; 1, 323 and 63 variables on the three
+           maps): strata >= 3x per-dataset hdf5, >= 2x pnetcdf, >= 1.5x the best mpiio-coll
+           (OMPIO and ROMIO); strata's file requests <= 2 x rounds x aggregators
+  ior      IOR -b 1M -t 64K -s 4 (4 ranks), -b 4M -t 1M -s 2 (4 ranks), -b 256K -t 4K -s 5
+           (8 ranks): strata >= 1.0x the best of posix, mpiio-ind, mpiio-coll (OMPIO, ROMIO)
+  array1d  the aggregation paper's 1D-Array, random sizes <= 100 KB, 16 ranks: >= 2x the best
+           mpiio-coll (OMPIO, ROMIO)
+  fsync    one large contiguous write with fsync: strata >= 0.9x fio's sequential write
+  fixed    the engine's fixed cost: an empty phase and a 4 KiB-per-rank phase (bench/phase_fixed_cost)
+  demo     the demo campaign (examples/demo.toml): in every shared-file configuration strata's
+           median write >= 0.95x the best other backend's
+
+Method: each round runs every variant of a workload once, in an order shuffled with a recorded
+seed; the median is over all rounds' write repetitions. Open and close are included; fsync only
+in the fsync workload; every write launch also reads back and verifies (`--verify`), which does
+not enter the write's time. Every side runs with --no-advice. For each strata row the engine's
+profile is printed (plan / write / close, aggregation, I/O, rounds, aggregators, file requests,
+one-sided operations, collectives, the strategy chosen and its predicted time), so a target that
+is missed says where the time goes. Writes bench-output/engine_speed.{txt,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = ROOT / "build" / "bin"
+ROMIO = ["--mca", "io", "romio321"]
+MAPS = ("piodecomp16tasks16io01dims_ioid_514.dat", "piodecomp16tasks16io01dims_ioid_516.dat",
+        "piodecomp16tasks16io02dims_ioid_548.dat")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+# (label, backend, MCA arguments)
+STRATA = ("strata", "strata", [])
+MPIIO = [("mpiio-coll ompio", "mpiio-coll", []), ("mpiio-coll romio", "mpiio-coll", ROMIO)]
+INDEPENDENT = [("posix", "posix", []), ("mpiio-ind ompio", "mpiio-ind", []), ("mpiio-ind romio", "mpiio-ind", ROMIO)]
+
+
+def workloads(args: argparse.Namespace) -> list[dict]:
+    maps = ",".join(str(args.maps_dir / m) for m in MAPS)
+    per_rank = max(1, args.large_mib // 4)
+    ior = "ior --block-size {} --transfer-size {} --segments {}"
+    out = [
+        {"name": "e3sm F real maps", "group": "e3sm", "ranks": 16, "reps": 1,
+         "kernel": ["e3sm", "--maps", maps, "--map-vars", "1,323,63"],
+         "variants": [STRATA, ("hdf5", "hdf5", []), ("pnetcdf", "pnetcdf", []), *MPIIO],
+         "targets": [("hdf5", 3.0), ("pnetcdf", 2.0), ("mpiio-coll", 1.5)], "requests": True},
+    ]
+    for ranks, (b, t, s) in ((4, ("1M", "64K", "4")), (4, ("4M", "1M", "2")), (8, ("256K", "4K", "5"))):
+        out.append({"name": f"ior -b {b} -t {t} -s {s} ({ranks} ranks)", "group": "ior", "ranks": ranks, "reps": 3,
+                    "kernel": ior.format(b, t, s).split(), "variants": [STRATA, *INDEPENDENT, *MPIIO],
+                    "targets": [("best", 1.0)]})
+    out.append({"name": "array1d random <= 100 KB (16 ranks)", "group": "array1d", "ranks": 16, "reps": 3,
+                "kernel": ["array1d", "--dist", "random", "--size", "102400"], "variants": [STRATA, *MPIIO],
+                "targets": [("mpiio-coll", 2.0)]})
+    out.append({"name": f"large contiguous {per_rank * 4} MiB, fsync (4 ranks)", "group": "fsync", "ranks": 4,
+                "reps": 1, "fsync": True, "kernel": ior.format(f"{per_rank}M", "4M", "1").split(),
+                "variants": [STRATA, ("fio", "fio", [])], "fio_mib": per_rank * 4, "targets": [("fio", 0.9)]})
+    return [w for w in out if w["group"] in args.only]
+
+
+def run_strata(w: dict, variant: tuple, data: Path, json_path: Path) -> dict:
+    label, backend, mca = variant
+    cmd = ["mpirun", *mca, "-n", str(w["ranks"]), "--oversubscribe", str(BIN / "strata"), "run", *w["kernel"],
+           "--backend", backend, "--no-advice", "--repetitions", str(w["reps"]), "--verify", "--output",
+           str(data), "--json", str(json_path), "--quiet"]
+    if w.get("fsync"):
+        cmd.append("--fsync")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=1800)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr or proc.stdout).strip()[-400:]}
+    record = json.loads(json_path.read_text())
+    reps = [r["write"] for r in record["repetitions"]]
+    return {"mib_s": [r["bandwidth_mib_s"] for r in reps], "verified": record["verified"],
+            "engine": reps[-1].get("engine"), "requests": reps[-1].get("requests")}
+
+
+def run_fio(mib: int, directory: Path) -> dict:
+    target = directory / "fio.dat"
+    proc = subprocess.run(["fio", "--name=seqwrite", f"--filename={target}", "--rw=write", "--bs=4M", f"--size={mib}M",
+                           "--ioengine=psync", "--end_fsync=1", "--numjobs=1", "--output-format=json"],
+                          capture_output=True, text=True, env=ENV, timeout=900)
+    target.unlink(missing_ok=True)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip()[-400:]}
+    job = json.loads(proc.stdout)["jobs"][0]
+    # fio's bw excludes the final fsync: bytes over the job's runtime, which includes it.
+    return {"mib_s": [job["write"]["io_bytes"] / 1048576 / max(job["job_runtime"] / 1000, 1e-9)], "verified": True}
+
+
+def profile(engine: dict | None) -> str:
+    if not engine:
+        return ""
+    ms = {k: engine.get(k, 0) * 1e3 for k in ("plan_s", "execute_s", "close_s", "aggregation_s", "io_s", "wait_s")}
+    return (f"strategy {engine.get('strategy', '?')} (predicted {engine.get('predicted_s', 0) * 1e3:.2f} ms): "
+            f"plan {ms['plan_s']:.2f} + write {ms['execute_s']:.2f} + close {ms['close_s']:.2f} ms; aggregation "
+            f"{ms['aggregation_s']:.2f} ms, I/O {ms['io_s']:.2f} ms, wait {ms['wait_s']:.2f} ms; "
+            f"{engine.get('rounds', 0)} rounds, {engine.get('aggregators', 0)} aggregators, "
+            f"{engine.get('fs_requests', 0)} file requests, "
+            f"{engine.get('operations', 0)} one-sided ops, {engine.get('collectives', 0)} collectives, "
+            f"{engine.get('direct_bytes', 0) / 1048576:.1f} MiB direct")
+
+
+def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
+    samples: dict[str, list[float]] = {v[0]: [] for v in w["variants"]}
+    last: dict[str, dict] = {}
+    for r in range(rounds):
+        order = list(w["variants"])
+        rng.shuffle(order)
+        for variant in order:
+            log(f"{w['name']}: round {r + 1}/{rounds}, {variant[0]}")
+            if variant[1] == "fio":
+                res = run_fio(w["fio_mib"], tmp)
+            else:
+                res = run_strata(w, variant, tmp / "data", tmp / "run.json")
+            for f in tmp.glob("data*"):
+                f.unlink()
+            if "error" in res:
+                last[variant[0]] = res
+                continue
+            samples[variant[0]] += res["mib_s"]
+            last[variant[0]] = res
+    rows = {}
+    for label, values in samples.items():
+        res = last.get(label, {})
+        rows[label] = {"median_mib_s": statistics.median(values) if values else None, "all_mib_s": values,
+                       "verified": res.get("verified"), "error": res.get("error"), "engine": res.get("engine")}
+    return rows
+
+
+def verdicts(w: dict, rows: dict) -> list[dict]:
+    strata = rows["strata"]["median_mib_s"]
+    out = []
+    for kind, goal in w["targets"]:
+        if kind == "best":
+            others = {k: v["median_mib_s"] for k, v in rows.items() if k != "strata" and v["median_mib_s"]}
+        else:
+            others = {k: v["median_mib_s"] for k, v in rows.items() if k.startswith(kind) and v["median_mib_s"]}
+        if not strata or not others:
+            out.append({"target": f"{kind} x{goal}", "ratio": None, "met": False, "against": None})
+            continue
+        against = max(others, key=others.get)
+        ratio = strata / others[against]
+        out.append({"target": f">= {goal}x {'the best other' if kind == 'best' else kind}", "against": against,
+                    "ratio": ratio, "met": ratio >= goal})
+    if w.get("requests") and rows["strata"].get("engine"):
+        e = rows["strata"]["engine"]
+        limit = 2 * e.get("rounds", 0) * e.get("aggregators", 0)
+        requests = e.get("fs_requests", 0)
+        if e.get("aggregators", 0) == 0:
+            out.append({"target": "file requests <= 2 x rounds x aggregators", "ratio": None, "met": True,
+                        "against": f"not applicable (direct strategy: {requests} requests)"})
+        else:
+            out.append({"target": "file requests <= 2 x rounds x aggregators", "against": f"{requests} <= {limit}",
+                        "ratio": requests / max(limit, 1), "met": requests <= limit})
+    return out
+
+
+def fixed_costs(ranks: list[int], phases: int, tmp: Path, log) -> list[dict]:
+    out = []
+    for n in ranks:
+        log(f"fixed cost: {n} ranks, {phases} phases of each kind")
+        proc = subprocess.run(["mpirun", "-n", str(n), "--oversubscribe", str(BIN / "phase_fixed_cost"), str(phases),
+                               str(tmp)], capture_output=True, text=True, env=ENV, timeout=600)
+        if proc.returncode != 0:
+            out.append({"ranks": n, "error": proc.stderr.strip()[-300:]})
+            continue
+        out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def demo_ratios(db: Path) -> list[dict]:
+    """Per shared-file cell of the campaign: strata's median write against the best other backend's."""
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT s.cell, s.label, s.kernel, c.args, s.bandwidth_mib_s FROM samples s "
+                       "JOIN configurations c ON c.cell = s.cell AND c.label = s.label "
+                       "WHERE s.phase = 'write'").fetchall()
+    by_cell: dict[str, dict[str, list[float]]] = {}
+    for cell, label, kernel, extra, mib_s in rows:
+        if kernel in ("mslio", "pace3d") or "--file-per-process" in extra or "--file-per-node" in extra:
+            continue
+        by_cell.setdefault(cell, {}).setdefault(label, []).append(mib_s)
+    out = []
+    for cell, labels in sorted(by_cell.items()):
+        med = {k: statistics.median(v) for k, v in labels.items() if v}
+        others = {k: v for k, v in med.items() if not k.startswith("strata")}
+        if "strata" not in med or not others:
+            continue
+        best = max(others, key=others.get)
+        ratio = med["strata"] / others[best]
+        out.append({"cell": cell, "strata_mib_s": med["strata"], "best": best, "best_mib_s": others[best],
+                    "ratio": ratio, "met": ratio >= 0.95})
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per workload (>= 5)")
+    parser.add_argument("--only", default="e3sm,ior,array1d,fsync,fixed,demo", help="workloads, comma-separated")
+    parser.add_argument("--maps-dir", type=Path, default=ROOT.parent / "shared" / "e3sm-maps")
+    parser.add_argument("--large-mib", type=int, default=256, help="volume of the large fsync write")
+    parser.add_argument("--fixed-phases", type=int, default=50)
+    parser.add_argument("--demo-db", type=Path, help="an existing results.sqlite of examples/demo.toml")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--dir", type=Path, help="where data files go (default: a folder in --output)")
+    parser.add_argument("--output", type=Path, default=ROOT / "bench-output")
+    args = parser.parse_args()
+    args.only = set(args.only.split(","))
+    if args.rounds < 5:
+        parser.error("--rounds must be at least 5")
+    args.output.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="engine-speed.", dir=args.dir or args.output))
+    start = time.time()
+
+    def log(message: str) -> None:
+        print(f"[{time.time() - start:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+    rng = random.Random(args.seed)
+    report: dict = {"seed": args.seed, "rounds": args.rounds, "workloads": [], "fixed": [], "demo": None}
+    lines = [f"Engine speed (issue 15): {args.rounds} interleaved rounds, shuffle seed {args.seed}, medians of every "
+             "write; open and close included; every write verified on read-back; --no-advice on every side.", ""]
+    all_met = True
+    for w in workloads(args):
+        rows = measure(w, args.rounds, rng, tmp, log)
+        checks = verdicts(w, rows)
+        report["workloads"].append({"name": w["name"], "fsync": bool(w.get("fsync")), "rows": rows, "targets": checks})
+        lines.append(f"{w['name']}  (fsync {'included' if w.get('fsync') else 'not included'})")
+        strata = rows["strata"]["median_mib_s"]
+        for label, row in rows.items():
+            if row["median_mib_s"] is None:
+                lines.append(f"  {label:20s} FAILED: {(row['error'] or '')[-150:]}")
+                continue
+            ratio = f"{strata / row['median_mib_s']:6.2f}x" if strata else ""
+            lines.append(f"  {label:20s} {row['median_mib_s']:10.1f} MiB/s   strata / this {ratio}")
+        lines.append(f"  profile: {profile(rows['strata'].get('engine'))}")
+        for c in checks:
+            ratio = "n/a" if c["ratio"] is None else f"{c['ratio']:.2f}"
+            lines.append(f"  target {c['target']} (against {c['against']}): {ratio} {'MET' if c['met'] else 'NOT MET'}")
+            all_met = all_met and c["met"]
+        lines.append("")
+    if "fixed" in args.only:
+        report["fixed"] = fixed_costs([2, 4, 8, 16], args.fixed_phases, tmp, log)
+        lines.append("Fixed cost of a phase (plan + write + close, the slowest rank, default commit; median):")
+        for f in report["fixed"]:
+            if "error" in f:
+                lines.append(f"  {f['ranks']:2d} ranks: FAILED {f['error']}")
+                continue
+            e, s = f["empty"], f["4KiB_per_rank"]
+            lines.append(f"  {f['ranks']:2d} ranks: empty {e['median_s'] * 1e3:.3f} ms "
+                         f"({e['collectives']} collectives), 4 KiB per rank {s['median_s'] * 1e3:.3f} ms "
+                         f"({s['collectives']} collectives, {s['strategy']})")
+        lines.append("")
+    if "demo" in args.only:
+        db = args.demo_db
+        if db is None:
+            log("demo campaign (examples/demo.toml), about three minutes")
+            folder = args.output / "demo"
+            campaign = (ROOT / "examples" / "demo.toml").read_text().replace('output = "../results/demo"',
+                                                                            f'output = "{folder}"')
+            toml = tmp / "demo.toml"
+            toml.write_text(campaign)
+            subprocess.run([str(ROOT / ".venv" / "bin" / "strata-bench"), "run", str(toml), "--force"], env=ENV,
+                           cwd=ROOT, timeout=3600, capture_output=True, text=True)
+            db = folder / "results.sqlite"
+        report["demo"] = demo_ratios(db) if db.exists() else []
+        lines.append(f"Demo campaign ({db}): strata's median write / the best other backend's, shared-file cells")
+        for d in report["demo"]:
+            lines.append(f"  {d['cell'][:70]:70s} {d['ratio']:6.2f} vs {d['best']} {'MET' if d['met'] else 'NOT MET'}")
+            all_met = all_met and d["met"]
+        if not report["demo"]:
+            lines.append("  no results found")
+    shutil.rmtree(tmp, ignore_errors=True)
+    table = "\n".join(lines)
+    print(table)
+    (args.output / "engine_speed.txt").write_text(table + "\n")
+    (args.output / "engine_speed.json").write_text(json.dumps(report, indent=2) + "\n")
+    log(f"table and JSON in {args.output} ({'every target met' if all_met else 'some targets not met'})")
+    failed = any(r.get("error") for w in report["workloads"] for r in w["rows"].values())
+    unverified = any(r.get("verified") is False for w in report["workloads"] for r in w["rows"].values())
+    return 1 if failed or unverified else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
