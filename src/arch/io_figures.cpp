@@ -5,8 +5,11 @@
 
 namespace strata {
 
-double IoFigures::write_s(uint64_t bytes) const {
-  if (write.empty()) return 5e-6 + static_cast<double>(bytes) / 2e9;
+namespace {
+
+// Log-log interpolation between the measured points; the largest one's time per byte above it,
+// the smallest one's time below it.
+double interpolated(const std::vector<WriteFigure>& write, uint64_t bytes) {
   if (bytes <= write.front().request_bytes) return write.front().seconds;
   for (size_t i = 1; i < write.size(); ++i) {
     if (bytes <= write[i].request_bytes) {
@@ -19,6 +22,22 @@ double IoFigures::write_s(uint64_t bytes) const {
   }
   const WriteFigure& last = write.back();
   return last.seconds * static_cast<double>(bytes) / static_cast<double>(last.request_bytes);
+}
+
+}  // namespace
+
+double IoFigures::write_s(uint64_t bytes) const {
+  if (write.empty()) return 5e-6 + static_cast<double>(bytes) / 2e9;
+  // A large request never costs more than the smaller requests it could be cut into: a noisy
+  // point (a probe that met a page-cache flush) must not make large requests look dearer per
+  // byte than small ones.
+  double best = interpolated(write, bytes);
+  for (const WriteFigure& w : write) {
+    if (w.request_bytes >= bytes) break;
+    const uint64_t pieces = (bytes + w.request_bytes - 1) / w.request_bytes;
+    best = std::min(best, static_cast<double>(pieces) * w.seconds);
+  }
+  return best;
 }
 
 double IoFigures::writes_s(uint64_t n, uint64_t bytes) const {

@@ -130,7 +130,11 @@ def test_plan_prints_every_strategy_and_chooses_the_cheapest(tmp_path: Path) -> 
     assert any(n.startswith("aggregate k=4 ") for n in names)  # up to one aggregator per rank
     chosen = [a for a in plan["strategies"] if a["chosen"]]
     assert len(chosen) == 1 and chosen[0]["name"] == plan["strategy"]
-    assert chosen[0]["predicted_s"] == min(a["predicted_s"] for a in plan["strategies"])
+    # The cheapest, or a simpler one listed before it within 5 % of it.
+    cheapest = min(a["predicted_s"] for a in plan["strategies"])
+    assert chosen[0]["predicted_s"] <= cheapest / 0.95
+    first = next(a for a in plan["strategies"] if a["predicted_s"] <= cheapest / 0.95)
+    assert plan["strategies"].index(first) <= plan["strategies"].index(chosen[0])
     assert "predicted time of each alternative" in out.stdout and " *" in out.stdout
 
 

@@ -176,3 +176,23 @@ TEST(IoFigures, FencesScaleWithLogRanks) {
   EXPECT_DOUBLE_EQ(f.fence_at(2), 10e-6);  // never below the measured one
   EXPECT_DOUBLE_EQ(f.fence_at(1), 1e-6);
 }
+
+TEST(IoFigures, LargeRequestsNeverCostMorePerByteThanSmallOnes) {
+  IoFigures f;
+  f.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 148e-6}, {4 << 20, 664e-6}};  // a noisy 4 MiB point
+  EXPECT_LE(f.write_s(4 << 20), 4 * 148e-6);
+  EXPECT_LE(f.write_s(8 << 20), 8 * 148e-6);
+  EXPECT_DOUBLE_EQ(f.write_s(1 << 20), 148e-6);
+}
+
+TEST(Strategy, CopiesAndWritesShareTheCores) {
+  // IOR -b 4M -t 1M -s 2 on 4 ranks of a 2-core node: through aggregators every byte is copied
+  // twice more on the same two cores; owners writing 4 MiB runs directly must win.
+  IoFigures f;
+  f.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 148e-6}, {4 << 20, 664e-6}};
+  f.put_bandwidth_Bps = 16e9;
+  f.memcpy_Bps = 56e9;
+  f.fence_s = 7e-6;
+  f.probe_ranks = 4;
+  EXPECT_TRUE(choose_strategy(strided(4, 2, 4 << 20), f).best().direct);
+}

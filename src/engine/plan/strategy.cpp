@@ -131,8 +131,11 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   }
   // Rounds pipeline: puts of round g+1 overlap the write of round g once N_buff >= 2.
   const double last = rounds > 0 ? io_total / rounds : 0;
-  const double pipeline = n >= 2 ? std::max(moves, io_total) + std::min(moves, io_total) / std::max(rounds, 1.0)
-                                 : moves + io_total;
+  double pipeline = n >= 2 ? std::max(moves, io_total) + std::min(moves, io_total) / std::max(rounds, 1.0)
+                           : moves + io_total;
+  // The ranks' copies into the window and the aggregators' writes share the node's cores: the
+  // overlap cannot beat their total work spread over them.
+  pipeline = std::max(pipeline, (put_total + io * k) / streams);
   a.move_s = moves;
   a.io_s = io_total;
   const double agg = a.sync_s + pipeline + (n >= 2 ? 0 : last);
@@ -193,9 +196,10 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
     a.sync_s += fixed;
     a.predicted_s += fixed;
   }
-  // The cheapest; ties go to the earlier (fewer aggregators, smaller buffers).
+  // The cheapest; an alternative must beat an earlier one (simpler: owners before aggregators,
+  // fewer aggregators, smaller buffers) by more than 5 %, the probe's own scatter, to be taken.
   for (size_t i = 1; i < c.alternatives.size(); ++i) {
-    if (c.alternatives[i].predicted_s < c.alternatives[c.chosen].predicted_s * (1 - 1e-9)) c.chosen = i;
+    if (c.alternatives[i].predicted_s < c.alternatives[c.chosen].predicted_s * 0.95) c.chosen = i;
   }
   return c;
 }
