@@ -116,21 +116,17 @@ void each_operation(const PackedTransfers& t, uint64_t round, std::byte* stream,
 }  // namespace
 
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window) {
-  each_operation(t, round, stream,
-                 [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp, int tcount,
-                     MPI_Datatype ttype) {
-                   check_mpi(MPI_Put(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window),
-                             "MPI_Put");
-                 });
+  each_operation(t, round, stream, [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp,
+                                       int tcount, MPI_Datatype ttype) {
+    check_mpi(MPI_Put(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window), "MPI_Put");
+  });
 }
 
 void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window) {
-  each_operation(t, round, stream,
-                 [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp, int tcount,
-                     MPI_Datatype ttype) {
-                   check_mpi(MPI_Get(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window),
-                             "MPI_Get");
-                 });
+  each_operation(t, round, stream, [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp,
+                                       int tcount, MPI_Datatype ttype) {
+    check_mpi(MPI_Get(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window), "MPI_Get");
+  });
 }
 
 }  // namespace strata::engine
