@@ -15,8 +15,12 @@ Workloads (select with --only):
   demo     the demo campaign (examples/demo.toml): in every shared-file configuration strata's
            median write >= 0.95x the best other backend's
 
-Method: each round runs every variant of a workload once, in an order shuffled with a recorded
-seed; the median is over all rounds' write repetitions. Open and close are included; fsync only
+Method: each round runs every variant of a workload once (one launch of `strata run` with a few
+repetitions: 5 for IOR, 3 for array1d, 1 for the slow E3SM baselines and the fsync write), in an
+order shuffled with a recorded seed; the median is over all rounds' write repetitions, the first
+writes of each launch into an emptied folder included (the engine's crash-consistent commit
+writes a new file there: its first two writes of an output allocate fresh pages, later ones
+recycle the previous file, docs/engine.md). Open and close are included; fsync only
 in the fsync workload; every write launch also reads back and verifies (`--verify`), which does
 not enter the write's time. Every side runs with --no-advice. For each strata row the engine's
 profile is printed (plan / write / close, aggregation, I/O, rounds, aggregators, file requests,
@@ -63,7 +67,7 @@ def workloads(args: argparse.Namespace) -> list[dict]:
          "targets": [("hdf5", 3.0), ("pnetcdf", 2.0), ("mpiio-coll", 1.5)], "requests": True},
     ]
     for ranks, (b, t, s) in ((4, ("1M", "64K", "4")), (4, ("4M", "1M", "2")), (8, ("256K", "4K", "5"))):
-        out.append({"name": f"ior -b {b} -t {t} -s {s} ({ranks} ranks)", "group": "ior", "ranks": ranks, "reps": 3,
+        out.append({"name": f"ior -b {b} -t {t} -s {s} ({ranks} ranks)", "group": "ior", "ranks": ranks, "reps": 5,
                     "kernel": ior.format(b, t, s).split(), "variants": [STRATA, *INDEPENDENT, *MPIIO],
                     "targets": [("best", 1.0)]})
     out.append({"name": "array1d random <= 100 KB (16 ranks)", "group": "array1d", "ranks": 16, "reps": 3,
