@@ -49,6 +49,7 @@ struct PhaseStats {
   double wait_s = 0;         // waiting for a buffer's I/O to finish before reusing it
   double close_s = 0;        // sync (if asked) and close
   double execute_s = 0;      // write() or read() as a whole
+  double commit_s = 0;       // part of close_s: rank 0's commit (index, intent, renames; after every rank's checksums arrived)
   uint64_t rounds = 0;       // global rounds
   uint64_t bytes = 0;        // bytes this rank declared
   uint64_t direct_bytes = 0; // of which written or read directly by this rank (large aligned runs)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <unistd.h>
+
 namespace strata {
 
 namespace {
@@ -52,6 +54,12 @@ double scaled(double measured, int probe_ranks, int ranks) {
   return measured * std::max(1.0, std::log2(ranks) / base);
 }
 }  // namespace
+
+int IoFigures::cores_per_node() const {
+  if (cores > 0) return cores;
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
 
 double IoFigures::fence_at(int ranks) const { return scaled(fence_s, probe_ranks, ranks); }
 double IoFigures::collective_at(int ranks) const { return scaled(collective_s, probe_ranks, ranks); }

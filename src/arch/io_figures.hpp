@@ -31,6 +31,7 @@ struct IoFigures {
   double create_s = 50e-6;         // open(O_CREAT) and close of a new file in the probed folder
   double rename_s = 30e-6;         // rename() in that folder
   double fsync_Bps = 0;            // 16 MiB written then fsynced, per second (0: not measured)
+  int cores = 0;                   // cores of the node (hwloc, at probe time); 0: not known, ask the OS
   std::vector<WriteFigure> write = {{4096, 4e-6}, {65536, 25e-6}, {1 << 20, 350e-6}, {4 << 20, 1.4e-3}};
 
   // Seconds for one pwrite of `bytes`: log-log interpolation between the points, the time per
@@ -42,6 +43,9 @@ struct IoFigures {
   // log2(ranks) / log2(probe_ranks) (never below the measured one; a tenth of it for one rank).
   double fence_at(int ranks) const;
   double collective_at(int ranks) const;
+  // Cores that run copies and writes at once on a node: `cores` when known, else the online
+  // processors the OS reports (no topology load on the engine's path).
+  int cores_per_node() const;
 };
 
 // Collective over `comm`: measures every figure (the MPI ones between the ranks of `comm`, each

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/hwloc_summary.hpp"
 #include "arch/io_figures.hpp"
 #include "common/error.hpp"
 
@@ -122,6 +123,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
 
   // Rank 0: memory and the folder's file system; then every rank gets rank 0's figures.
   if (rank == 0) {
+    f.cores = hwloc_summary().cores;  // kept with the figures: the engine never loads the topology
     std::vector<std::byte> copy(kWindow);
     f.memcpy_Bps = static_cast<double>(kWindow) / std::max(timed(MPI_COMM_SELF, [&] {
                      std::memcpy(copy.data(), source.data(), kWindow);
@@ -170,6 +172,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
     shared[10 + i] = f.write[i].seconds;
   }
   shared[14] = static_cast<double>(f.write.size());
+  shared[15] = f.cores;
   MPI_Bcast(shared, 16, MPI_DOUBLE, 0, comm);
   f.put_latency_s = shared[0];
   f.put_bandwidth_Bps = shared[1];
@@ -181,6 +184,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   f.create_s = shared[7];
   f.rename_s = shared[8];
   f.fsync_Bps = shared[9];
+  f.cores = static_cast<int>(shared[15]);
   const uint64_t sizes[4] = {4096, 65536, uint64_t{1} << 20, uint64_t{4} << 20};
   if (shared[14] == 4) {
     f.write.clear();

@@ -251,6 +251,8 @@ IoFigures parse_io(const Reader& rd, const toml::node& node) {
   us("create_us", f.create_s);
   us("rename_us", f.rename_s);
   gbps("fsync_GBps", f.fsync_Bps, false);
+  f.cores = static_cast<int>(rd.number_or(*t, "cores", "io.cores", 0));
+  if (f.cores < 0) rd.fail(t->get("cores"), "field \"io.cores\" must be at least 0 (0: ask the OS)");
   const toml::node* bytes = t->get("write_bytes");
   const toml::node* times = t->get("write_us");
   if ((bytes == nullptr) != (times == nullptr)) rd.fail(t, "fields \"io.write_bytes\" and \"io.write_us\" go together");
@@ -431,7 +433,7 @@ std::string io_to_toml(const IoFigures& f) {
     << "\nput_bandwidth_GBps = " << f.put_bandwidth_Bps / 1e9 << "\nput_run_us = " << f.put_run_s * 1e6
     << "\nfence_us = " << f.fence_s * 1e6 << "\ncollective_us = " << f.collective_s * 1e6
     << "\nmemcpy_GBps = " << f.memcpy_Bps / 1e9 << "\nhash_GBps = " << f.hash_Bps / 1e9 << "\ncreate_us = " << f.create_s * 1e6
-    << "\nrename_us = " << f.rename_s * 1e6 << "\nfsync_GBps = " << f.fsync_Bps / 1e9 << "\nwrite_bytes = [";
+    << "\nrename_us = " << f.rename_s * 1e6 << "\nfsync_GBps = " << f.fsync_Bps / 1e9 << "\ncores = " << f.cores << "\nwrite_bytes = [";
   for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].request_bytes;
   o << "]\nwrite_us = [";
   for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].seconds * 1e6;

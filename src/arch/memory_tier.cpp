@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "arch/node_local.hpp"
 #include "common/error.hpp"
@@ -173,10 +174,14 @@ std::string writable_dir_reason(const std::string& dir) {
 
 class Tiered : public MemoryTier {
  public:
-  Tiered(Tier t, const TierFigures& f, int node) : tier_(t), figures_(f), node_(node), absent_(find_absent()) {}
+  Tiered(Tier t, const TierFigures& f, int node) : tier_(t), figures_(f), node_(node) {}
   Tier tier() const override { return tier_; }
   const TierFigures& figures() const override { return figures_; }
-  std::string absent_reason() const override { return absent_; }
+  // Looked up at the first question (HBM's costs a topology load), then kept.
+  std::string absent_reason() const override {
+    if (!absent_) absent_ = find_absent();
+    return *absent_;
+  }
 
  private:
   std::string find_absent() const {
@@ -216,7 +221,7 @@ class Tiered : public MemoryTier {
   Tier tier_;
   TierFigures figures_;
   int node_;
-  std::string absent_;
+  mutable std::optional<std::string> absent_;
 };
 
 }  // namespace

@@ -109,7 +109,7 @@ class StrataBackend final : public Backend {
     if (!stats_) return nullptr;
     const PhaseStats& s = *stats_;
     return {{"plan_s", s.plan_s},          {"aggregation_s", s.aggregation_s}, {"io_s", s.io_s},
-            {"wait_s", s.wait_s},          {"close_s", s.close_s},             {"rounds", s.rounds},
+            {"wait_s", s.wait_s},          {"close_s", s.close_s},             {"commit_s", s.commit_s},          {"rounds", s.rounds},
             {"aggregators", s.aggregators}, {"buffer_bytes", s.buffer_bytes},  {"buffers", s.buffers},
             {"fs_requests", s.fs_requests}, {"bytes", s.bytes},        {"direct_bytes", s.direct_bytes},
             {"tier", s.tier}, {"tier_fallbacks", s.tier_fallbacks}, {"strategy", s.strategy},

@@ -152,7 +152,7 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
   return out;
 }
 
-std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync) {
+std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync, bool same_files) {
   // Written in place: a crash while writing it leaves a record that does not parse, and then no
   // rename has happened yet (roll_forward() drops such a record).
   write_index_file(intent_path(output), index, sync, false);
@@ -163,11 +163,12 @@ std::vector<std::string> commit_output(const std::string& output, const OutputIn
   std::vector<std::string> retired;
   auto keep = [&](const std::string& name) {
     const std::string second = name + kRetiredSuffix;
-    ::unlink(second.c_str());
-    if (::link(name.c_str(), second.c_str()) == 0) retired.push_back(second);
+    int rc = ::link(name.c_str(), second.c_str());
+    if (rc != 0 && errno == EEXIST && ::unlink(second.c_str()) == 0) rc = ::link(name.c_str(), second.c_str());
+    if (rc == 0) retired.push_back(second);
   };
   for (const IndexedFile& f : index.files) keep(resolve_indexed_path(output, f.path));
-  keep(index_path(output));
+  if (!same_files) keep(index_path(output));
   finish_commit(output, index, sync);
   return retired;
 }
@@ -294,15 +295,17 @@ void PhaseImpl::commit_written(std::optional<Error>& failure) {
       everyone_ok = everyone_ok && n > 0 && got.back() == 1;
       if (n > 0) all.insert(all.end(), got.begin(), got.end() - 1);
     }
-  }
-  if (rank_ == 0 && everyone_ok && !failure) {
-    try {
-      commit_index(all, sync);
-    } catch (const Error& e) {
-      failure = e;
-    } catch (const std::exception& e) {
-      failure = Error(ErrorKind::runtime, e.what());
+    const double t0 = MPI_Wtime();
+    if (everyone_ok && !failure) {
+      try {
+        commit_index(all, sync);
+      } catch (const Error& e) {
+        failure = e;
+      } catch (const std::exception& e) {
+        failure = Error(ErrorKind::runtime, e.what());
+      }
     }
+    stats_.commit_s = MPI_Wtime() - t0;
   }
 }
 
@@ -337,7 +340,12 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
     }
   }
   engine_.remove_later(path_, {});  // the previous commit's removals are over before this one renames
-  std::vector<std::string> removed = commit_output(path_, index, sync);
+  // When this engine made the output's last commit with the same files, the old index has
+  // nothing to say about dropped files: it is replaced, not kept for remove_retired().
+  std::vector<std::string> names;
+  for (const IndexedFile& f : index.files) names.push_back(f.path);
+  std::vector<std::string> removed = commit_output(path_, index, sync, engine_.committed_files(path_) == names);
+  engine_.remember_committed(path_, std::move(names));
   // The old shared file is kept (as PATH.strata-retired) for this engine's next write of PATH.
   const std::string retired = path_ + kRetiredSuffix;
   auto kept = std::find(removed.begin(), removed.end(), retired);

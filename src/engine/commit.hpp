@@ -60,8 +60,11 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
 // `index` (its files named by their final names) the output's. Files of the previous index
 // the new one does not list are removed by remove_retired(): commit_output() returns the second
 // names (PATH.strata-retired) the previous files and index keep, for the caller to pass there
-// (in the background: freeing a large file's pages takes milliseconds).
-std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync);
+// (in the background: freeing a large file's pages takes milliseconds). With `same_files` (the
+// caller knows the previous index lists exactly the new one's files) the old index is simply
+// replaced: nothing it names can be dropped.
+std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync,
+                                       bool same_files = false);
 // Removes the old files the new index of `output` dropped (read from the retired old index),
 // then the retired names themselves.
 void remove_retired(const std::string& output, const std::vector<std::string>& retired);

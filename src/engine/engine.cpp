@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "arch/hwloc_summary.hpp"
 #include "engine/commit.hpp"
 #include "common/error.hpp"
 
@@ -98,6 +97,15 @@ bool EngineImpl::take_retired(const std::string& path) {
   return true;
 }
 
+std::vector<std::string> EngineImpl::committed_files(const std::string& output) const {
+  auto it = committed.find(output);
+  return it == committed.end() ? std::vector<std::string>{} : it->second;
+}
+
+void EngineImpl::remember_committed(const std::string& output, std::vector<std::string> files) {
+  committed[output] = std::move(files);
+}
+
 void EngineImpl::keep_stream(std::vector<std::byte> s) {
   if (s.capacity() <= (uint64_t{256} << 20)) stream = std::move(s);
 }
@@ -107,7 +115,7 @@ namespace {
 void max_then_sum(void* in, void* inout, int* count, MPI_Datatype*) {
   const auto* a = static_cast<const double*>(in);
   auto* b = static_cast<double*>(inout);
-  for (int i = 0; i < *count; ++i) b[i] = i < 7 ? std::max(a[i], b[i]) : a[i] + b[i];
+  for (int i = 0; i < *count; ++i) b[i] = i < 8 ? std::max(a[i], b[i]) : a[i] + b[i];
 }
 
 }  // namespace
@@ -118,7 +126,7 @@ MPI_Op EngineImpl::stats_op() {
 }
 
 int EngineImpl::cores_per_node() {
-  if (cores == 0) cores = std::max(hwloc_summary().cores, 1);
+  if (cores == 0) cores = std::max(machine_once().io.cores_per_node(), 1);
   return cores;
 }
 

@@ -5,8 +5,9 @@
 
 #include <mpi.h>
 
-#include <memory>
 #include <cstddef>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -42,6 +43,10 @@ class EngineImpl {
   // take_retired() hands one over once (false when it is not kept); the rest go with the engine.
   void keep_retired(const std::string& path);
   bool take_retired(const std::string& path);
+  // Rank 0: the files (as the index names them) of this engine's last commit of `output`; empty
+  // when it made none.
+  std::vector<std::string> committed_files(const std::string& output) const;
+  void remember_committed(const std::string& output, std::vector<std::string> files);
   // The staging stream (a rank's bytes in file order) kept from phase to phase: its capacity
   // is reused, up to 256 MiB (a larger one goes back to the system).
   void keep_stream(std::vector<std::byte> stream);
@@ -49,7 +54,8 @@ class EngineImpl {
   // MPI_Op for the close's reduction: the maximum of the first seven doubles (the failing rank's
   // code and the times), the sum of the rest (the counts).
   MPI_Op stats_op();
-  // Cores of this node (hwloc, read once): I/O threads and copies that run at once.
+  // Cores of this node (the machine file's io.cores, else the OS's count): I/O threads and
+  // copies that run at once.
   int cores_per_node();
 
   MPI_Comm comm;
@@ -63,6 +69,7 @@ class EngineImpl {
   int cores = 0;
   std::thread remover;
   std::vector<std::string> retired;
+  std::map<std::string, std::vector<std::string>> committed;  // output -> its last commit's files
   std::vector<std::byte> stream;
   MPI_Op stats = MPI_OP_NULL;
 };

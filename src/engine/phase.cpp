@@ -218,12 +218,13 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   // (as size - rank, maximised), the maxima of the times, the sums of the counts (exact as
   // doubles up to 2^53).
   ++stats_.collectives;
-  double d[11] = {failure ? static_cast<double>(size_ - rank_) : 0.0,
+  double d[12] = {failure ? static_cast<double>(size_ - rank_) : 0.0,
                   stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, stats_.execute_s,
+                  stats_.commit_s,
                   static_cast<double>(stats_.bytes), static_cast<double>(stats_.fs_requests),
                   static_cast<double>(stats_.direct_bytes), static_cast<double>(stats_.operations)};
-  double r[11];
-  MPI_Allreduce(d, r, 11, MPI_DOUBLE, engine_.stats_op(), comm_);
+  double r[12];
+  MPI_Allreduce(d, r, 12, MPI_DOUBLE, engine_.stats_op(), comm_);
   if (r[0] > 0) raise_from(comm_, size_ - static_cast<int>(r[0]), failure ? &*failure : nullptr);
   if (max != nullptr) {
     *max = stats_;
@@ -233,10 +234,11 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     max->wait_s = r[4];
     max->close_s = r[5];
     max->execute_s = r[6];
-    max->bytes = static_cast<uint64_t>(r[7]);
-    max->fs_requests = static_cast<uint64_t>(r[8]);
-    max->direct_bytes = static_cast<uint64_t>(r[9]);
-    max->operations = static_cast<uint64_t>(r[10]);
+    max->commit_s = r[7];
+    max->bytes = static_cast<uint64_t>(r[8]);
+    max->fs_requests = static_cast<uint64_t>(r[9]);
+    max->direct_bytes = static_cast<uint64_t>(r[10]);
+    max->operations = static_cast<uint64_t>(r[11]);
     max->collectives = stats_.collectives;
     max->tier.clear();  // tiers: every tier the phase aggregated on
     for (const PlacedPartition& part : placement_.partitions) {

@@ -152,12 +152,15 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   m.io.probe_ranks = 16;
   m.io.fence_s = 106e-6;
   m.io.put_run_s = 0.4e-6;
+  m.io.cores = 48;
   m.io.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 160e-6}};
   const Machine back = parse_machine(machine_to_toml(m), "round-trip");
   EXPECT_TRUE(back.io.measured);
   EXPECT_EQ(back.io.probe_ranks, 16);
   EXPECT_NEAR(back.io.fence_s, 106e-6, 1e-12);
   EXPECT_NEAR(back.io.put_run_s, 0.4e-6, 1e-12);
+  EXPECT_EQ(back.io.cores, 48);
+  EXPECT_EQ(back.io.cores_per_node(), 48);
   ASSERT_EQ(back.io.write.size(), 3u);
   EXPECT_EQ(back.io.write[2].request_bytes, 1u << 20);
   EXPECT_NEAR(back.io.write[2].seconds, 160e-6, 1e-12);
@@ -166,6 +169,7 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   std::string text = machine_to_toml(m);
   text = text.substr(0, text.find("\n# The engine's figures"));
   EXPECT_FALSE(parse_machine(text, "no-io").io.measured);
+  EXPECT_GE(parse_machine(text, "no-io").io.cores_per_node(), 1);  // not described: the OS's count
   auto message = [&](const std::string& io) {
     try {
       parse_machine(text + "\n[io]\n" + io, "m.toml");
@@ -179,6 +183,7 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   EXPECT_NE(message("write_bytes = [4096, 1024]\nwrite_us = [1, 2]\n").find("increasing order"), std::string::npos);
   EXPECT_NE(message("write_bytes = [4096]\n").find("go together"), std::string::npos);
   EXPECT_NE(message("measured = 1\n").find("true or false"), std::string::npos);
+  EXPECT_NE(message("cores = -2\n").find("\"io.cores\""), std::string::npos);
 }
 
 TEST(MachineFile, ErrorsNameFileLineAndField) {

@@ -66,7 +66,7 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
   // This rank's candidates: each tier its node has, that the machine describes (and the forced one only).
   std::vector<Tier> tiers;
   for (const auto& t : *in.local_tiers) {
-    if (!t->available() || in.machine->tier(t->tier()) == nullptr) continue;
+    if (in.machine->tier(t->tier()) == nullptr || !t->available()) continue;
     if (in.forced && t->tier() != *in.forced) continue;
     tiers.push_back(t->tier());
   }
