@@ -92,7 +92,20 @@ def run_strata(w: dict, variant: tuple, data: Path, json_path: Path) -> dict:
     record = json.loads(json_path.read_text())
     reps = [r["write"] for r in record["repetitions"]]
     return {"mib_s": [r["bandwidth_mib_s"] for r in reps], "verified": record["verified"],
-            "engine": reps[-1].get("engine"), "requests": reps[-1].get("requests")}
+            "engines": [r["engine"] for r in reps if r.get("engine")], "requests": reps[-1].get("requests"),
+            "times": [{k: r.get(k, 0) for k in ("open_s", "xfer_s", "close_s", "time_s")} for r in reps]}
+
+
+def median_profile(engines: list[dict]) -> dict | None:
+    """Every numeric field of the engine's per-write record: its median over the writes; the rest
+    (the strategy's name) from the median write."""
+    if not engines:
+        return None
+    out = dict(engines[len(engines) // 2])
+    for key, value in out.items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[key] = statistics.median(e.get(key, 0) for e in engines)
+    return out
 
 
 def run_fio(mib: int, directory: Path) -> dict:
@@ -111,9 +124,11 @@ def run_fio(mib: int, directory: Path) -> dict:
 def profile(engine: dict | None) -> str:
     if not engine:
         return ""
-    ms = {k: engine.get(k, 0) * 1e3 for k in ("plan_s", "execute_s", "close_s", "aggregation_s", "io_s", "wait_s")}
+    ms = {k: engine.get(k, 0) * 1e3
+          for k in ("plan_s", "execute_s", "close_s", "commit_s", "aggregation_s", "io_s", "wait_s")}
     return (f"strategy {engine.get('strategy', '?')} (predicted {engine.get('predicted_s', 0) * 1e3:.2f} ms): "
-            f"plan {ms['plan_s']:.2f} + write {ms['execute_s']:.2f} + close {ms['close_s']:.2f} ms; aggregation "
+            f"plan {ms['plan_s']:.2f} + write {ms['execute_s']:.2f} + close {ms['close_s']:.2f} ms (of which rank 0's "
+            f"commit {ms['commit_s']:.2f}); aggregation "
             f"{ms['aggregation_s']:.2f} ms, I/O {ms['io_s']:.2f} ms, wait {ms['wait_s']:.2f} ms; "
             f"{engine.get('rounds', 0)} rounds, {engine.get('aggregators', 0)} aggregators, "
             f"{engine.get('fs_requests', 0)} file requests, "
@@ -123,6 +138,7 @@ def profile(engine: dict | None) -> str:
 
 def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
     samples: dict[str, list[float]] = {v[0]: [] for v in w["variants"]}
+    engines: dict[str, list[dict]] = {v[0]: [] for v in w["variants"]}
     last: dict[str, dict] = {}
     for r in range(rounds):
         order = list(w["variants"])
@@ -139,12 +155,14 @@ def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
                 last[variant[0]] = res
                 continue
             samples[variant[0]] += res["mib_s"]
+            engines[variant[0]] += res.get("engines", [])
             last[variant[0]] = res
     rows = {}
     for label, values in samples.items():
         res = last.get(label, {})
         rows[label] = {"median_mib_s": statistics.median(values) if values else None, "all_mib_s": values,
-                       "verified": res.get("verified"), "error": res.get("error"), "engine": res.get("engine")}
+                       "verified": res.get("verified"), "error": res.get("error"),
+                       "engine": median_profile(engines[label])}
     return rows
 
 
@@ -189,9 +207,30 @@ def fixed_costs(ranks: list[int], phases: int, tmp: Path, log) -> list[dict]:
     return out
 
 
+def demo_profiles(con: sqlite3.Connection) -> dict[str, dict]:
+    """Per cell: the median of strata's write profile over every write repetition of every launch,
+    with the driver's open / transfer / close times beside the engine's own."""
+    out: dict[str, dict] = {}
+    rows = con.execute("SELECT c.cell, r.record FROM runs r JOIN configurations c ON c.id = r.configuration_id "
+                       "WHERE c.label = 'strata' AND r.status = 'ok' AND r.record IS NOT NULL").fetchall()
+    by_cell: dict[str, list[dict]] = {}
+    for cell, record in rows:
+        for rep in json.loads(record).get("repetitions", []):
+            write = rep.get("write") or {}
+            if write.get("engine"):
+                by_cell.setdefault(cell, []).append({**write["engine"], "driver_open_s": write.get("open_s", 0),
+                                                     "driver_xfer_s": write.get("xfer_s", 0),
+                                                     "driver_close_s": write.get("close_s", 0),
+                                                     "driver_time_s": write.get("time_s", 0)})
+    for cell, engines in by_cell.items():
+        out[cell] = median_profile(engines) or {}
+    return out
+
+
 def demo_ratios(db: Path) -> list[dict]:
     """Per shared-file cell of the campaign: strata's median write against the best other backend's."""
     con = sqlite3.connect(db)
+    profiles = demo_profiles(con)
     rows = con.execute("SELECT s.cell, s.label, s.kernel, c.args, s.bandwidth_mib_s FROM samples s "
                        "JOIN configurations c ON c.cell = s.cell AND c.label = s.label "
                        "WHERE s.phase = 'write'").fetchall()
@@ -209,7 +248,7 @@ def demo_ratios(db: Path) -> list[dict]:
         best = max(others, key=others.get)
         ratio = med["strata"] / others[best]
         out.append({"cell": cell, "strata_mib_s": med["strata"], "best": best, "best_mib_s": others[best],
-                    "ratio": ratio, "met": ratio >= 0.95})
+                    "ratio": ratio, "met": ratio >= 0.95, "profile": profiles.get(cell)})
     return out
 
 
@@ -286,6 +325,11 @@ def main() -> int:
         lines.append(f"Demo campaign ({db}): strata's median write / the best other backend's, shared-file cells")
         for d in report["demo"]:
             lines.append(f"  {d['cell'][:70]:70s} {d['ratio']:6.2f} vs {d['best']} {'MET' if d['met'] else 'NOT MET'}")
+            p = d.get("profile")
+            if p and not d["met"]:
+                t = {k: p.get(f"driver_{k}_s", 0) * 1e3 for k in ("time", "open", "xfer", "close")}
+                lines.append(f"      strata write {t['time']:.2f} ms (open {t['open']:.2f} + transfer {t['xfer']:.2f}"
+                             f" + close {t['close']:.2f}); {profile(p)}")
             all_met = all_met and d["met"]
         if not report["demo"]:
             lines.append("  no results found")
