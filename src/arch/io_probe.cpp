@@ -74,52 +74,56 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   f.measured = true;
   f.probe_ranks = size;
 
-  // One-sided figures: every rank puts into its neighbour's window at once (itself when alone),
-  // as the ranks of a round do.
+  // One-sided figures: every rank puts into its neighbour's window at once, as the ranks of a
+  // round do. A lone rank would only measure puts to itself (a memcpy) and fences with nobody
+  // to wait for: it keeps the stated defaults, and load_machine() probes again with more ranks.
   constexpr uint64_t kWindow = uint64_t{4} << 20;
   constexpr int kSmallPuts = 4096, kRuns = 1000, kRunBytes = 64;
-  std::byte* base = nullptr;
-  MPI_Win win = MPI_WIN_NULL;
-  check_mpi(MPI_Win_allocate(static_cast<MPI_Aint>(kWindow), 1, MPI_INFO_NULL, comm, &base, &win), "MPI_Win_allocate");
   std::vector<std::byte> source(kWindow, std::byte{0x5a});
-  const int target = (rank + 1) % size;
-  f.fence_s = timed(comm, [&] { MPI_Win_fence(0, win); });
-  f.collective_s = timed(comm, [&] {
-    double x = 1, y = 0;
-    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm);
-  });
-  const double small = timed(comm, [&] {
-    for (int i = 0; i < kSmallPuts; ++i) {
-      MPI_Put(source.data(), 8, MPI_BYTE, target, static_cast<MPI_Aint>(i % 16384) * 64, 8, MPI_BYTE, win);
-    }
-    MPI_Win_fence(0, win);
-  });
-  // (At least 5 ns: below that the fence's noise is all one measures.)
-  f.put_latency_s = std::max(std::max(small - f.fence_s, 0.0) / kSmallPuts, 5e-9);
-  const double large = timed(comm, [&] {
-    MPI_Put(source.data(), static_cast<int>(kWindow), MPI_BYTE, target, 0, static_cast<int>(kWindow), MPI_BYTE, win);
-    MPI_Win_fence(0, win);
-  });
-  f.put_bandwidth_Bps = static_cast<double>(kWindow) / std::max(large - f.fence_s, 1e-9);
-  // A put of many runs with an hindexed target type (built, committed and freed each time, as
-  // a phase does once per group), against one contiguous put of the same bytes.
-  std::vector<int> lengths(kRuns, kRunBytes);
-  std::vector<MPI_Aint> displacements(kRuns);
-  for (int i = 0; i < kRuns; ++i) displacements[static_cast<size_t>(i)] = static_cast<MPI_Aint>(i) * 2 * kRunBytes;
-  const double packed = timed(comm, [&] {
-    MPI_Datatype t = MPI_DATATYPE_NULL;
-    MPI_Type_create_hindexed(kRuns, lengths.data(), displacements.data(), MPI_BYTE, &t);
-    MPI_Type_commit(&t);
-    MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, 1, t, win);
-    MPI_Win_fence(0, win);
-    MPI_Type_free(&t);
-  });
-  const double contiguous = timed(comm, [&] {
-    MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, kRuns * kRunBytes, MPI_BYTE, win);
-    MPI_Win_fence(0, win);
-  });
-  f.put_run_s = std::max(packed - contiguous, 0.0) / kRuns;
-  MPI_Win_free(&win);
+  if (size > 1) {
+    std::byte* base = nullptr;
+    MPI_Win win = MPI_WIN_NULL;
+    check_mpi(MPI_Win_allocate(static_cast<MPI_Aint>(kWindow), 1, MPI_INFO_NULL, comm, &base, &win),
+              "MPI_Win_allocate");
+    const int target = (rank + 1) % size;
+    f.fence_s = timed(comm, [&] { MPI_Win_fence(0, win); });
+    f.collective_s = timed(comm, [&] {
+      double x = 1, y = 0;
+      MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm);
+    });
+    const double small = timed(comm, [&] {
+      for (int i = 0; i < kSmallPuts; ++i) {
+        MPI_Put(source.data(), 8, MPI_BYTE, target, static_cast<MPI_Aint>(i % 16384) * 64, 8, MPI_BYTE, win);
+      }
+      MPI_Win_fence(0, win);
+    });
+    // (At least 5 ns: below that the fence's noise is all one measures.)
+    f.put_latency_s = std::max(std::max(small - f.fence_s, 0.0) / kSmallPuts, 5e-9);
+    const double large = timed(comm, [&] {
+      MPI_Put(source.data(), static_cast<int>(kWindow), MPI_BYTE, target, 0, static_cast<int>(kWindow), MPI_BYTE, win);
+      MPI_Win_fence(0, win);
+    });
+    f.put_bandwidth_Bps = static_cast<double>(kWindow) / std::max(large - f.fence_s, 1e-9);
+    // A put of many runs with an hindexed target type (built, committed and freed each time, as
+    // a phase does once per group), against one contiguous put of the same bytes.
+    std::vector<int> lengths(kRuns, kRunBytes);
+    std::vector<MPI_Aint> displacements(kRuns);
+    for (int i = 0; i < kRuns; ++i) displacements[static_cast<size_t>(i)] = static_cast<MPI_Aint>(i) * 2 * kRunBytes;
+    const double packed = timed(comm, [&] {
+      MPI_Datatype t = MPI_DATATYPE_NULL;
+      MPI_Type_create_hindexed(kRuns, lengths.data(), displacements.data(), MPI_BYTE, &t);
+      MPI_Type_commit(&t);
+      MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, 1, t, win);
+      MPI_Win_fence(0, win);
+      MPI_Type_free(&t);
+    });
+    const double contiguous = timed(comm, [&] {
+      MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, kRuns * kRunBytes, MPI_BYTE, win);
+      MPI_Win_fence(0, win);
+    });
+    f.put_run_s = std::max(packed - contiguous, 0.0) / kRuns;
+    MPI_Win_free(&win);
+  }
 
   // Rank 0: memory and the folder's file system; then every rank gets rank 0's figures.
   if (rank == 0) {

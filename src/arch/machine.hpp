@@ -80,7 +80,8 @@ void store_machine_cache(const std::string& cache, const std::string& text);
 // Collective over `comm`: rank 0 reads STRATA_MACHINE, or the cache (probing and caching it
 // when missing), and shares the text; every rank parses it (so a bad file is the same error on
 // every rank) and applies STRATA_TIER_CAPACITY. Without STRATA_MACHINE, a cache whose [io]
-// figures were never measured gets them measured once (probe_io_figures, collective; not with
+// figures were never measured — or were measured by a lone rank, without the MPI figures, while
+// this job has several — gets them measured (probe_io_figures, collective; not with
 // STRATA_NO_IO_PROBE=1) and rewritten.
 Machine load_machine(MPI_Comm comm, int node);
 

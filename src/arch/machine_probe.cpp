@@ -171,7 +171,12 @@ Machine load_machine(MPI_Comm comm, int node) {
   const char* no_probe = std::getenv("STRATA_NO_IO_PROBE");
   const char* described = std::getenv("STRATA_MACHINE");
   const bool from_cache = described == nullptr || *described == '\0';
-  if (from_cache && !m.io.measured && (no_probe == nullptr || *no_probe == '\0' || std::string(no_probe) == "0")) {
+  // Figures measured by a lone rank lack the MPI ones (io_figures.hpp): a job of several ranks
+  // measures them again.
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const bool incomplete = !m.io.measured || (m.io.probe_ranks < 2 && size > 1);
+  if (from_cache && incomplete && (no_probe == nullptr || *no_probe == '\0' || std::string(no_probe) == "0")) {
     const std::string cache = machine_cache_path();
     const std::string dir = cache.empty() ? "/tmp" : std::filesystem::path(cache).parent_path().string();
     m.io = probe_io_figures(comm, dir);

@@ -14,5 +14,7 @@ void write(Level level, const std::string& message);
 inline void debug(const std::string& m) { write(Level::debug, m); }
 inline void info(const std::string& m) { write(Level::info, m); }
 inline void warn(const std::string& m) { write(Level::warn, m); }
+// "12.345 ms": a duration in seconds as the messages print it.
+std::string milliseconds(double seconds);
 
 }  // namespace strata::log

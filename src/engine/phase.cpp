@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "common/watchdog.hpp"
 #include "engine/move/mover.hpp"
 #include "engine/phase_impl.hpp"
@@ -225,6 +226,12 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
                   static_cast<double>(stats_.direct_bytes), static_cast<double>(stats_.operations)};
   double r[12];
   MPI_Allreduce(d, r, 12, MPI_DOUBLE, engine_.stats_op(), comm_);
+  if (log::enabled(log::Level::debug)) {
+    log::debug("phase \"" + path_ + "\" closed (slowest rank): plan " + log::milliseconds(r[1]) + ", execute " +
+               log::milliseconds(r[6]) + ", close " + log::milliseconds(r[5]) + " (rank 0's commit " +
+               log::milliseconds(r[7]) + "), " + std::to_string(static_cast<uint64_t>(r[9])) + " file requests" +
+               (r[0] > 0 ? ", failed on rank " + std::to_string(size_ - static_cast<int>(r[0])) : std::string()));
+  }
   if (r[0] > 0) raise_from(comm_, size_ - static_cast<int>(r[0]), failure ? &*failure : nullptr);
   if (max != nullptr) {
     *max = stats_;

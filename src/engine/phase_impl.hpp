@@ -119,6 +119,7 @@ class PhaseImpl {
   std::vector<uint64_t> window_needs() const;
   std::vector<int> window_tiers() const;
   SpanPolicy span_policy() const;
+  void log_plan() const;
   void remove_stale_index() const;
   uint64_t hybrid_unit() const;
   uint64_t hybrid_threshold() const;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "common/seeded_random.hpp"
 #include "engine/phase_impl.hpp"
 #include "engine/place/placement.hpp"
@@ -105,6 +106,34 @@ void PhaseImpl::plan_steps() {
   stats_.predicted_s = strategy_.alternatives.empty() ? 0 : strategy_.alternatives[strategy_.chosen].predicted_s;
   stats_.operations = transfers_.operations();
   state_ = State::planned;
+  if (log::enabled(log::Level::debug)) log_plan();
+}
+
+// STRATA_LOG=debug: the plan's decisions, as rank 0 sees them (STRATA_LOG_ALL_RANKS=1: every rank).
+void PhaseImpl::log_plan() const {
+  const auto ms = log::milliseconds;
+  log::debug("phase \"" + path_ + "\" (" + (mode_ == PhaseMode::write ? "write" : "read") + "): " +
+             std::to_string(sel_.bytes) + " bytes here, " + std::to_string(size_) + " ranks on " +
+             std::to_string(engine_.nodes.node_count) + " node(s), commit " + (commit_ ? "new files" : "in place") +
+             ", machine figures " + (engine_.machine_once().io.measured ? "measured" : "stated defaults"));
+  for (size_t i = 0; i < strategy_.alternatives.size(); ++i) {
+    const Alternative& a = strategy_.alternatives[i];
+    log::debug(std::string(i == strategy_.chosen ? "  chosen    " : "  candidate ") + a.name + ": predicted " +
+               ms(a.predicted_s) + " (movement " + ms(a.move_s) + ", I/O " + ms(a.io_s) + ", synchronisation " +
+               ms(a.sync_s) + ", " + std::to_string(a.rounds) + " rounds)");
+  }
+  log::debug("  plan: " + std::to_string(plan_.partitions()) + " partition(s), " + std::to_string(plan_.global_rounds) +
+             " round(s) of " + std::to_string(plan_.buffer_bytes) + " bytes x " + std::to_string(plan_.buffers) +
+             " buffer(s); " + std::to_string(sel_.bytes - agg_.bytes) + " bytes direct here; " +
+             std::to_string(transfers_.operations()) + " one-sided operation(s) here");
+  for (size_t p = 0; p < placement_.partitions.size(); ++p) {
+    const PlacedPartition& part = placement_.partitions[p];
+    log::debug("  partition " + std::to_string(p) + " [" + std::to_string(part.begin) + ", " + std::to_string(part.end) +
+               "): aggregator rank " + std::to_string(part.aggregator) + " on node " + std::to_string(part.node) +
+               ", tier " + part.tier + (part.fallback ? " (fallback: the cheapest tier lacked capacity)" : "") +
+               ", cost " + ms(part.cost_s));
+  }
+  log::debug("  plan took " + ms(stats_.plan_s) + ", " + std::to_string(stats_.collectives) + " collective(s)");
 }
 
 // Step 1: options, the normalised selection and this rank's summary. Rank 0 also looks at the

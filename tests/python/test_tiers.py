@@ -200,3 +200,16 @@ def test_engine_probes_its_figures_at_first_use_unless_told_not_to(tmp_path: Pat
                     env={"XDG_CACHE_HOME": str(cache)})
     assert out.status == 0, out.stderr
     assert "measured = true" in next((cache / "strata").glob("machine-*.toml")).read_text()
+
+
+def test_a_lone_rank_leaves_the_mpi_figures_to_a_job_of_several(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    env = {"XDG_CACHE_HOME": str(cache)}
+    out = run_ranks(1, ["plan", "array1d", "--output", str(tmp_path / "x"), "--quiet"], env=env)
+    assert out.status == 0, out.stderr
+    alone = next((cache / "strata").glob("machine-*.toml")).read_text()
+    # One rank puts only to itself: its put and fence figures would be a memcpy and nothing.
+    assert "probe_ranks = 1\n" in alone and "put_latency_us = 3\n" in alone and "fence_us = 20\n" in alone
+    out = run_ranks(2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--quiet"], env=env)
+    assert out.status == 0, out.stderr
+    assert "probe_ranks = 2\n" in next((cache / "strata").glob("machine-*.toml")).read_text()
