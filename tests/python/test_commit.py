@@ -122,6 +122,31 @@ def test_interrupted_commit_rolls_forward(tmp_path: Path) -> None:
     assert (tmp_path / "c.dat").read_bytes() == new and not (tmp_path / "c.dat.strata-commit.json").exists()
 
 
+def test_commit_cut_between_moving_the_old_file_aside_and_renaming_the_new_rolls_forward(tmp_path: Path) -> None:
+    """The commit never renames onto an existing name (ext4 would flush the new file inside
+    rename()): the old file goes aside first. A crash right then leaves no file under the name;
+    a read completes the commit, and a crash after the data's rename must not move it again."""
+    write(tmp_path, 2, ARRAY, seed=1)
+    old = (tmp_path / "c.dat").read_bytes()
+    old_index = (tmp_path / "c.dat.strata-index.json").read_text()
+    write(tmp_path, 2, ARRAY, seed=2)
+    new = (tmp_path / "c.dat").read_bytes()
+    # State 1: intent written, old data aside, new data still partial.
+    os.replace(tmp_path / "c.dat", tmp_path / "c.dat.strata-partial")
+    os.replace(tmp_path / "c.dat.strata-index.json", tmp_path / "c.dat.strata-commit.json")
+    (tmp_path / "c.dat.strata-retired").write_bytes(old)
+    (tmp_path / "c.dat.strata-index.json").write_text(old_index)
+    out = run_ranks(2, [*ARRAY, "--backend", "strata", "--seed", "2", "--read", "--verify", "--quiet"], cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    assert (tmp_path / "c.dat").read_bytes() == new and not (tmp_path / "c.dat.strata-commit.json").exists()
+    # State 2: data renamed, the index not yet: the data stays where it is.
+    os.replace(tmp_path / "c.dat.strata-index.json", tmp_path / "c.dat.strata-commit.json")
+    (tmp_path / "c.dat.strata-index.json").write_text(old_index)
+    status, report = verify(tmp_path, 2, "c.dat", "--complete")
+    assert status == 0 and report["completed_commit"] is True, report
+    assert (tmp_path / "c.dat").read_bytes() == new
+
+
 def test_intent_record_cut_short_is_dropped_not_rolled_forward(tmp_path: Path) -> None:
     """A crash while the intent record was written: no rename happened, the old output stands."""
     write(tmp_path, 2, ARRAY, seed=1)
