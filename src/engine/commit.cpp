@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -278,28 +279,36 @@ void PhaseImpl::discard_partials() const {
   for (const SubFile& f : files_.files()) ::unlink(f.path.c_str());
 }
 
-// After a write (`failure`: this rank's, not agreed yet; rank 0's commit failure is added to it,
-// and close() agrees on it): the partial files synced once per node (unless strata_commit=nosync), every
-// rank's checksums of what it wrote (hashed on its I/O threads while the data was in memory)
-// sent to rank 0, which sizes the files and commits. One message per rank, no collective, and
-// no byte is read back.
-void PhaseImpl::commit_written(std::optional<Error>& failure) {
+// After a write (`failure`: this rank's, not agreed yet; rank 0's commit failure is added to
+// it): the partial files synced once per node (unless strata_commit=nosync), then every rank's
+// checksums of what it wrote (hashed on its I/O threads while the data was in memory) and its
+// statistics sent to rank 0 in one message, received in any order (no collective is needed to
+// learn the counts first). Rank 0 sizes the files and commits when every part went well, then
+// broadcasts the reduced statistics, its failure included: one gather and one broadcast are
+// the whole agreement, and no byte is read back.
+void PhaseImpl::commit_written(std::optional<Error>& failure, double t0, double* reduced) {
   const bool sync = options_.commit == PhaseOptions::Commit::sync || options_.fsync;
   try {
     if (!failure && sync && engine_.nodes.local_rank == 0) sync_files_of_node();
   } catch (const Error& e) {
     failure = e;
   }
-  // Every rank's checksums to rank 0: one message each (its last word: 1 when this rank's part
-  // went well), received in any order; no collective is needed to learn the counts first.
   constexpr int kTag = 0x5717;
   std::vector<uint64_t> all;
   for (const WrittenHash& h : written_hashes_) all.insert(all.end(), {h.file, h.offset, h.length, h.hash});
-  bool everyone_ok = !failure;
   if (rank_ != 0) {
+    // The message: checksum quadruples, the statistics (as bits), and 1 when this part went well.
+    stats_.close_s = MPI_Wtime() - t0;
+    double d[kStats];
+    stats_array(failure, d);
+    const size_t at = all.size();
+    all.resize(at + kStats);
+    std::memcpy(all.data() + at, d, sizeof d);
     all.push_back(failure ? 0 : 1);
     check_mpi(MPI_Send(all.data(), static_cast<int>(all.size()), MPI_UINT64_T, 0, kTag, comm_), "MPI_Send");
   } else {
+    double acc[kStats] = {};
+    bool everyone_ok = !failure;
     std::vector<uint64_t> got;
     for (int r = 1; r < size_; ++r) {
       MPI_Status st;
@@ -308,10 +317,14 @@ void PhaseImpl::commit_written(std::optional<Error>& failure) {
       MPI_Get_count(&st, MPI_UINT64_T, &n);
       got.resize(static_cast<size_t>(n));
       check_mpi(MPI_Recv(got.data(), n, MPI_UINT64_T, st.MPI_SOURCE, kTag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
-      everyone_ok = everyone_ok && n > 0 && got.back() == 1;
-      if (n > 0) all.insert(all.end(), got.begin(), got.end() - 1);
+      if (n < kStats + 1) throw_runtime("internal: a commit message of " + std::to_string(n) + " words");
+      everyone_ok = everyone_ok && got.back() == 1;
+      double theirs[kStats];
+      std::memcpy(theirs, got.data() + (n - 1 - kStats), sizeof theirs);
+      EngineImpl::reduce_stats(theirs, acc, kStats);
+      all.insert(all.end(), got.begin(), got.end() - 1 - kStats);
     }
-    const double t0 = MPI_Wtime();
+    const double c0 = MPI_Wtime();
     if (everyone_ok && !failure) {
       try {
         commit_index(all, sync);
@@ -321,8 +334,14 @@ void PhaseImpl::commit_written(std::optional<Error>& failure) {
         failure = Error(ErrorKind::runtime, e.what());
       }
     }
-    stats_.commit_s = MPI_Wtime() - t0;
+    stats_.commit_s = MPI_Wtime() - c0;
+    stats_.close_s = MPI_Wtime() - t0;
+    double mine[kStats];
+    stats_array(failure, mine);
+    EngineImpl::reduce_stats(mine, acc, kStats);
+    std::copy(acc, acc + kStats, reduced);
   }
+  check_mpi(MPI_Bcast(reduced, kStats, MPI_DOUBLE, 0, comm_), "MPI_Bcast");
 }
 
 // Rank 0: the files' sizes and the gathered checksums (file, offset, length, hash quadruples)

@@ -110,12 +110,14 @@ void EngineImpl::keep_stream(std::vector<std::byte> s) {
   if (s.capacity() <= (uint64_t{256} << 20)) stream = std::move(s);
 }
 
+void EngineImpl::reduce_stats(const double* in, double* inout, int count) {
+  for (int i = 0; i < count; ++i) inout[i] = i < kStatsMaxima ? std::max(in[i], inout[i]) : in[i] + inout[i];
+}
+
 namespace {
 
 void max_then_sum(void* in, void* inout, int* count, MPI_Datatype*) {
-  const auto* a = static_cast<const double*>(in);
-  auto* b = static_cast<double*>(inout);
-  for (int i = 0; i < *count; ++i) b[i] = i < 8 ? std::max(a[i], b[i]) : a[i] + b[i];
+  EngineImpl::reduce_stats(static_cast<const double*>(in), static_cast<double*>(inout), *count);
 }
 
 }  // namespace

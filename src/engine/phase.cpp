@@ -155,6 +155,15 @@ void PhaseImpl::execute(PhaseMode mode) {
   state_ = State::done;
 }
 
+void PhaseImpl::stats_array(const std::optional<Error>& failure, double* d) const {
+  const double values[kStats] = {failure ? static_cast<double>(size_ - rank_) : 0.0,
+                                 stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s,
+                                 stats_.execute_s, stats_.commit_s,
+                                 static_cast<double>(stats_.bytes), static_cast<double>(stats_.fs_requests),
+                                 static_cast<double>(stats_.direct_bytes), static_cast<double>(stats_.operations)};
+  std::copy(values, values + kStats, d);
+}
+
 PhaseStats PhaseImpl::close(PhaseStats* max) {
   try {
     return close_steps(max);
@@ -197,8 +206,9 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   io_.reset();
   direct_io_.reset();
   engine_.keep_stream(std::move(stream_));  // the next phase's stream, if it fits
-  if (commit_ && state_ == State::done) {
-    commit_written(failure);  // rank 0 commits only if every rank's part went well
+  const bool committing = commit_ && state_ == State::done;
+  if (committing) {
+    // committed below: its gather to rank 0 and broadcast are the close's agreement
   } else if (options_.fsync && mode_ == PhaseMode::write && state_ == State::done) {
     // Every rank's data must be in its node's cache before one rank per node syncs it.
     stats_.collectives += 1;
@@ -213,19 +223,21 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     }
   }
   if (state_ != State::done) discard_partials();  // planned, never written
-  stats_.close_s = MPI_Wtime() - t0;
-  state_ = State::closed;
-  // One reduction agrees on the outcome and reduces the statistics: the lowest failing rank
+  // One agreement on the outcome that also reduces the statistics: the lowest failing rank
   // (as size - rank, maximised), the maxima of the times, the sums of the counts (exact as
-  // doubles up to 2^53).
+  // doubles up to 2^53). A committed write gathers them with the checksums to rank 0, which
+  // broadcasts the result after its commit; anything else reduces them among all ranks.
   ++stats_.collectives;
-  double d[12] = {failure ? static_cast<double>(size_ - rank_) : 0.0,
-                  stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s, stats_.execute_s,
-                  stats_.commit_s,
-                  static_cast<double>(stats_.bytes), static_cast<double>(stats_.fs_requests),
-                  static_cast<double>(stats_.direct_bytes), static_cast<double>(stats_.operations)};
-  double r[12];
-  MPI_Allreduce(d, r, 12, MPI_DOUBLE, engine_.stats_op(), comm_);
+  double r[kStats];
+  if (committing) {
+    commit_written(failure, t0, r);
+  } else {
+    stats_.close_s = MPI_Wtime() - t0;
+    double d[kStats];
+    stats_array(failure, d);
+    MPI_Allreduce(d, r, kStats, MPI_DOUBLE, engine_.stats_op(), comm_);
+  }
+  state_ = State::closed;
   if (log::enabled(log::Level::debug)) {
     log::debug("phase \"" + path_ + "\" closed (slowest rank): plan " + log::milliseconds(r[1]) + ", execute " +
                log::milliseconds(r[6]) + ", close " + log::milliseconds(r[5]) + " (rank 0's commit " +

@@ -209,9 +209,16 @@ class PhaseImpl {
   // a commit record names them (a commit that failed half-way rolls forward instead).
   void discard_partials() const;
 
-  // After a write: every rank's partial files synced (unless strata_commit=nosync), sized,
-  // checksummed in parallel, then committed by rank 0. Collective.
-  void commit_written(std::optional<Error>& failure);
+  // The close's statistics as one array (the failing rank's code first, then the times the
+  // close reduces by maximum, then the counts it sums): kStats doubles.
+  static constexpr int kStats = 12;
+  void stats_array(const std::optional<Error>& failure, double* d) const;
+
+  // After a write: the partial files synced once per node (unless strata_commit=nosync), every
+  // rank's checksums and statistics sent to rank 0, which commits when every part went well
+  // and broadcasts the reduced statistics and the outcome into `reduced`. Collective: the
+  // close's one agreement. Sets close_s (and rank 0's commit_s).
+  void commit_written(std::optional<Error>& failure, double t0, double* reduced);
   void commit_index(const std::vector<uint64_t>& hashes, bool sync) const;
   uint64_t clear_unwritten(const std::string& path, const std::vector<IndexedFile::Range>& ranges, bool sync) const;
 
