@@ -154,16 +154,30 @@ void store_machine_cache(const std::string& cache, const std::string& text) {
 Machine load_machine(MPI_Comm comm, int node) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  // Rank 0 reads (or probes) the description and broadcasts it — or the error it met, which
+  // every rank then raises: two broadcasts, the sizes and then the text and name together.
   std::string text, name;
-  collectively(comm, [&] {
-    if (rank == 0) std::tie(text, name) = machine_text(node);
-  });
-  unsigned long long n[2] = {text.size(), name.size()};
-  MPI_Bcast(n, 2, MPI_UNSIGNED_LONG_LONG, 0, comm);
-  text.resize(n[0]);
-  name.resize(n[1]);
-  MPI_Bcast(text.data(), static_cast<int>(n[0]), MPI_CHAR, 0, comm);
-  MPI_Bcast(name.data(), static_cast<int>(n[1]), MPI_CHAR, 0, comm);
+  unsigned long long n[3] = {0, 0, 0};  // text size, name size, error kind + 1 (0: none)
+  if (rank == 0) {
+    try {
+      std::tie(text, name) = machine_text(node);
+    } catch (const Error& e) {
+      text = e.what();
+      n[2] = static_cast<unsigned long long>(e.kind()) + 1;
+    } catch (const std::exception& e) {
+      text = e.what();
+      n[2] = static_cast<unsigned long long>(ErrorKind::runtime) + 1;
+    }
+    n[0] = text.size();
+    n[1] = name.size();
+  }
+  MPI_Bcast(n, 3, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  std::string both = text + name;
+  both.resize(n[0] + n[1]);
+  MPI_Bcast(both.data(), static_cast<int>(both.size()), MPI_CHAR, 0, comm);
+  text = both.substr(0, n[0]);
+  name = both.substr(n[0]);
+  if (n[2] != 0) throw Error(static_cast<ErrorKind>(n[2] - 1), text);
   Machine m = parse_machine(text, name);  // the same text everywhere: the same outcome everywhere
   // The engine's I/O figures, probed at first use (once per cached machine) unless the machine
   // is described by a file (STRATA_MACHINE) or STRATA_NO_IO_PROBE is set: the same decision on

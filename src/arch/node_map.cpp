@@ -91,9 +91,16 @@ NodeMap node_map(MPI_Comm comm) {
     map.source = "shared memory";
     check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, map.node_comm.out()),
               "MPI_Comm_split_type");
-    // A node is named by its lowest rank; dense ids follow the order of those leaders.
-    int leader = rank;
-    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, map.node_comm.get());
+    // A node is named by its lowest rank; dense ids follow the order of those leaders. The
+    // split kept the order of `comm` (key = rank), so the node's rank 0 is its leader: its rank
+    // in `comm` is a local translation, not a collective.
+    int leader = rank, first = 0;
+    MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+    MPI_Comm_group(map.node_comm.get(), &node_group);
+    MPI_Comm_group(comm, &group);
+    MPI_Group_translate_ranks(node_group, 1, &first, group, &leader);
+    MPI_Group_free(&node_group);
+    MPI_Group_free(&group);
     std::vector<int> leaders(static_cast<size_t>(size));
     MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
     std::vector<long> ids(leaders.begin(), leaders.end());
