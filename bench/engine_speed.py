@@ -17,7 +17,8 @@ Workloads (select with --only):
 
 Method: each round runs every variant of a workload once (one launch of `strata run` with a few
 repetitions: 5 for IOR, 3 for array1d, 1 for the slow E3SM baselines and the fsync write), in an
-order shuffled with a recorded seed; the median is over all rounds' write repetitions, the first
+order shuffled with a recorded seed, each launch after a sync() (no variant pays for another's
+writeback); the median is over all rounds' write repetitions, the first
 writes of each launch into an emptied folder included (the engine's crash-consistent commit
 writes a new file there: its first two writes of an output allocate fresh pages, later ones
 recycle the previous file, docs/engine.md). Open and close are included; fsync only
@@ -145,6 +146,8 @@ def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
         rng.shuffle(order)
         for variant in order:
             log(f"{w['name']}: round {r + 1}/{rounds}, {variant[0]}")
+            # Every launch starts with no dirty pages: none pays for the previous one's writeback.
+            os.sync()
             if variant[1] == "fio":
                 res = run_fio(w["fio_mib"], tmp)
             else:

@@ -287,11 +287,19 @@ void PhaseImpl::discard_partials() const {
 // broadcasts the reduced statistics, its failure included: one gather and one broadcast are
 // the whole agreement, and no byte is read back.
 void PhaseImpl::commit_written(std::optional<Error>& failure, double t0, double* reduced) {
-  const bool sync = options_.commit == PhaseOptions::Commit::sync || options_.fsync;
-  try {
-    if (!failure && sync && engine_.nodes.local_rank == 0) sync_files_of_node();
-  } catch (const Error& e) {
-    failure = e;
+  const bool sync = syncs_data();
+  if (sync) {
+    // Every rank's data must be in its node's cache before one rank per node syncs the files:
+    // a rank still writing after the fsync would leave bytes the commit calls durable undone.
+    // One small reduction; the messages below carry each rank's outcome as before.
+    int bad = failure ? 1 : 0, any = 0;
+    check_mpi(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+    ++stats_.collectives;
+    try {
+      if (!failure && any == 0 && engine_.nodes.local_rank == 0) sync_files_of_node();
+    } catch (const Error& e) {
+      failure = e;
+    }
   }
   constexpr int kTag = 0x5717;
   std::vector<uint64_t> all;

@@ -91,9 +91,11 @@ void PhaseImpl::open_file() {
   // delays the buffer an aggregation round waits for.
   // A committed write hashes what it writes while it is in memory (the index's checksums).
   const uint64_t hash_chunk = commit_ ? options_.checksum_chunk : 0;
-  if (my_partition_ >= 0) io_ = std::make_unique<IoWorker>(files_, hash_chunk);
+  // A write that close() will fsync starts its writeback piece by piece as it goes.
+  const uint64_t behind = mode_ == PhaseMode::write && syncs_data() ? kWriteBehindBytes : 0;
+  if (my_partition_ >= 0) io_ = std::make_unique<IoWorker>(files_, hash_chunk, true, behind);
   // Without aggregation there is nothing for the direct writes to overlap: no thread.
-  if (!direct_.empty()) direct_io_ = std::make_unique<IoWorker>(files_, hash_chunk, plan_.partitions() > 0);
+  if (!direct_.empty()) direct_io_ = std::make_unique<IoWorker>(files_, hash_chunk, plan_.partitions() > 0, behind);
 }
 
 // Rank 0, after a write: subfiles cut to their final size (no stale tail from an older,

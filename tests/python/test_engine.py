@@ -50,23 +50,64 @@ def test_read_with_another_rank_count_detects_corruption(tmp_path: Path) -> None
     assert out.status == 3 and "verification failed" in out.stderr
 
 
-def test_holes_are_never_written(tmp_path: Path) -> None:
-    """The engine writes only declared bytes (a committed write is a new file, its holes read as
-    zeros; written in place, holes keep the old bytes: tests/mpi/engine_property.cpp checks both)."""
+# A PIO map over a 12 x 4 array whose interior elements 9-14 and 31-33 belong to no rank.
+HOLED_MAP = """version 2001 npes 4 ndims 2
+12 4
+0 10
+1 2 3 4 5 6 7 8 15 16
+1 10
+17 18 19 20 21 22 23 24 25 26
+2 10
+27 28 29 30 34 35 36 37 38 39
+3 9
+40 41 42 43 44 45 46 47 48
+"""
+
+
+def _holed_write(tmp_path: Path, backend: str, hints: str | None = None, repetitions: int = 1) -> bytes:
+    """The file after writing the holed map (seed 2) through `backend` over a previous output of
+    0xAB bytes: the engine's first commit retires it and its second write recycles it as the
+    partial file, so after two repetitions the output is the recycled file."""
     target = tmp_path / "holes.dat"
-    # IOR's strided layout with 2 of 4 ranks' data: write 4 ranks first with posix, then
-    # overwrite with a different seed through the engine using 4 ranks: every byte changes.
-    args = ["run", "ior", "--block-size", "8K", "--transfer-size", "4K", "--segments", "3", "--output", str(target)]
-    assert run_ranks(4, [*args, "--backend", "posix", "--seed", "1", "--quiet"]).status == 0
-    before = target.read_bytes()
-    assert run_ranks(4, [*args, "--backend", "strata", "--seed", "2", "--quiet"]).status == 0
-    assert target.read_bytes() != before
-    # The engine through a file-per-node layout keeps each node's bytes together.
-    out = run_ranks(4, [*args, "--backend", "strata", "--file-per-node", "--write", "--read", "--verify",
-                        "--quiet"], env={"STRATA_RANKS_PER_NODE": "2"})
+    for p in tmp_path.glob("holes.dat*"):
+        p.unlink()
+    target.write_bytes(b"\xab" * 4096)
+    args = ["run", "e3sm", "--maps", str(tmp_path / "holed.map"), "--map-vars", "1", "--seed", "2",
+            "--backend", backend, "--output", str(target), "--repetitions", str(repetitions), "--quiet"]
+    if hints:
+        args += ["--hints", hints]
+    out = run_ranks(4, args)
     assert out.status == 0, out.stderr
-    nodes = sorted(p.name for p in tmp_path.glob("holes.dat.node*") if not p.name.endswith(".json"))
-    assert nodes == ["holes.dat.node00000", "holes.dat.node00001"]
+    return target.read_bytes()
+
+
+@pytest.mark.parametrize("strategy", ["direct", "aggregate"])
+def test_holes_are_never_written(tmp_path: Path, strategy: str) -> None:
+    """A map whose interior elements belong to no rank: the engine's committed file (a new file,
+    or the previous output recycled) holds zeros in the holes, never the old bytes, and exactly
+    posix's bytes elsewhere; the file is as long as the array."""
+    (tmp_path / "holed.map").write_text(HOLED_MAP)
+    reference = _holed_write(tmp_path, "posix")
+    elem = len(reference) // 48
+    assert elem in (4, 8) and len(reference) == 48 * elem
+    holes = [i for e in (*range(8, 14), *range(30, 33)) for i in range(e * elem, (e + 1) * elem)]
+    assert all(reference[i] == 0 for i in holes) and any(reference[i] != 0 for i in range(8 * elem))
+    forced = f"strata_strategy={strategy},strata_spans=true"
+    assert _holed_write(tmp_path, "strata", forced, repetitions=2) == reference
+    assert _holed_write(tmp_path, "strata", f"{forced},strata_commit=in-place") == reference
+
+
+def test_synced_write_in_pieces_is_exact(tmp_path: Path) -> None:
+    """--fsync starts writeback every 16 MiB as it writes: spans longer than that, direct and
+    aggregated, still land byte for byte."""
+    args = ["run", "ior", "--block-size", "20M", "--transfer-size", "20M", "--segments", "1", "--fsync",
+            "--write", "--read", "--verify", "--output", "s.dat", "--json", "r.json", "--quiet"]
+    for hints in ("strata_strategy=direct", "strata_strategy=aggregate,cb_buffer_size=40M,strata_aggregators=1"):
+        out = run_ranks(2, [*args, "--backend", "strata", "--hints", hints], cwd=tmp_path)
+        assert out.status == 0, out.stderr
+        record = json.loads((tmp_path / "r.json").read_text())
+        assert record["verified"] is True
+        assert record["repetitions"][0]["write"]["engine"]["fs_requests"] >= 3  # 40 MiB in <= 16 MiB pieces
 
 
 def test_reader_takes_the_layout_from_the_index(tmp_path: Path) -> None:

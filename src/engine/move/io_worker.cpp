@@ -1,7 +1,9 @@
 #include "engine/move/io_worker.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -10,7 +12,8 @@
 
 namespace strata::engine {
 
-IoWorker::IoWorker(const FileSet& files, uint64_t hash_chunk, bool threaded) : files_(files), hash_chunk_(hash_chunk) {
+IoWorker::IoWorker(const FileSet& files, uint64_t hash_chunk, bool threaded, uint64_t write_behind)
+    : files_(files), hash_chunk_(hash_chunk), write_behind_(write_behind) {
   if (threaded) thread_ = std::thread([this] { run(); });
 }
 
@@ -79,9 +82,16 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
         break;
       }
       std::byte* mem = memory + at + done;
-      ssize_t n = write ? ::pwrite(f.fd, mem, len - done, static_cast<off_t>(local + done))
-                        : ::pread(f.fd, mem, len - done, static_cast<off_t>(local + done));
+      const uint64_t piece = write && write_behind_ > 0 ? std::min(len - done, write_behind_) : len - done;
+      ssize_t n = write ? ::pwrite(f.fd, mem, piece, static_cast<off_t>(local + done))
+                        : ::pread(f.fd, mem, piece, static_cast<off_t>(local + done));
       ++calls;
+#ifdef __linux__
+      // Start this piece's writeback now; its errors, if any, surface at the fsync.
+      if (write && write_behind_ > 0 && n > 0) {
+        ::sync_file_range(f.fd, static_cast<off_t>(local + done), n, SYNC_FILE_RANGE_WRITE);
+      }
+#endif
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         failure = std::string(write ? "write to \"" : "read from \"") + f.path + "\" at offset " +

@@ -40,7 +40,10 @@ class IoWorker {
   // cross a multiple of `hash_chunk` in their file (the index's checksum grid).
   // `threaded` false: no thread, every job runs at once on the caller's (a phase with nothing
   // to overlap: the hand-off to a thread would cost more than it hides).
-  explicit IoWorker(const FileSet& files, uint64_t hash_chunk = 0, bool threaded = true);
+  // `write_behind` > 0 (a write that will be synced): writes go in pieces of at most that many
+  // bytes, and each piece's writeback to the disk starts at once (sync_file_range), so the
+  // final fsync finds little left to write and the disk works while the rest is copied.
+  explicit IoWorker(const FileSet& files, uint64_t hash_chunk = 0, bool threaded = true, uint64_t write_behind = 0);
   ~IoWorker();
   IoWorker(const IoWorker&) = delete;
   IoWorker& operator=(const IoWorker&) = delete;
@@ -81,6 +84,7 @@ class IoWorker {
   double io_s_ = 0;
   uint64_t requests_ = 0;
   uint64_t hash_chunk_ = 0;
+  uint64_t write_behind_ = 0;
   std::vector<WrittenHash> hashes_;  // the worker thread's until wait_all
   std::vector<std::byte> scratch_;   // read-modify-write
   std::thread thread_;
