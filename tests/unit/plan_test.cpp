@@ -1,5 +1,5 @@
 // Plan invariants: every declared byte belongs to exactly one (aggregator, round); no round
-// exceeds S_buff; partitions are aligned; the plan is a pure function of its inputs.
+// exceeds S_buff; partitions are aligned; the plan depends on its inputs only (no hidden state).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -123,11 +123,33 @@ TEST(Plan, EveryByteHasExactlyOneAggregatorAndRound) {
       for (const auto& sp : spans) span_bytes += sp.second;
       EXPECT_EQ(run_bytes, span_bytes);
     }
-    // Pure: the same inputs give the same plan.
-    const Plan again = make_plan(c.in);
-    EXPECT_EQ(again.start, plan.start);
-    EXPECT_EQ(again.aggregator, plan.aggregator);
-    EXPECT_EQ(again.global_rounds, plan.global_rounds);
+  }
+}
+
+// Every rank computes the plan alone, so it must depend on its inputs only: not on what was
+// planned before (a cache or static state), nor on where the inputs live in memory. Plan every
+// case, then plan them again in reverse order, from copies made after other allocations, and
+// compare every field.
+TEST(Plan, DependsOnItsInputsOnly) {
+  std::vector<Plan> first;
+  std::vector<PlanInput> inputs;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    inputs.push_back(random_case(seed).in);
+    first.push_back(make_plan(inputs.back()));
+  }
+  std::vector<std::vector<char>> ballast;
+  for (size_t i = inputs.size(); i-- > 0;) {
+    ballast.emplace_back(64 + i * 8, 'x');  // moves the copies' heap addresses
+    const PlanInput copy = inputs[i];
+    const Plan again = make_plan(copy);
+    SCOPED_TRACE("seed " + std::to_string(i + 1));
+    EXPECT_EQ(again.start, first[i].start);
+    EXPECT_EQ(again.end, first[i].end);
+    EXPECT_EQ(again.aggregator, first[i].aggregator);
+    EXPECT_EQ(again.rounds, first[i].rounds);
+    EXPECT_EQ(again.global_rounds, first[i].global_rounds);
+    EXPECT_EQ(again.buffer_bytes, first[i].buffer_bytes);
+    EXPECT_EQ(again.buffers, first[i].buffers);
   }
 }
 
