@@ -155,6 +155,9 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
   MPI_Comm comm() const;
+  // Phases this engine has executed (write() or read() calls that ran), for callers that
+  // report how many collective executions an operation took. Local; the same on every rank.
+  uint64_t executions() const;
 
  private:
   friend class PhaseImpl;

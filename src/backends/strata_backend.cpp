@@ -40,6 +40,7 @@ class StrataBackend final : public Backend {
     if (ctx_.fsync && access == Access::write) hints.emplace_back("strata_fsync", "true");
     if (!engine_) engine_ = std::make_unique<Engine>(ctx_.file.comm);  // kept across repetitions
     const PhaseMode mode = access == Access::write ? PhaseMode::write : PhaseMode::read;
+    executions_before_ = engine_->executions();
     if (ctx_.file.raw_layout) {
       set_ = std::make_unique<DatasetSet>(*engine_, ctx_.file.path, mode, container_from_name(ctx_.options.container),
                                           hints);
@@ -89,7 +90,7 @@ class StrataBackend final : public Backend {
     if (!stats_) return {};
     CollectiveStats c;
     c.valid = true;
-    c.calls = 1;
+    c.calls = engine_ ? engine_->executions() - executions_before_ : 0;  // as the engine counted them
     c.rounds = stats_->rounds;
     c.rounds_kind = "engine";
     c.aggregators = stats_->aggregators;
@@ -127,6 +128,7 @@ class StrataBackend final : public Backend {
   std::optional<PhaseStats> stats_;
   double container_s_ = 0;
   uint64_t extents_ = 0;
+  uint64_t executions_before_ = 0;
 };
 
 }  // namespace

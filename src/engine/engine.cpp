@@ -135,5 +135,6 @@ int EngineImpl::cores_per_node() {
 Engine::Engine(MPI_Comm comm) : impl_(std::make_unique<EngineImpl>(comm)) {}
 Engine::~Engine() = default;
 MPI_Comm Engine::comm() const { return impl_->comm; }
+uint64_t Engine::executions() const { return impl_->executions; }
 
 }  // namespace strata

@@ -67,6 +67,7 @@ class EngineImpl {
   engine::Window window;
   std::vector<uint64_t> window_bytes;  // every rank's window size
   std::vector<int> window_tier;        // every rank's window tier
+  uint64_t executions = 0;             // phases executed (write() or read() that ran)
   uint64_t window_allocations = 0;     // windows allocated so far (collective each time)
   std::optional<Machine> machine;
   std::vector<std::unique_ptr<MemoryTier>> tiers;  // this node's, indexed by Tier

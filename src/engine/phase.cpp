@@ -88,6 +88,7 @@ void PhaseImpl::execute(PhaseMode mode) {
     throw_usage(std::string("this phase was opened for ") + (mode_ == PhaseMode::write ? "writing" : "reading"));
   }
   const double started = MPI_Wtime();
+  ++engine_.executions;
   if (deferred_error_) {  // nothing local can go on; close() agrees on the failure
     stats_.execute_s = MPI_Wtime() - started;
     state_ = State::done;
