@@ -2,8 +2,9 @@
 //
 // Every failure in Strata is a strata::Error (public: include/strata/error.hpp) carrying an exit
 // status class. Collective operations run their local part inside `collectively`, which agrees
-// on the outcome with one MPI_Allreduce: if any rank failed, every rank throws the same Error (the lowest failing
-// rank's message), so all ranks report the same thing and exit with the same status.
+// on the outcome with one MPI_Allreduce: if any rank failed, every rank throws the same Error
+// (the lowest failing rank's message), so all ranks report the same thing and exit with the
+// same status.
 #pragma once
 
 #include <mpi.h>
