@@ -58,8 +58,8 @@ std::vector<uint64_t> parse_shape(const std::string& text, const std::string& wh
   const std::string count = min_dims == max_dims ? std::to_string(min_dims)
                                                  : std::to_string(min_dims) + " to " + std::to_string(max_dims);
   const std::string example = max_dims >= 3 ? "24x20x16" : max_dims == 2 ? "24x20" : "24";
-  auto bad = [&] {
-    throw_usage(what + " needs " + count + " positive sizes separated by x or , like " + example + " (got \"" +
+  auto bad = [&](const std::string& why = "") {
+    throw_usage(what + " needs " + count + " positive sizes separated by x or , like " + example + why + " (got \"" +
                 text + "\")");
   };
   std::vector<uint64_t> shape;
@@ -70,7 +70,7 @@ std::vector<uint64_t> parse_shape(const std::string& text, const std::string& wh
     const std::string item = text.substr(begin, end - begin);
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) bad();
     const uint64_t n = parse_count(item, what);
-    if (n == 0) bad();
+    if (n == 0) bad(": sizes must be greater than zero");
     shape.push_back(n);
     begin = end + 1;
   }

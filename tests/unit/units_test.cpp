@@ -51,6 +51,12 @@ TEST(Units, ShapesTakeBothSpellings) {
     }
   }
   EXPECT_THROW(parse_shape("1x2x3x4x5x6x7", "--shape", 1, 6), Error);
+  try {
+    parse_shape("8,0,8", "--grid", 3, 3);
+    FAIL() << "accepted a zero size";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("greater than zero"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Units, FormatsSizes) {
