@@ -46,21 +46,7 @@ uint64_t positive_count_option(const OptionSet& o, const std::string& name) {
 }
 
 std::vector<uint64_t> count_list_option(const OptionSet& o, const std::string& name, size_t count) {
-  const std::string text = o.get(name);
-  std::vector<uint64_t> out;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t end = text.find(',', begin);
-    if (end == std::string::npos) end = text.size();
-    const uint64_t v = parse_count(text.substr(begin, end - begin), "--" + name);
-    if (v == 0) throw_usage("--" + name + " values must be greater than zero (got \"" + text + "\")");
-    out.push_back(v);
-    begin = end + 1;
-  }
-  if (out.size() != count) {
-    throw_usage("--" + name + " needs " + std::to_string(count) + " comma-separated values (got \"" + text + "\")");
-  }
-  return out;
+  return parse_shape(o.get(name), "--" + name, count, count);
 }
 
 }  // namespace strata

@@ -3,10 +3,10 @@
  * then z (offset = rank·3·n elements). MPI-IO would need three collective calls, each flushing
  * nearly empty buffers; one Strata phase aggregates all three.
  *
- * Build and run:
- *   mpicc -Iinclude docs/examples/three_variables.c build/lib/libstrata.a -lstdc++ -lhwloc \
- *         -o three_variables            (or use the CMake target three_variables)
+ * Build against an installed Strata (docs/install.md) and run:
+ *   cc docs/examples/three_variables.c $(pkg-config --cflags --libs strata) -o three_variables
  *   mpirun -np 4 ./three_variables out.dat && od -An -tf8 -w24 out.dat | head
+ * or with CMake: find_package(Strata), target_link_libraries(three_variables PRIVATE Strata::strata).
  */
 #include <mpi.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 // write() or read() (collective) moves every variable in one pipelined execution: ranks put
 // their bytes with MPI one-sided communication into the aggregators' N_buff buffers while the
 // previous buffer is written by a background thread. close() (collective) syncs if asked and
-// returns statistics. Errors are strata::Error, agreed on every rank.
+// returns statistics. Errors are strata::Error (strata/error.hpp), agreed on every rank.
 //
 //   strata::Engine engine(MPI_COMM_WORLD);          // once: node map, aggregation buffers
 //   strata::Phase phase(engine, "out.dat", strata::PhaseMode::write);
@@ -37,6 +37,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "strata/error.hpp"
 
 namespace strata {
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/seeded_random.hpp"
@@ -11,19 +10,6 @@
 namespace strata {
 
 namespace {
-
-std::vector<uint64_t> parse_shape(const std::string& text) {
-  std::vector<uint64_t> shape;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, 'x')) {
-    uint64_t n = parse_count(item, "--shape");
-    if (n == 0) throw_usage("--shape dimensions must be greater than zero (got \"" + text + "\")");
-    shape.push_back(n);
-  }
-  if (shape.empty() || shape.size() > 6) throw_usage("--shape needs 1 to 6 dimensions like 24x20x16 (got \"" + text + "\")");
-  return shape;
-}
 
 // Sorted cut positions splitting [0, n) into `parts` non-empty pieces.
 std::vector<uint64_t> cuts(uint64_t n, uint64_t parts, SeededRandom& g) {
@@ -51,7 +37,7 @@ void BlocksKernel::add_options(OptionSet& o) const {
 
 KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
   const uint64_t nvars = positive_count_option(o, "vars");
-  const std::vector<uint64_t> shape = parse_shape(o.get("shape"));
+  const std::vector<uint64_t> shape = parse_shape(o.get("shape"), "--shape", 1, 6);
   const uint64_t per_rank = positive_count_option(o, "tiles-per-rank");
   const std::string order = o.get("memory-order");
   if (order != "file" && order != "shuffled") throw_usage("--memory-order must be file or shuffled");

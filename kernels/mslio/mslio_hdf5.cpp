@@ -10,7 +10,7 @@
 #include "mslio/mslio_io.hpp"
 
 #ifdef STRATA_HAVE_HDF5
-#include "datasets/hdf5_ids.hpp"
+#include "common/hdf5_handles.hpp"
 #include "common/hints.hpp"
 #endif
 

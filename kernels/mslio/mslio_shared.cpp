@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/mpiio_file.hpp"
 #include "common/error.hpp"
+#include "fs/mpiio_file.hpp"
 #include "mslio/mslio_io.hpp"
 #include "mslio/mslio_text.hpp"
 #include "mslio/mslio_volume.hpp"

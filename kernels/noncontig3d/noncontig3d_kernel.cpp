@@ -2,28 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/seeded_random.hpp"
 #include "common/units.hpp"
 
 namespace strata {
-
-namespace {
-
-std::vector<uint64_t> parse_grid(const std::string& text) {
-  std::vector<uint64_t> shape;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, 'x')) shape.push_back(parse_count(item, "--grid"));
-  if (shape.size() != 3 || std::count(shape.begin(), shape.end(), 0) > 0) {
-    throw_usage("--grid needs three positive sizes like 32x32x32 (got \"" + text + "\")");
-  }
-  return shape;
-}
-
-}  // namespace
 
 void Noncontig3dKernel::add_options(OptionSet& o) const {
   o.section("noncontig3d options");
@@ -36,7 +20,7 @@ void Noncontig3dKernel::add_options(OptionSet& o) const {
 
 KernelSetup Noncontig3dKernel::build(const OptionSet& o, int rank, int ranks) const {
   const uint64_t datasets = positive_count_option(o, "datasets");
-  const std::vector<uint64_t> grid = parse_grid(o.get("grid"));
+  const std::vector<uint64_t> grid = parse_shape(o.get("grid"), "--grid", 3, 3);
   const uint64_t edge = positive_count_option(o, "block");
   const ElemType type = elem_type_from_name(o.get("type"));
   const std::string order = o.get("memory-order");

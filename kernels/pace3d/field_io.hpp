@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backends/backend.hpp"
+#include "fs/access.hpp"
 #include "pace3d/pace3d_domain.hpp"
 
 namespace strata::pace3d {

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <limits>
 
-#include "backends/mpiio_file.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "decomp/values.hpp"
+#include "fs/mpiio_file.hpp"
 #include "pace3d/field_io.hpp"
 #include "pace3d/pace3d_domain.hpp"
 #include "pace3d/voxel_format.hpp"

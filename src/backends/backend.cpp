@@ -10,7 +10,7 @@
 #include "backends/backend_factories.hpp"
 #include "common/error.hpp"
 #ifdef STRATA_HAVE_HDF5
-#include "datasets/hdf5_ids.hpp"
+#include "common/hdf5_handles.hpp"
 #endif
 #include "strata/strata.hpp"
 

@@ -17,10 +17,9 @@
 #include "backends/collective_calls.hpp"
 #include "common/hints.hpp"
 #include "decomp/decomposition.hpp"
+#include "fs/access.hpp"
 
 namespace strata {
-
-enum class Access { write, read };
 
 enum class Layout {
   shared,            // one file, the raw layout (variables one after another, row-major)

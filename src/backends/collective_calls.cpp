@@ -69,15 +69,21 @@ uint64_t two_phase_rounds(MPI_Comm comm, const std::vector<CallSpan>& spans, con
 
 namespace {
 strata_mpiio_timing kept;  // what end_collective_timing() saw (the hooks' state is process-wide too)
+bool hooked = false;       // the program links the timing hooks (the strata program does)
 }  // namespace
 
 void begin_collective_timing() { strata_mpiio_timing_reset(); }
-void end_collective_timing() { kept = *strata_mpiio_timing_get(); }
+void end_collective_timing() {
+  const strata_mpiio_timing* t = strata_mpiio_timing_get();
+  hooked = t != nullptr;
+  if (hooked) kept = *t;
+}
 
 CollectiveStats mpiio_collective_stats(MPI_Comm comm, const std::vector<CallSpan>& spans, const Hints& in_effect,
                                        double transfer_s) {
   const strata_mpiio_timing* t = &kept;
   CollectiveStats s;
+  if (!hooked) return s;  // not measured (valid stays false): the same on every rank of one program
   s.valid = true;
   // Straggler wait: for each call, the last rank's entry time minus this rank's.
   unsigned long long calls = t->calls, max_calls = 0, min_calls = 0;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backends/backend_factories.hpp"
-#include "backends/mpiio_file.hpp"
+#include "fs/mpiio_file.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
 #include "common/mpi_handles.hpp"

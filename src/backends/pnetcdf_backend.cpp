@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "backends/backend_factories.hpp"
-#include "backends/hints_in_effect.hpp"
-#include "backends/open_check.hpp"
+#include "fs/hints_in_effect.hpp"
+#include "fs/open_check.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
 

@@ -1,37 +1,21 @@
 // Errors and their collective agreement.
 //
-// Every failure in Strata is a strata::Error carrying an exit status class. Collective
-// operations run their local part inside `collectively`, which agrees on the outcome with one
-// MPI_Allreduce: if any rank failed, every rank throws the same Error (the lowest failing
-// rank's message), so all ranks report the same thing and exit with the same status.
+// Every failure in Strata is a strata::Error (public: include/strata/error.hpp) carrying an exit
+// status class. Collective operations run their local part inside `collectively`, which agrees
+// on the outcome with one MPI_Allreduce: if any rank failed, every rank throws the same Error
+// (the lowest failing rank's message), so all ranks report the same thing and exit with the
+// same status.
 #pragma once
 
 #include <mpi.h>
 
-#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "common/watchdog.hpp"
+#include "strata/error.hpp"
 
 namespace strata {
-
-enum class ErrorKind : int {
-  runtime = 1,       // I/O or system failure
-  usage = 2,         // bad input: options, hints, sizes, unsupported layout
-  verification = 3,  // data read back differs from what was written
-  timeout = 4,       // the watchdog (STRATA_TIMEOUT) found a rank stuck in a collective operation
-};
-
-class Error : public std::runtime_error {
- public:
-  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
-  ErrorKind kind() const { return kind_; }
-  int exit_status() const { return static_cast<int>(kind_); }
-
- private:
-  ErrorKind kind_;
-};
 
 [[noreturn]] void throw_usage(const std::string& message);
 [[noreturn]] void throw_runtime(const std::string& message);

@@ -53,6 +53,31 @@ uint64_t parse_count(const std::string& text, const std::string& what) {
   return value;
 }
 
+std::vector<uint64_t> parse_shape(const std::string& text, const std::string& what, size_t min_dims,
+                                  size_t max_dims) {
+  const std::string count = min_dims == max_dims ? std::to_string(min_dims)
+                                                 : std::to_string(min_dims) + " to " + std::to_string(max_dims);
+  const std::string example = max_dims >= 3 ? "24x20x16" : max_dims == 2 ? "24x20" : "24";
+  auto bad = [&](const std::string& why = "") {
+    throw_usage(what + " needs " + count + " positive sizes separated by x or , like " + example + why + " (got \"" +
+                text + "\")");
+  };
+  std::vector<uint64_t> shape;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find_first_of("x,", begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(begin, end - begin);
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) bad();
+    const uint64_t n = parse_count(item, what);
+    if (n == 0) bad(": sizes must be greater than zero");
+    shape.push_back(n);
+    begin = end + 1;
+  }
+  if (shape.size() < min_dims || shape.size() > max_dims) bad();
+  return shape;
+}
+
 double parse_real(const std::string& text, const std::string& what) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "common/error.hpp"
-#include "datasets/hdf5_ids.hpp"
+#include "datasets/hdf5_types.hpp"
 
 namespace strata {
 

@@ -19,6 +19,7 @@
 
 #include "arch/memory_tier.hpp"
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "strata/strata.hpp"
 
 using namespace strata;
@@ -100,8 +101,7 @@ std::string signature(const PlacementReport& p) {
 }
 
 bool same_everywhere(const std::string& text) {
-  unsigned long long h = 1469598103934665603ULL;
-  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  unsigned long long h = fnv1a(text);
   unsigned long long lo = 0, hi = 0;
   MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);

@@ -1,5 +1,7 @@
-"""The value generator of src/decomp/values.cpp, reimplemented with numpy so the application
-kernels' files can be checked by code that shares nothing with the writer."""
+"""The value generator of src/decomp/values.cpp, reimplemented with numpy so the files the
+kernels write can be checked by code that shares nothing with the writer: value(variable name,
+element index, seed, step). The one Python copy of the generator (and of its FNV-1a name hash,
+src/common/hash.hpp) for the tests."""
 
 from __future__ import annotations
 
@@ -46,3 +48,17 @@ def float64_values(variable: str, count: int, seed: int, step: int = 0) -> np.nd
     h = raw(variable, count, seed, step)
     ints = (h >> np.uint64(11)).astype(np.int64) - (1 << 52)
     return ints.astype(np.float64) / 1048576.0
+
+
+def values(variable: str, dtype: np.dtype, count: int, seed: int, step: int = 0) -> np.ndarray:
+    """Elements 0 .. count-1 of `variable` as the generator makes them for `dtype`."""
+    if dtype == np.float32:
+        return float32_values(variable, count, seed, step)
+    if dtype == np.float64:
+        return float64_values(variable, count, seed, step)
+    h = raw(variable, count, seed, step)
+    if dtype == np.uint8:
+        return h.astype(np.uint8)
+    if dtype == np.int32:
+        return h.astype(np.uint32).view(np.int32)
+    return h.view(dtype)

@@ -14,6 +14,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from app_values import values
 from conftest import ROOT, STRATA, run_ranks
 
 F_SMALL = ["e3sm", "--case", "f", "--vars", "24", "--ncol", "96", "--lev", "6"]
@@ -21,36 +22,7 @@ G_SMALL = ["e3sm", "--case", "g", "--vars", "12", "--ncol", "64", "--lev", "10"]
 N3D_SMALL = ["noncontig3d", "--datasets", "5", "--grid", "16x8x8", "--block", "4", "--type", "uint8"]
 HAND_MAP = ROOT / "tests" / "data" / "pio_4ranks.dat"
 E3SM_MAPS = Path("/work/shared/e3sm-maps")
-MASK = (1 << 64) - 1
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-
-
-# The value generator of src/decomp/values.cpp, rewritten here so that the HDF5 files are
-# checked against an independent source: value(variable name, element index, seed, step).
-def _splitmix64(x: np.ndarray | int) -> np.ndarray:
-    x = np.asarray(x, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def expected_values(name: str, dtype: np.dtype, count: int, seed: int, step: int = 0) -> np.ndarray:
-    h = 0xCBF29CE484222325
-    for c in name.encode():
-        h = ((h ^ c) * 0x100000001B3) & MASK
-    with np.errstate(over="ignore"):
-        key = _splitmix64(np.uint64(seed) ^ _splitmix64(np.uint64(h) ^ _splitmix64(np.uint64(step))))
-        index = np.arange(count, dtype=np.uint64)
-        v = _splitmix64(key ^ (index * np.uint64(0xD6E8FEB86659FD93)))
-    if dtype == np.float32:
-        return ((v >> np.uint64(40)).astype(np.int64) - (1 << 23)).astype(np.float32) / np.float32(1024.0)
-    if dtype == np.float64:
-        return ((v >> np.uint64(11)).astype(np.int64) - (1 << 52)).astype(np.float64) / 1048576.0
-    if dtype == np.uint8:
-        return v.astype(np.uint8)
-    if dtype == np.int32:
-        return v.astype(np.uint32).view(np.int32)
-    return v.view(dtype)
 
 
 def write(tmp_path: Path, np_: int, kernel: list[str], backend: list[str], out: str, seed: int = 3) -> dict:
@@ -68,7 +40,7 @@ def check_every_element(path: Path, seed: int) -> int:
         for name in names:
             ds = f[name]
             data = ds[...].reshape(-1)
-            want = expected_values(name, ds.dtype, data.size, seed)
+            want = values(name, ds.dtype, data.size, seed)
             bad = np.nonzero(data != want)[0]
             assert bad.size == 0, f"{path.name}:{name}: {bad.size} elements differ, first at {bad[0]}"
     return len(names)

@@ -37,6 +37,28 @@ TEST(Units, CountsAreWholeNumbers) {
   EXPECT_THROW(parse_count("-3", "n"), Error);
 }
 
+TEST(Units, ShapesTakeBothSpellings) {
+  EXPECT_EQ(parse_shape("24x20x16", "--shape", 1, 6), (std::vector<uint64_t>{24, 20, 16}));
+  EXPECT_EQ(parse_shape("48,48,48", "--grid", 3, 3), (std::vector<uint64_t>{48, 48, 48}));
+  EXPECT_EQ(parse_shape("7", "--shape", 1, 6), (std::vector<uint64_t>{7}));
+  for (const char* bad : {"", "x", "4x", "x4", "4,,4", "4x0x4", "4x-1x4", "4xax4", "4 x4x4", "1x2x3x4", "1x2"}) {
+    try {
+      parse_shape(bad, "--grid", 3, 3);
+      FAIL() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      EXPECT_NE(std::string(e.what()).find("--grid needs 3 positive sizes"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(parse_shape("1x2x3x4x5x6x7", "--shape", 1, 6), Error);
+  try {
+    parse_shape("8,0,8", "--grid", 3, 3);
+    FAIL() << "accepted a zero size";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("greater than zero"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Units, FormatsSizes) {
   EXPECT_EQ(format_size(512), "512 B");
   EXPECT_EQ(format_size(4096), "4 KiB");

@@ -9,7 +9,7 @@
 
 #include "app_kernel.hpp"
 #include "arch/node_map.hpp"
-#include "backends/hints_in_effect.hpp"
+#include "fs/hints_in_effect.hpp"
 #include "commands.hpp"
 #include "help_table.hpp"
 #include "common/error.hpp"

@@ -10,7 +10,7 @@
 
 #include "arch/hwloc_summary.hpp"
 #include "arch/node_map.hpp"
-#include "backends/hints_in_effect.hpp"
+#include "fs/hints_in_effect.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "common/hints.hpp"

@@ -17,7 +17,7 @@
 #include "arch/node_local.hpp"
 #include "arch/node_map.hpp"
 #include "backends/backend.hpp"
-#include "backends/hints_in_effect.hpp"
+#include "fs/hints_in_effect.hpp"
 #include "commands.hpp"
 #include "help_table.hpp"
 #include "common/error.hpp"

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "backends/backend.hpp"
+#include "fs/access.hpp"
 
 namespace strata {
 

@@ -1,4 +1,5 @@
-/* See mpiio_timing.h. */
+/* See src/backends/mpiio_timing.h. Linked into the strata program only (its CMake target): a
+ * library must not interpose on the MPI-IO and file calls of every program that links it. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
@@ -7,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mpiio_timing.h"
+#include "backends/mpiio_timing.h"
 
 static struct strata_mpiio_timing timing;
 

@@ -1,4 +1,4 @@
-#include "backends/hints_in_effect.hpp"
+#include "fs/hints_in_effect.hpp"
 
 #include <mpi.h>
 #include <unistd.h>

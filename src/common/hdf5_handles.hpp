@@ -1,13 +1,11 @@
-// HDF5 identifiers and errors, shared by the hdf5 backend and the engine's HDF5 container:
-// an owning handle, checks that turn HDF5's error stack into a strata::Error, and the HDF5
-// types of Strata's element types.
+// HDF5 identifiers and errors, shared by the hdf5 backend, the engine's HDF5 container and the
+// mslio kernel: an owning handle and checks that turn HDF5's error stack into a strata::Error.
+// (The HDF5 types of Strata's element types are in datasets/hdf5_types.hpp.)
 #pragma once
 
 #include <hdf5.h>
 
 #include <string>
-
-#include "decomp/decomposition.hpp"
 
 namespace strata {
 
@@ -52,8 +50,5 @@ class H5Id {
 
 // "1.10.8": the HDF5 library in use.
 std::string hdf5_library_version();
-
-hid_t hdf5_memory_type(ElemType t);  // native type
-hid_t hdf5_file_type(ElemType t);    // little-endian file type
 
 }  // namespace strata

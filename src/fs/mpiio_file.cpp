@@ -1,10 +1,9 @@
-#include "backends/mpiio_file.hpp"
+#include "fs/mpiio_file.hpp"
 
-#include "backends/open_check.hpp"
-
-#include "backends/hints_in_effect.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
+#include "fs/hints_in_effect.hpp"
+#include "fs/open_check.hpp"
 
 namespace strata {
 

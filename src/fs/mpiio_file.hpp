@@ -1,12 +1,13 @@
-// An MPI-IO file opened with Strata's hints: shared by the mpiio-ind and mpiio-coll backends.
+// An MPI-IO file opened with Strata's hints: shared by the mpiio-ind and mpiio-coll backends and
+// by the application kernels that do their own MPI-IO (mslio, pace3d).
 #pragma once
 
 #include <mpi.h>
 
 #include <string>
 
-#include "backends/backend.hpp"
 #include "common/hints.hpp"
+#include "fs/access.hpp"
 
 namespace strata {
 

@@ -1,4 +1,4 @@
-#include "backends/open_check.hpp"
+#include "fs/open_check.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
