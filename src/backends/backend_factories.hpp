@@ -1,17 +1,16 @@
-// Constructors of the backend implementations, for the registry in backend.cpp only.
+// The rows of the backend table, one per backend, each defined in its backend's file; listed by
+// backend_table() (backend_table.cpp) only.
 #pragma once
-
-#include <memory>
 
 #include "backends/backend.hpp"
 
 namespace strata {
 
-std::unique_ptr<Backend> make_posix_backend(const BackendContext& ctx, const Decomposition& d, const Target& t);
-std::unique_ptr<Backend> make_mpiio_backend(const BackendContext& ctx, const Decomposition& d, const Target& t,
-                                            bool collective);
-std::unique_ptr<Backend> make_strata_backend(const BackendContext& ctx, const Decomposition& d, const Target& t);
-std::unique_ptr<Backend> make_hdf5_backend(const BackendContext& ctx, const Decomposition& d, const Target& t);
-std::unique_ptr<Backend> make_pnetcdf_backend(const BackendContext& ctx, const Decomposition& d, const Target& t);
+BackendRow posix_backend_row();
+BackendRow mpiio_ind_backend_row();
+BackendRow mpiio_coll_backend_row();
+BackendRow strata_backend_row();
+BackendRow hdf5_backend_row();
+BackendRow pnetcdf_backend_row();
 
 }  // namespace strata

@@ -7,10 +7,6 @@
 #include <string>
 #include <vector>
 
-namespace strata {
-class AppKernel;
-}
-
 namespace strata::cli {
 
 struct Environment {
@@ -18,8 +14,6 @@ struct Environment {
 };
 
 int run_command(const std::vector<std::string>& args, const Environment& env);
-// `strata run KERNEL ...` for an application kernel (args[0] is its name); see app_run.cpp.
-int run_app_command(const AppKernel& kernel, const std::vector<std::string>& args, const Environment& env);
 int info_command(const std::vector<std::string>& args, const Environment& env);
 int advise_command(const std::vector<std::string>& args, const Environment& env);
 int plan_command(const std::vector<std::string>& args, const Environment& env);
