@@ -24,12 +24,4 @@ int probe_info(MPI_Comm comm, const std::string& dir, const std::string& json_pa
 int decomp_command(const std::vector<std::string>& args, const Environment& env);
 int verify_command(const std::vector<std::string>& args, const Environment& env);
 
-// Replaces this process by `strata-bench ARGS` (the Python harness), with STRATA_BIN set to this
-// binary; exits with status 2 when strata-bench cannot be found. Call it before MPI_Init.
-[[noreturn]] void exec_harness(const std::vector<std::string>& args);
-
-// `strata advise ... --calibrate RESULTS.sqlite ...` runs `strata-bench calibrate RESULTS.sqlite ...`
-// (exec_harness); returns when ARGS (the words after "advise") hold no --calibrate.
-void forward_advise_calibrate(const std::vector<std::string>& args);
-
 }  // namespace strata::cli

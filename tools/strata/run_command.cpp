@@ -40,8 +40,7 @@ std::string application_kernel_help(const AppKernel& k) {
                      k.summary() + ".\nThe kernel writes its output itself, as its original does; strata times it, "
                      "reads it back\nwith --verify, prints a table and writes --json.\n\n";
   text += "modes (--" + k.mode_option() + "):\n";
-  std::vector<std::pair<std::string, std::string>> modes(k.modes().begin(), k.modes().end());
-  text += help_table(modes);
+  text += help_table(k.modes());
   OptionSet o;
   declare_run_options(o, k.name());
   text += "\n" + o.help_text();
