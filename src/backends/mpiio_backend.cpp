@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "backends/mpiio_file.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"

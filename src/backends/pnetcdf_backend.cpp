@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "backends/hints_in_effect.hpp"
 #include "backends/open_check.hpp"
 #include "backends/transfer_steps.hpp"

@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
 #include "decomp/selection.hpp"

@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "common/error.hpp"
 #include "datasets/datasets.hpp"
 #include "strata/strata.hpp"

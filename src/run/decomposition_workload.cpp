@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "advise/run_advice.hpp"
+#include "app_kernel.hpp"
 #include "arch/node_local.hpp"
 #include "backends/backend.hpp"
 #include "backends/hints_in_effect.hpp"
@@ -57,15 +58,8 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
 // failing rank) or nothing.
 std::optional<std::string> verify_everywhere(MPI_Comm comm, const Decomposition& d, const ValueStream& vs,
                                              const std::byte* buffer) {
-  auto mismatch = verify(d, vs, buffer);
-  std::optional<Error> local;
-  if (mismatch) local = Error(ErrorKind::verification, mismatch->describe());
-  try {
-    agree(comm, local ? &*local : nullptr);
-  } catch (const Error& e) {
-    return std::string(e.what());
-  }
-  return std::nullopt;
+  const auto mismatch = verify(d, vs, buffer);
+  return agree_mismatch(comm, mismatch ? std::optional<std::string>(mismatch->describe()) : std::nullopt);
 }
 
 // The kernel's decomposition of this rank; for a read alone, the layout of what was written: the
