@@ -10,14 +10,20 @@
 
 namespace strata {
 
-RunRecord run(const RunOptions& o, MPI_Comm comm, const RunEnvironment& env) {
+RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& env) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  RunOptions o = options;
   KernelKind kind = KernelKind::decomposition;
   collectively(comm, [&] {
     o.check();
     kind = o.kind();
+    // Options filled in by a program rather than parsed: the kernel reads its own options' defaults.
+    if (!o.parsed.declared("seed")) {
+      declare_run_options(o.parsed, o.kernel);
+      o.parsed.parse({});
+    }
   });
   NodeMap nodes = node_map(comm);
   std::unique_ptr<Workload> work = kind == KernelKind::application ? application_workload(o, comm, nodes)

@@ -20,7 +20,8 @@ struct RunEnvironment {
   std::string git_rev = "unknown";           // the revision the program was built from
 };
 
-// Collective over `comm`. Bad options, a layout the backend cannot express and I/O errors throw
+// Collective over `comm`. `options` come from RunOptions::parse, or are set field by field (the
+// kernel's own options then take their defaults). Bad options, a layout the backend cannot express and I/O errors throw
 // a strata::Error on every rank alike; a verification mismatch does not: the record's `failure`
 // says it (every rank holds the same record).
 RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& env = {});
