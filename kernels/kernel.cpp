@@ -50,7 +50,7 @@ std::vector<uint64_t> count_list_option(const OptionSet& o, const std::string& n
   std::vector<uint64_t> out;
   size_t begin = 0;
   while (begin <= text.size()) {
-    size_t end = text.find(',', begin);
+    size_t end = text.find('x', begin);
     if (end == std::string::npos) end = text.size();
     const uint64_t v = parse_count(text.substr(begin, end - begin), "--" + name);
     if (v == 0) throw_usage("--" + name + " values must be greater than zero (got \"" + text + "\")");
@@ -58,7 +58,7 @@ std::vector<uint64_t> count_list_option(const OptionSet& o, const std::string& n
     begin = end + 1;
   }
   if (out.size() != count) {
-    throw_usage("--" + name + " needs " + std::to_string(count) + " comma-separated values (got \"" + text + "\")");
+    throw_usage("--" + name + " needs " + std::to_string(count) + " values like 8x8x8 (got \"" + text + "\")");
   }
   return out;
 }
