@@ -22,7 +22,8 @@ const char* kUsage =
     "commands:\n"
     "  run KERNEL   write and/or read a kernel's data through a backend, timed and verified\n"
     "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware;\n"
-    "               info --tiers: the memory tiers aggregation can use, with their figures\n"
+    "               info --tiers: the memory tiers aggregation can use, with their figures;\n"
+    "               info --catalogue [--json]: this build's kernels, backends, layouts and hints\n"
     "  plan KERNEL  a dry run of the engine: partitions, elected aggregators and tiers, every candidate's cost\n"
     "  advise       striping and MPI-IO hints for a file system and a job, each with its reason;\n"
 
