@@ -25,7 +25,7 @@ const char* kUsage =
     "               info --tiers: the memory tiers aggregation can use, with their figures;\n"
     "               info --catalogue [--json]: this build's kernels, backends, layouts and hints\n"
     "  plan KERNEL  a dry run of the engine: partitions, elected aggregators and tiers, every candidate's cost\n"
-    "  advise       striping and MPI-IO hints for a file system and a job, each with its reason;\n"
+    "  advise       striping and MPI-IO hints for a file system and a job, each with its reason\n"
 
     "  decomp ...   PIO decomposition maps: describe one (blocks, lengths, coverage) or generate one\n"
     "  verify PATH  checks an engine output: index, files' sizes, checksums; reports uncommitted writes\n"
