@@ -20,6 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STRATA = ROOT / "build" / "bin" / "strata"
+sys.path.insert(0, str(ROOT / "python"))
+from strata.catalogue import StrataCatalogue  # noqa: E402  (the harness package, after the path above)
 
 PRESETS = {
     "demo": {
@@ -44,20 +46,21 @@ PRESETS = {
     },
 }
 
-# (label, backend, extra strata args, extra mpirun args)
-VARIANTS = [
-    ("posix", "posix", [], []),
+# (label, backend, extra strata args, extra mpirun args): every backend of the build as it comes
+# (variants()), then these settings of some of them.
+EXTRA_VARIANTS = [
     ("posix file-per-process", "posix", ["--file-per-process"], []),
-    ("mpiio-ind", "mpiio-ind", [], []),
-    ("mpiio-coll (ompio)", "mpiio-coll", [], []),
     ("mpiio-coll (romio)", "mpiio-coll", [], ["--mca", "io", "romio321"]),
     ("mpiio-coll (romio, cb_config_list=*:*)", "mpiio-coll", ["--hints", "cb_config_list=*:*"],
      ["--mca", "io", "romio321"]),
-    ("strata", "strata", [], []),
-    ("hdf5", "hdf5", [], []),
-    ("pnetcdf", "pnetcdf", [], []),
 ]
 BASELINE = "mpiio-coll (ompio)"
+
+
+def variants(backends: tuple[str, ...]) -> list[tuple[str, str, list[str], list[str]]]:
+    """One variant per row of the build's backend table (its catalogue), then EXTRA_VARIANTS."""
+    plain = [(f"{b} (ompio)" if b == "mpiio-coll" else b, b, [], []) for b in backends]
+    return plain + [v for v in EXTRA_VARIANTS if v[1] in backends]
 
 
 def aggregators(record: dict) -> str:
@@ -88,7 +91,7 @@ def main() -> int:
 
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     mpirun = shutil.which("mpirun") or "mpirun"
-    configs = [(k, v) for k in preset["kernels"] for v in VARIANTS]
+    configs = [(k, v) for k in preset["kernels"] for v in variants(StrataCatalogue.from_binary(STRATA).backends)]
     results: list[dict] = []
     start = time.time()
     for i, (kernel, (label, backend, extra, mca)) in enumerate(configs, 1):

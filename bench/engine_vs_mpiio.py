@@ -4,8 +4,8 @@ OMPIO and under ROMIO and versus `mpiio-ind`, on the aggregation paper's 1D-Arra
 random, normal sizes up to 100 KB per rank), IOR strided with a small transfer size, and a
 large contiguous write that is also compared with fio's sequential write (the physical limit).
 
-Every side runs with --no-advice and exactly the hints below. Baselines are configured fairly
-(../shared/MPI-IO-NOTES.md): ROMIO with cb_config_list=*:* and
+Every side runs with --no-advice and exactly the hints below. Baselines are configured fairly:
+ROMIO with cb_config_list=*:* and
 the engine's aggregator count and buffer size; OMPIO with the same cb_nodes and cb_buffer_size
 and write data sieving off (strata sets that before MPI_Init on Open MPI < 4.1.7). The
 aggregator count each one really used is recorded. Medians of >= 5 repetitions, open and close

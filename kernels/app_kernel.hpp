@@ -1,9 +1,9 @@
 // The application-kernel interface: a kernel whose original's own I/O routine is the thing
 // being reproduced (MSLIO's per-value fprintf, PACE3D's voxel-file writer), so it owns its
 // output phase — it opens, writes and closes files itself in the chosen mode — and reports what
-// it measured. `strata run` gives it the common run options (output, repetitions, write/read,
-// verify, fsync, seed, JSON) and turns its AppPhase results into the same table and JSON record
-// as the Decomposition kernels (tools/strata/app_run.cpp).
+// it measured. strata::run (src/run/run.hpp) gives it the run options application kernels take
+// (output, repetitions, write/read, verify, fsync, seed, JSON) and turns its AppPhase results
+// into the same record as the Decomposition kernels' (src/run/application_workload.cpp).
 //
 // Every call below that is marked collective agrees on failure (strata::collectively), so a bad
 // parameter or an I/O error gives every rank the same Error.
@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend.hpp"
 #include "common/hints.hpp"
 #include "common/options.hpp"
 #include "decomp/values.hpp"
@@ -33,7 +34,7 @@ struct AppContext {
   int size = 1;
   std::string output;        // --output: a file, a file prefix or a folder, as the kernel documents
   Hints hints;               // MPI-IO hints asked for (--hints and STRATA_HINTS)
-  bool fsync = false;        // sync data before close completes (counted in close time)
+  IoOptions io;              // io.fsync: sync data before close completes (counted in close time)
   ValueStream values;        // seed and step of the value generator
   std::string io_component;  // "ompio" or "romio"
 };

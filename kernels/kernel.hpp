@@ -39,8 +39,9 @@ const Kernel& find_kernel(const std::string& name);
 // Shared option readers for kernels: a positive size with units, a positive count, the seed.
 uint64_t positive_size_option(const OptionSet& o, const std::string& name);
 uint64_t positive_count_option(const OptionSet& o, const std::string& name);
-// `count` positive counts separated by commas or x ("64,32,32", "64x32x32": common/units.hpp's
-// parse_shape); throws a usage Error otherwise.
+// `count` positive counts in the shape form every kernel uses, separated by x ("64x32x32", as
+// --shape and --grid; common/units.hpp's parse_shape, which also takes commas); throws a usage
+// Error otherwise.
 std::vector<uint64_t> count_list_option(const OptionSet& o, const std::string& name, size_t count);
 
 }  // namespace strata

@@ -40,7 +40,7 @@ KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
   const std::vector<uint64_t> shape = parse_shape(o.get("shape"), "--shape", 1, 6);
   const uint64_t per_rank = positive_count_option(o, "tiles-per-rank");
   const std::string order = o.get("memory-order");
-  if (order != "file" && order != "shuffled") throw_usage("--memory-order must be file or shuffled");
+  if (order != "file" && order != "shuffled") throw_usage("--memory-order must be file or shuffled (got \"" + order + "\")");
   const uint64_t seed = parse_count(o.get("seed"), "--seed");
   static const ElemType types[] = {ElemType::f64, ElemType::i32, ElemType::f32, ElemType::i64, ElemType::u8, ElemType::u64};
 

@@ -113,13 +113,13 @@ class MslioRun final : public AppRun {
   AppPhase write() override {
     return timed("write", [&](CallTotals& t, nlohmann::json& engine) {
       if (per_problem()) {
-        t = mslio::write_files(s_, memory_.data(), ctx_.fsync);
+        t = mslio::write_files(s_, memory_.data(), ctx_.io.fsync);
       } else if (s_.mode == "shared") {
-        t = mslio::write_shared(s_, memory_.data(), ctx_.comm, ctx_.hints, ctx_.io_component, ctx_.fsync, in_effect_);
+        t = mslio::write_shared(s_, memory_.data(), ctx_.comm, ctx_.hints, ctx_.io_component, ctx_.io.fsync, in_effect_);
       } else if (s_.mode == "strata") {
-        t = mslio::write_engine(s_, memory_.data(), *engine_, ctx_.hints, ctx_.fsync, engine);
+        t = mslio::write_engine(s_, memory_.data(), *engine_, ctx_.hints, ctx_.io.fsync, engine);
       } else {
-        t = mslio::write_hdf5(s_, memory_.data(), ctx_.comm, ctx_.hints, ctx_.fsync);
+        t = mslio::write_hdf5(s_, memory_.data(), ctx_.comm, ctx_.hints, ctx_.io.fsync);
       }
     });
   }

@@ -157,13 +157,13 @@ class Pace3dRun final : public AppRun {
       });
       write_by_root(file, at + pace3d::kFrameMetaBytes + d_.global_bytes(),
                     pace3d::encode_frame_end({f, g[0], -g[1], d_.global_bytes()}));
-      if (style_ != "sf") close_s = close(file, ctx_.fsync);
+      if (style_ != "sf") close_s = close(file, ctx_.io.fsync);
       t.open_s += open_s;
       t.close_s += close_s;
       t.calls += tr.calls;
       record(t, tr.call_s + (style_ == "mf-wo" ? open_s + close_s : 0.0));
     }
-    if (style_ == "sf") t.close_s += close(file, ctx_.fsync);
+    if (style_ == "sf") t.close_s += close(file, ctx_.io.fsync);
     return summarise(t, "write");
   }
 

@@ -2,7 +2,7 @@
 // 2021, Figure 6): a header, then frames, each frame-specific metadata, the field, and more
 // frame-specific metadata. The paper does not give the byte layout of the proprietary format;
 // this is Strata's, documented in docs/kernels/pace3d.md and read independently by
-// tests/python/test_pace3d_file.py. All numbers are little-endian.
+// tests/python/test_pace3d.py. All numbers are little-endian.
 //
 //   header (512 bytes):  "STRVOXEL", u32 version 1, u32 header bytes 512, u64 nz, ny, nx,
 //                        u32 element bytes, u32 components (floats per voxel), u64 frames,

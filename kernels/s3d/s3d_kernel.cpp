@@ -31,8 +31,8 @@ std::array<uint64_t, 3> balanced_dims(uint64_t ranks) {
 
 void S3dKernel::add_options(OptionSet& o) const {
   o.section("s3d options (S3D-IO)");
-  o.add("grid", "X,Y,Z", "global grid points along X, Y, Z", "48,48,48");
-  o.add("procs", "PX,PY,PZ", "ranks along X, Y, Z; each must divide its grid dimension",
+  o.add("grid", "XxYxZ", "global grid points along X, Y, Z", "48x48x48");
+  o.add("procs", "PXxPYxPZ", "ranks along X, Y, Z; each must divide its grid dimension",
         "balanced, as MPI_Dims_create");
   o.add("steps", "N", "simulation steps", "5");
   o.add("interval", "K", "a checkpoint (a new file) every K steps", "1");

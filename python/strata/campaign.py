@@ -12,27 +12,25 @@ See docs/harness.md for the format.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import itertools
 import json
 import os
 import random
 import re
-import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .launch import LauncherSpec, find_strata
+from .catalogue import StrataCatalogue
+from .launch import HARNESS_OPTIONS, LauncherSpec, find_strata
 
 OPERATIONS = ("write", "read")
 LAUNCHERS = ("local", "slurm")
-# `strata run` options the harness sets itself; a campaign may not put them in a kernel's params.
-RESERVED_OPTIONS = {
-    "backend", "output", "json", "quiet", "write", "read", "verify", "fsync", "repetitions", "hints", "help",
-}
+# `strata run` options the harness sets itself (launch.strata_arguments); a campaign may not put
+# them in a kernel's params.
+RESERVED_OPTIONS = {*HARNESS_OPTIONS, "backend", "help"}
 
 
 class CampaignError(ValueError):
@@ -44,62 +42,6 @@ class CampaignError(ValueError):
         if allowed:
             message += f" (allowed: {allowed})"
         super().__init__(message)
-
-
-@dataclass(frozen=True)
-class StrataCatalogue:
-    """What the strata binary offers: kernels, backends, and each kernel's options."""
-
-    kernels: tuple[str, ...]
-    backends: tuple[str, ...]
-    kernel_options: dict[str, tuple[str, ...]]
-    # Application kernels (MSLIO, PACE3D) choose a mode, not a backend: kernel -> (option, modes).
-    kernel_modes: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
-
-    @staticmethod
-    def from_binary(strata: Path) -> StrataCatalogue:
-        """Asks `strata run --help` and `strata run KERNEL --help` (cached per binary and its mtime)."""
-        path = strata.resolve()
-        return _catalogue(path, path.stat().st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=8)
-def _catalogue(strata: Path, mtime_ns: int) -> StrataCatalogue:
-    text = _help(strata, [["run", "--help"]])[0]
-    kernels = _section_names(text, "kernels:")
-    backends = _section_names(text, "backends:")
-    option = re.compile(r"^\s+--([a-z][a-z0-9-]*)", flags=re.M)
-    common = set(option.findall(text))
-    # Each help starts MPI (a singleton); ask for every kernel at once.
-    texts = _help(strata, [["run", k, "--help"] for k in kernels])
-    options = {k: tuple(sorted(set(option.findall(t)) | common)) for k, t in zip(kernels, texts, strict=True)}
-    modes: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for k, t in zip(kernels, texts, strict=True):
-        m = re.search(r"^modes \(--([a-z][a-z0-9-]*)\):$", t, flags=re.M)
-        if m:
-            modes[k] = (m.group(1), tuple(_section_names(t, m.group(0))))
-    return StrataCatalogue(tuple(kernels), tuple(backends), options, modes)
-
-
-def _help(strata: Path, commands: list[list[str]]) -> list[str]:
-    procs = [subprocess.Popen([str(strata), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for args in commands]
-    return [p.communicate(timeout=60)[0] for p in procs]
-
-
-def _section_names(text: str, header: str) -> list[str]:
-    names: list[str] = []
-    inside = False
-    for line in text.splitlines():
-        if line.strip() == header:
-            inside = True
-            continue
-        if inside:
-            m = re.match(r"^  ([a-z0-9][a-z0-9-]*)\s", line)
-            if not m:
-                break
-            names.append(m.group(1))
-    return names
 
 
 @dataclass(frozen=True)

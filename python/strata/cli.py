@@ -25,7 +25,7 @@ EPILOG = """examples:
   strata-bench stats results/demo/results.sqlite
   strata-bench compare results/demo/results.sqlite --baseline hdf5
   strata-bench report results/demo/results.sqlite -o results/demo
-  strata-bench calibrate results/stripes/results.sqlite --backend mpiio-coll   # = strata advise --calibrate
+  strata-bench calibrate results/stripes/results.sqlite --backend mpiio-coll
 
 The campaign file format and the database schema: docs/harness.md."""
 
@@ -196,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_report)
 
     help_text = ("fit the stripe-count rule (stripe count = a N + b for N nodes) to a campaign's measurements and "
-                 "show it beside the paper's 5.6N + 4.9 and 5N + 3; also `strata advise --calibrate`")
+                 "show it beside the paper's 5.6N + 4.9 and 5N + 3")
     s = sub.add_parser("calibrate", help=help_text, description=help_text + ". The campaign must write at several "
                        "node counts with the striping_factor (ROMIO) or stripe_width (OMPIO) hint varied; see "
                        "docs/advisor.md.")

@@ -80,6 +80,10 @@ def run_environment(extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
     return env
 
 
+# The `strata run` options strata_arguments sets (besides the variant's selector).
+HARNESS_OPTIONS = ("hints", "write", "read", "verify", "fsync", "repetitions", "output", "json", "quiet")
+
+
 def strata_arguments(campaign: Campaign, run: Run, run_dir: Path, data_path: Path) -> list[str]:
     """`strata run ...` for one run: kernel, parameters, backend, hints, operations, JSON record."""
     c = run.configuration

@@ -1,5 +1,5 @@
 // The advisor: file-system striping and MPI-IO hint heuristics, each rule with the paper and
-// section it comes from (the papers are in shared/papers/; see docs/advisor.md).
+// section it comes from (docs/advisor.md lists the papers and their sections).
 //
 // Everything here is a pure function of an AdviceInput: no MPI, no file system access, so the
 // rules are unit-tested with the papers' own figures. `strata advise` prints an Advice;

@@ -9,17 +9,10 @@
 namespace strata::advise {
 
 RunFacts run_facts(MPI_Comm file_comm, const NodeMap& nodes, uint64_t local_bytes, uint64_t transfer_bytes,
-                   int64_t variables, uint64_t dataset_bytes, const std::string& backend, const std::string& io_component,
-                   const std::string& fs_type, int64_t files) {
-  RunFacts f;
-  f.backend = backend;
-  f.io_component = io_component;
-  f.fs_type = fs_type;
-  f.variables = std::max<int64_t>(variables, 1);
-  f.files = files;
-  f.dataset_bytes = dataset_bytes;
+                   RunFacts f) {
+  f.variables = std::max<int64_t>(f.variables, 1);
   // Per-dataset backends write each variable with its own call.
-  uint64_t per_call = backend == "hdf5" ? local_bytes / static_cast<uint64_t>(f.variables) : local_bytes;
+  uint64_t per_call = f.call_per_variable ? local_bytes / static_cast<uint64_t>(f.variables) : local_bytes;
   if (transfer_bytes > 0) per_call = std::min(per_call, transfer_bytes);
   unsigned long long mine = per_call, largest = 0;
   check_mpi(MPI_Allreduce(&mine, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, file_comm), "MPI_Allreduce");
@@ -41,8 +34,8 @@ RunAdvice advice_for_run(const RunFacts& facts, const Hints& explicit_hints, boo
   const auto& known = known_file_systems();
   if (!wanted) {
     r.not_applied_because = "--no-advice";
-  } else if (facts.backend == "posix") {
-    r.not_applied_because = "the posix backend takes no MPI-IO hints";
+  } else if (!facts.mpi_io) {
+    r.not_applied_because = "backend " + facts.backend + " does not use MPI-IO: it takes no MPI-IO hints";
   } else if (std::find(known.begin(), known.end(), facts.fs_type) == known.end()) {
     r.not_applied_because = "the advisor does not know the file system \"" + facts.fs_type + "\"";
   } else if (facts.block_bytes == 0) {
@@ -60,9 +53,9 @@ RunAdvice advice_for_run(const RunFacts& facts, const Hints& explicit_hints, boo
   in.files = facts.files;
   // One call for every variable (mpiio-*, pnetcdf's wait_all, the engine) is multi-dataset I/O;
   // with one variable the per-dataset bound is the safer of the two.
-  in.strategy = facts.backend != "hdf5" && facts.variables > 1 ? Strategy::multi_dataset : Strategy::per_dataset;
+  in.strategy = !facts.call_per_variable && facts.variables > 1 ? Strategy::multi_dataset : Strategy::per_dataset;
   r.advice = advise(in);
-  if (facts.backend == "strata" && !r.advice.striping_applies) {
+  if (facts.sizes_own_buffers && !r.advice.striping_applies) {
     // The engine plans one phase for every variable and sizes its own buffers and aggregators;
     // the per-call collective-buffering bounds are for MPI-IO's calls. With striping, the
     // stripe rules (stripe-aligned partitions, buffer = stripe size) are the engine's too.

@@ -17,7 +17,10 @@ namespace strata::advise {
 
 // What the rules need to know about a run.
 struct RunFacts {
-  std::string backend;       // posix, mpiio-ind, mpiio-coll, hdf5, pnetcdf, ...
+  std::string backend;       // its name, for the reasons; what it does is below (its BackendCapabilities)
+  bool mpi_io = true;        // it goes through MPI-IO (posix does not: no hints to give)
+  bool call_per_variable = false;  // one collective call per variable (per-dataset I/O)
+  bool sizes_own_buffers = false;  // it plans its own aggregation (the engine)
   std::string io_component;  // "romio" or "ompio"
   std::string fs_type;       // of the output
   int64_t nodes = 1;         // nodes holding ranks that share one file
@@ -41,9 +44,11 @@ struct RunAdvice {
 // Collective over `file_comm` (the ranks sharing this rank's file): counts their nodes and
 // takes the largest write call. `local_bytes` is this rank's data; `transfer_bytes` the
 // largest request per call (0 = one call).
+// `facts` holds the backend's part (backend, mpi_io, call_per_variable, sizes_own_buffers) and
+// io_component, fs_type, variables, dataset_bytes and files; this fills nodes, ranks_per_node
+// and block_bytes.
 RunFacts run_facts(MPI_Comm file_comm, const NodeMap& nodes, uint64_t local_bytes, uint64_t transfer_bytes,
-                   int64_t variables, uint64_t dataset_bytes, const std::string& backend, const std::string& io_component,
-                   const std::string& fs_type, int64_t files);
+                   RunFacts facts);
 
 // Pure: the advice for a run, or why there is none (--no-advice, posix, a file system the
 // advisor does not know), merged under `explicit_hints`.

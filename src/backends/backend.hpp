@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,8 +51,12 @@ struct FileGroup {
 // directories. Throws a usage Error for a node-local shared file.
 FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& target, const Decomposition& d);
 
-// Strategy switches of some backends (the multi-dataset comparison): `strata run --help`.
-struct BackendOptions {
+// What a run asks of the I/O: --fsync of every backend (and application kernel), and the
+// strategy switches of some backends (the multi-dataset comparison). Each is a run option
+// (src/run/run_options.cpp); a backend-specific one is listed in its row's capabilities
+// (BackendCapabilities::options), and a run refuses it for the other backends.
+struct IoOptions {
+  bool fsync = false;            // sync data to storage before close completes
   bool per_block = false;        // hdf5: one collective H5Dwrite per block (per dataset, max over ranks)
   bool per_variable = false;     // mpiio-coll: one MPI_File_write_at_all per variable
   std::string container = "raw"; // strata: raw or hdf5
@@ -63,9 +68,8 @@ struct BackendContext {
   int size = 1;
   FileGroup file;             // the file this rank reads or writes
   Hints hints;                // MPI-IO hints asked for (--hints and STRATA_HINTS)
-  bool fsync = false;         // sync data to storage before close completes
   std::string io_component;   // "ompio" or "romio"
-  BackendOptions options;
+  IoOptions io;
 };
 
 class Backend {
@@ -93,18 +97,50 @@ class Backend {
   virtual CollectiveStats collective_calls(double /*transfer_s*/) { return {}; }
 };
 
-struct BackendInfo {
-  std::string name;
-  std::string summary;
+// The hints a backend understands.
+enum class HintFamily {
+  none,    // posix: no library to pass them to
+  mpi_io,  // handed to MPI_File_open (directly or through HDF5 / PnetCDF): the MPI library's keys
+  engine,  // the engine's (engine::engine_hint_specs(): strata_* and the MPI-IO keys it reads)
+};
+std::string hint_family_name(HintFamily h);
+
+// What a backend can do: the backend table's columns besides name, summary and factory. Help,
+// option checks, the advisor, the catalogue (strata info --catalogue) and the tests read them.
+struct BackendCapabilities {
+  std::string file_extension = ".dat";             // of the default output, strata-KERNEL<extension>
+  std::vector<Layout> layouts = {Layout::shared};  // the layouts it can write
+  bool mpi_io = false;             // goes through MPI-IO, so MPI-IO hints (and the advisor's) apply
+  bool call_per_variable = false;  // one collective call per variable (per-dataset I/O), not one in all
+  bool sizes_own_buffers = false;  // plans its own aggregation (the engine): no collective-buffering advice
+  std::vector<std::string> options;  // the backend-specific run options it takes (per-block, ...)
+  HintFamily hints = HintFamily::none;
+  bool supports(Layout l) const;
+  bool takes(const std::string& option) const;
 };
 
-std::vector<BackendInfo> backend_list();
-// Throws a usage Error naming the available backends when `name` is not one of them.
-void check_backend_name(const std::string& name);
-// Checks that --per-block, --per-variable and --container fit backend `name` (usage Error).
-void check_backend_options(const std::string& name, const BackendOptions& options);
-// Creates a backend. Throws a usage Error for an unknown name or a layout the backend cannot
-// express (the same answer on every rank: it depends only on arguments and the decomposition).
+// Creates the backend. Throws a usage Error for options it cannot combine (the same answer on
+// every rank: it depends only on arguments and the decomposition).
+using BackendFactory = std::unique_ptr<Backend> (*)(const BackendContext& ctx, const Decomposition& d,
+                                                    const Target& target);
+
+// A row of the backend table.
+struct BackendRow {
+  std::string name;
+  std::string summary;  // one line for help and the catalogue
+  BackendFactory make = nullptr;
+  BackendCapabilities can;
+};
+
+// Every backend built in, in the order help lists them (src/backends/backend_table.cpp).
+const std::vector<BackendRow>& backend_table();
+// The row of backend `name`; a usage Error naming the available backends otherwise.
+const BackendRow& backend_row(const std::string& name);
+// The backends whose row satisfies `pred`, as "a, b or c" (for messages).
+std::string backends_that(const std::function<bool(const BackendRow&)>& pred,
+                          const std::string& none = "none built in");
+// Creates a backend: checks the layout against the row, then calls its factory. Throws a usage
+// Error for an unknown name or a layout the backend cannot express.
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& ctx, const Decomposition& d,
                                       const Target& target);
 

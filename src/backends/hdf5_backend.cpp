@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "fs/hints_in_effect.hpp"
 #include "fs/open_check.hpp"
 #include "backends/transfer_steps.hpp"
@@ -93,7 +93,7 @@ class Hdf5Backend final : public Backend {
     requests_ = 0;
     spans_.clear();
     begin_collective_timing();
-    if (ctx_.options.per_block) {
+    if (ctx_.io.per_block) {
       transfer_per_block(access, buffer);
       return;
     }
@@ -150,7 +150,7 @@ class Hdf5Backend final : public Backend {
     datasets_.clear();
     if (file_.get() < 0) return;
     std::optional<Error> failure;
-    if (ctx_.fsync && access_ == Access::write) {
+    if (ctx_.io.fsync && access_ == Access::write) {
       if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
         try {
           throw_hdf5("H5Fflush of \"" + ctx_.file.path + "\" failed");
@@ -308,15 +308,22 @@ class Hdf5Backend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_hdf5_backend(const BackendContext& ctx, const Decomposition& d, const Target& t) {
-  if (t.layout != Layout::shared) {
-    throw_usage("backend hdf5 writes one shared file; it cannot express --" + layout_name(t.layout) +
-                " (use posix, mpiio-ind or mpiio-coll)");
-  }
-  if (ctx.options.per_block && d.transfer_bytes != 0) {
-    throw_usage("--per-block makes one call per block; it cannot be combined with a transfer size");
-  }
-  return std::make_unique<Hdf5Backend>(ctx, d, t);
+BackendRow hdf5_backend_row() {
+  BackendRow row;
+  row.name = "hdf5";
+  row.summary = "parallel HDF5: a dataset per variable, collective H5Dwrite of hyperslab selections";
+  row.make = [](const BackendContext& ctx, const Decomposition& d, const Target& t) -> std::unique_ptr<Backend> {
+    if (ctx.io.per_block && d.transfer_bytes != 0) {
+      throw_usage("--per-block makes one call per block; it cannot be combined with a transfer size");
+    }
+    return std::make_unique<Hdf5Backend>(ctx, d, t);
+  };
+  row.can.file_extension = ".h5";
+  row.can.mpi_io = true;
+  row.can.call_per_variable = true;
+  row.can.options = {"per-block"};
+  row.can.hints = HintFamily::mpi_io;
+  return row;
 }
 
 }  // namespace strata

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "fs/mpiio_file.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
@@ -52,7 +52,7 @@ class MpiioBackend final : public Backend {
     }
   }
 
-  void close() override { file_.close(ctx_.fsync); }
+  void close() override { file_.close(ctx_.io.fsync); }
 
   Hints hints_in_effect() const override { return file_.hints_in_effect(); }
   uint64_t requests() const override { return requests_; }
@@ -135,7 +135,7 @@ class MpiioBackend final : public Backend {
     // The calls: [begin, begin + n) of the view each, in stream bytes.
     std::vector<std::pair<uint64_t, uint64_t>> calls;
     const uint64_t local = d_.local_bytes();
-    if (ctx_.options.per_variable) {
+    if (ctx_.io.per_variable) {
       std::vector<uint64_t> begin(d_.variables.size(), 0), end(d_.variables.size(), 0);
       uint64_t at = 0;
       for (const Extent& e : stream.extents()) {
@@ -206,12 +206,40 @@ class MpiioBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpiio_backend(const BackendContext& ctx, const Decomposition& d, const Target&,
-                                            bool collective) {
-  if (ctx.options.per_variable && (!collective || !ctx.file.raw_layout || d.transfer_bytes != 0)) {
-    throw_usage("--per-variable applies to backend mpiio-coll writing one shared file without a transfer size");
-  }
-  return std::make_unique<MpiioBackend>(ctx, d, collective);
+namespace {
+
+BackendRow mpiio_row() {
+  BackendRow row;
+  row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
+  row.can.mpi_io = true;
+  row.can.hints = HintFamily::mpi_io;
+  return row;
+}
+
+}  // namespace
+
+BackendRow mpiio_ind_backend_row() {
+  BackendRow row = mpiio_row();
+  row.name = "mpiio-ind";
+  row.summary = "MPI-IO independent MPI_File_write_at/read_at at explicit offsets";
+  row.make = [](const BackendContext& ctx, const Decomposition& d, const Target&) -> std::unique_ptr<Backend> {
+    return std::make_unique<MpiioBackend>(ctx, d, false);
+  };
+  return row;
+}
+
+BackendRow mpiio_coll_backend_row() {
+  BackendRow row = mpiio_row();
+  row.name = "mpiio-coll";
+  row.summary = "MPI-IO collective MPI_File_write_at_all/read_at_all through a derived-datatype file view";
+  row.make = [](const BackendContext& ctx, const Decomposition& d, const Target&) -> std::unique_ptr<Backend> {
+    if (ctx.io.per_variable && (!ctx.file.raw_layout || d.transfer_bytes != 0)) {
+      throw_usage("--per-variable applies to backend mpiio-coll writing one shared file without a transfer size");
+    }
+    return std::make_unique<MpiioBackend>(ctx, d, true);
+  };
+  row.can.options = {"per-variable"};
+  return row;
 }
 
 }  // namespace strata

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "fs/hints_in_effect.hpp"
 #include "fs/open_check.hpp"
 #include "backends/transfer_steps.hpp"
@@ -147,7 +147,7 @@ class PnetcdfBackend final : public Backend {
   void close() override {
     if (ncid_ < 0) return;
     std::optional<Error> failure;
-    if (ctx_.fsync && access_ == Access::write) {
+    if (ctx_.io.fsync && access_ == Access::write) {
       int rc = ncmpi_sync(ncid_);
       if (rc != NC_NOERR) failure = Error(ErrorKind::runtime, "ncmpi_sync of \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
     }
@@ -240,12 +240,17 @@ class PnetcdfBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_pnetcdf_backend(const BackendContext& ctx, const Decomposition& d, const Target& t) {
-  if (t.layout != Layout::shared) {
-    throw_usage("backend pnetcdf writes one shared file; it cannot express --" + layout_name(t.layout) +
-                " (use posix, mpiio-ind or mpiio-coll)");
-  }
-  return std::make_unique<PnetcdfBackend>(ctx, d, t);
+BackendRow pnetcdf_backend_row() {
+  BackendRow row;
+  row.name = "pnetcdf";
+  row.summary = "PnetCDF (CDF-5): a variable per variable, iput/iget of every block then one wait_all";
+  row.make = [](const BackendContext& ctx, const Decomposition& d, const Target& t) -> std::unique_ptr<Backend> {
+    return std::make_unique<PnetcdfBackend>(ctx, d, t);
+  };
+  row.can.file_extension = ".nc";
+  row.can.mpi_io = true;
+  row.can.hints = HintFamily::mpi_io;
+  return row;
 }
 
 }  // namespace strata

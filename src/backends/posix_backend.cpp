@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
 #include "decomp/selection.hpp"
@@ -80,7 +80,7 @@ class PosixBackend final : public Backend {
     if (fd_ < 0) return;
     int fd = fd_;
     fd_ = -1;
-    if (ctx_.fsync && writing_ && ::fsync(fd) != 0) {
+    if (ctx_.io.fsync && writing_ && ::fsync(fd) != 0) {
       int err = errno;
       ::close(fd);
       throw_system("fsync of \"" + path_ + "\" failed", err);
@@ -109,8 +109,15 @@ class PosixBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_posix_backend(const BackendContext& ctx, const Decomposition& d, const Target&) {
-  return std::make_unique<PosixBackend>(ctx, d);
+BackendRow posix_backend_row() {
+  BackendRow row;
+  row.name = "posix";
+  row.summary = "pwrite/pread: one shared file, or a file per process with --file-per-process";
+  row.make = [](const BackendContext& ctx, const Decomposition& d, const Target&) -> std::unique_ptr<Backend> {
+    return std::make_unique<PosixBackend>(ctx, d);
+  };
+  row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
+  return row;
 }
 
 }  // namespace strata

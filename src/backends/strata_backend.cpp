@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "backends/backend_factories.hpp"
+#include "backends/backend.hpp"
 #include "common/error.hpp"
 #include "datasets/datasets.hpp"
 #include "strata/strata.hpp"
@@ -25,7 +25,7 @@ class StrataBackend final : public Backend {
   std::string name() const override { return "strata"; }
 
   bool commits_output() const override {
-    if (ctx_.file.raw_layout && container_from_name(ctx_.options.container) != Container::raw) return false;
+    if (ctx_.file.raw_layout && container_from_name(ctx_.io.container) != Container::raw) return false;
     return std::none_of(ctx_.hints.begin(), ctx_.hints.end(),
                         [](const auto& h) { return h.first == "strata_commit" && h.second == "in-place"; });
   }
@@ -37,12 +37,12 @@ class StrataBackend final : public Backend {
 
   void transfer(Access access, std::byte* buffer) override {
     auto hints = ctx_.hints;
-    if (ctx_.fsync && access == Access::write) hints.emplace_back("strata_fsync", "true");
+    if (ctx_.io.fsync && access == Access::write) hints.emplace_back("strata_fsync", "true");
     if (!engine_) engine_ = std::make_unique<Engine>(ctx_.file.comm);  // kept across repetitions
     const PhaseMode mode = access == Access::write ? PhaseMode::write : PhaseMode::read;
     executions_before_ = engine_->executions();
     if (ctx_.file.raw_layout) {
-      set_ = std::make_unique<DatasetSet>(*engine_, ctx_.file.path, mode, container_from_name(ctx_.options.container),
+      set_ = std::make_unique<DatasetSet>(*engine_, ctx_.file.path, mode, container_from_name(ctx_.io.container),
                                           hints);
       for (const Variable& var : d_.variables) set_->define({var.name, var.type, var.shape, {}});
       for (const Block& b : d_.blocks) set_->add_block(b.var, b.start, b.count);
@@ -115,7 +115,7 @@ class StrataBackend final : public Backend {
             {"fs_requests", s.fs_requests}, {"bytes", s.bytes},        {"direct_bytes", s.direct_bytes},
             {"tier", s.tier}, {"tier_fallbacks", s.tier_fallbacks}, {"strategy", s.strategy},
             {"predicted_s", s.predicted_s}, {"execute_s", s.execute_s}, {"operations", s.operations}, {"collectives", s.collectives},
-            {"container", ctx_.options.container}, {"container_s", container_s_}, {"extents", extents_}};
+            {"container", ctx_.io.container}, {"container_s", container_s_}, {"extents", extents_}};
   }
 
  private:
@@ -133,11 +133,21 @@ class StrataBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_strata_backend(const BackendContext& ctx, const Decomposition& d, const Target& t) {
-  if (container_from_name(ctx.options.container) == Container::hdf5 && t.layout != Layout::shared) {
-    throw_usage("--container hdf5 is one shared file; it cannot express --" + layout_name(t.layout));
-  }
-  return std::make_unique<StrataBackend>(ctx, d);
+BackendRow strata_backend_row() {
+  BackendRow row;
+  row.name = "strata";
+  row.summary = "Strata's engine: one planned phase, one-sided puts into pipelined aggregator buffers";
+  row.make = [](const BackendContext& ctx, const Decomposition& d, const Target& t) -> std::unique_ptr<Backend> {
+    if (container_from_name(ctx.io.container) == Container::hdf5 && t.layout != Layout::shared) {
+      throw_usage("--container hdf5 is one shared file; it cannot express --" + layout_name(t.layout));
+    }
+    return std::make_unique<StrataBackend>(ctx, d);
+  };
+  row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
+  row.can.sizes_own_buffers = true;
+  row.can.options = {"container"};
+  row.can.hints = HintFamily::engine;
+  return row;
 }
 
 }  // namespace strata

@@ -28,12 +28,15 @@ class OptionSet {
   std::string help_text() const;
   bool declared(const std::string& name) const;
 
- private:
   struct Spec {
     std::string name, metavar, help, default_value;
     bool is_flag = false;
-    bool is_section = false;
+    bool is_section = false;  // a help section's title (name), not an option
   };
+  // Every option and section title, as declared (for the catalogue, strata info --catalogue).
+  const std::vector<Spec>& specs() const { return specs_; }
+
+ private:
   const Spec* find(const std::string& name) const;
   std::vector<Spec> specs_;
   std::map<std::string, std::string> values_;

@@ -1,8 +1,10 @@
-"""Shared fixtures: where the strata binary is, and how to run it under mpirun so that every
-rank's own exit status is seen (not just the first non-zero one mpirun passes on)."""
+"""Shared fixtures: where the strata binary is, what it offers (its catalogue: the lists of
+kernels and backends tests iterate over), and how to run it under mpirun so that every rank's
+own exit status is seen (not just the first non-zero one mpirun passes on)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -20,7 +22,26 @@ MPIRUN = shutil.which("mpirun") or "mpirun"
 if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
+from strata.catalogue import StrataCatalogue  # noqa: E402  (after the path above)
+
 BASE_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+@functools.cache
+def catalogue() -> StrataCatalogue:
+    """`strata info --catalogue --json` of the binary under test."""
+    return StrataCatalogue.from_binary(STRATA)
+
+
+def built_backends() -> list[str]:
+    """The backends of this build, in the table's order (none when the binary is missing: the
+    strata_is_built fixture then says why)."""
+    return list(catalogue().backends) if STRATA.exists() else []
+
+
+def requires_backend(name: str) -> pytest.MarkDecorator:
+    """Skips a test of backend `name` (or of what only it reads and writes) when it is built out."""
+    return pytest.mark.skipif(name not in built_backends(), reason=f"backend {name} is not built in")
 
 
 @dataclass

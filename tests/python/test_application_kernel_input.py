@@ -13,15 +13,15 @@ CASES = [
     ("hacc unknown layout", ["hacc", "--backend", "posix", "--layout", "csv"], ["--layout must be aos or soa"]),
     ("hacc per node through pnetcdf", ["hacc", "--backend", "pnetcdf", "--file-per-node"],
      ["cannot express --file-per-node"]),
-    ("s3d two grid values", ["s3d", "--backend", "posix", "--grid", "8,8"], ["--grid needs 3"]),
-    ("s3d zero grid value", ["s3d", "--backend", "posix", "--grid", "8,0,8"], ["greater than zero"]),
-    ("s3d process grid of another size", ["s3d", "--backend", "posix", "--procs", "2,2,2"], ["makes 8 ranks"]),
+    ("s3d two grid values", ["s3d", "--backend", "posix", "--grid", "8x8"], ["--grid needs 3"]),
+    ("s3d zero grid value", ["s3d", "--backend", "posix", "--grid", "8x0x8"], ["greater than zero"]),
+    ("s3d process grid of another size", ["s3d", "--backend", "posix", "--procs", "2x2x2"], ["makes 8 ranks"]),
     ("s3d interval past the steps",
-     ["s3d", "--backend", "posix", "--grid", "12,12,12", "--steps", "3", "--interval", "4"], ["no checkpoint"]),
+     ["s3d", "--backend", "posix", "--grid", "12x12x12", "--steps", "3", "--interval", "4"], ["no checkpoint"]),
 ]
 
 
 def test_s3d_grid_not_divisible_by_the_process_grid(tmp_path: Path) -> None:
-    outcome = run_ranks(3, ["run", "s3d", "--backend", "posix", "--grid", "10,12,12", "--output", "out"],
+    outcome = run_ranks(3, ["run", "s3d", "--backend", "posix", "--grid", "10x12x12", "--output", "out"],
                         cwd=tmp_path)
     assert_clean_failure(outcome, USAGE, "X = 10 is not divisible by 3")

@@ -351,12 +351,12 @@ def bench(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def strata(*args: str) -> subprocess.CompletedProcess[str]:
-    """strata itself, not under mpirun: --calibrate is forwarded to strata-bench before MPI starts."""
+    """strata itself, not under mpirun (a singleton)."""
     return subprocess.run([str(STRATA), *args], capture_output=True, text=True, env=BASE_ENV, timeout=60)
 
 
-def test_strata_advise_calibrate_end_to_end(db: Path, tmp_path: Path) -> None:
-    out = strata("advise", "--calibrate", str(db), "--backend", "mpiio-coll", "--json", str(tmp_path / "fit.json"))
+def test_strata_bench_calibrate_end_to_end(db: Path, tmp_path: Path) -> None:
+    out = bench("calibrate", str(db), "--backend", "mpiio-coll", "--json", str(tmp_path / "fit.json"))
     assert out.returncode == 0, out.stderr
     doc = json.loads((tmp_path / "fit.json").read_text())
     assert doc == json.loads(json.dumps(calibrate(db, backend="mpiio-coll").to_json()))
@@ -371,22 +371,28 @@ def test_strata_advise_calibrate_end_to_end(db: Path, tmp_path: Path) -> None:
                     ["3", "12*", "400.0", "12.0", "22", "18"]]
     assert "fit     stripe count = 4.00 N + 0.00    R² 1.000 over 3 node counts" in out.stdout
     assert "paper   stripe count = 5.6 N + 4.9" in out.stdout and "paper   stripe count = 5 N + 3" in out.stdout
-    # the --calibrate=FILE form and strata-bench calibrate print the same
-    same = strata("advise", f"--calibrate={db}", "--backend", "mpiio-coll")
-    direct = bench("calibrate", str(db), "--backend", "mpiio-coll")
-    assert same.returncode == 0 and same.stdout == out.stdout == direct.stdout
+
+
+def test_strata_advise_calibrate_points_to_the_harness(db: Path) -> None:
+    """strata does not start the harness (the harness starts strata): --calibrate, in either
+    spelling, is a usage error naming the command to run, before MPI starts."""
+    for args in (["advise", "--calibrate", str(db)], ["advise", f"--calibrate={db}"], ["bench", "validate", "x"]):
+        proc = strata(*args)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert proc.stderr.startswith("strata: error: ") and "strata-bench" in proc.stderr, proc.stderr
+    assert "strata-bench calibrate RESULTS.sqlite" in strata("advise", "--calibrate", str(db)).stderr
 
 
 def test_calibrate_errors_are_one_line_with_status_2(tmp_path: Path) -> None:
     one_node = make_db(tmp_path, CAMPAIGN.replace("ranks = [2, 4, 6]", "ranks = [4]"))
-    for proc in (strata("advise", "--calibrate", str(one_node)), bench("calibrate", str(one_node)),
-                 strata("advise", "--calibrate", str(tmp_path / "missing.sqlite")),
-                 strata("advise", "--calibrate", str(tmp_path)),
+    for proc in (bench("calibrate", str(one_node)),
+                 bench("calibrate", str(tmp_path / "missing.sqlite")),
+                 bench("calibrate", str(tmp_path)),
                  bench("calibrate", str(one_node), "--backend", "hdf5")):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("strata-bench: error: ") and proc.stderr.count("\n") == 1, proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
-    assert "a line needs at least 2" in strata("advise", "--calibrate", str(one_node)).stderr
+    assert "a line needs at least 2" in bench("calibrate", str(one_node)).stderr
     assert bench("calibrate", str(one_node), "--campaign", "x").stderr.endswith("no campaign named 'x'\n")
     # advise without --calibrate is still the advisor (run as a singleton)
     plain = strata("advise", "--fs", "lustre", "--osts", "54", "--nodes", "6", "--block-size", "4M", "--quiet",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import run_ranks
 
-S3D = ["run", "s3d", "--grid", "12,12,12", "--steps", "4", "--interval", "2", "--backend", "posix",
+S3D = ["run", "s3d", "--grid", "12x12x12", "--steps", "4", "--interval", "2", "--backend", "posix",
        "--output", "s3d.dat"]
 
 

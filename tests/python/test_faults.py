@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENV, MPIRUN, ROOT, STRATA, run_ranks
+from conftest import BASE_ENV, MPIRUN, ROOT, STRATA, built_backends, run_ranks
 from test_bad_input import RUNTIME, VERIFICATION, assert_clean_failure
 
 SHIM = ROOT / "build" / "lib" / "libstrata_fault.so"
@@ -40,7 +40,7 @@ SYSTEM_MESSAGE = {"enospc-round3": "No space left on device", "eio-sync": "Input
                   "open-rank1": "Permission denied"}
 # Backends whose collective writes go through OMPIO's fcoll component, which drops write errors.
 OMPIO_COLLECTIVE = {"mpiio-coll", "hdf5", "pnetcdf"}
-BACKENDS = ["strata", "posix", "mpiio-ind", "mpiio-coll", "hdf5", "pnetcdf"]
+BACKENDS = ["strata", "posix", *[b for b in built_backends() if b not in ("strata", "posix")]]
 CASES = [(f, b, 3) for f in FAULTS for b in BACKENDS]
 CASES += [(f, b, np) for f in FAULTS for b in ["strata", "posix"] for np in [2, 8]]
 

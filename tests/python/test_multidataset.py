@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 import pytest
 from app_values import values
-from conftest import ROOT, STRATA, run_ranks
+from conftest import ROOT, STRATA, requires_backend, run_ranks
 
 F_SMALL = ["e3sm", "--case", "f", "--vars", "24", "--ncol", "96", "--lev", "6"]
 G_SMALL = ["e3sm", "--case", "g", "--vars", "12", "--ncol", "64", "--lev", "10"]
@@ -84,8 +84,10 @@ def test_mdio_writes_the_same_bytes_as_idio(tmp_path: Path) -> None:
     assert filecmp.cmp(tmp_path / "mdio.dat", tmp_path / "idio.dat", shallow=False)
 
 
-@pytest.mark.parametrize("np_,backend", [(4, ["--backend", "strata", "--container", "hdf5"]),
-                                         (3, ["--backend", "hdf5", "--per-block"]), (2, ["--backend", "pnetcdf"])])
+@pytest.mark.parametrize("np_,backend", [
+    pytest.param(4, ["--backend", "strata", "--container", "hdf5"], marks=requires_backend("hdf5")),
+    pytest.param(3, ["--backend", "hdf5", "--per-block"], marks=requires_backend("hdf5")),
+    pytest.param(2, ["--backend", "pnetcdf"], marks=requires_backend("pnetcdf"))])
 def test_handwritten_pio_map_loads_and_verifies(tmp_path: Path, np_: int, backend: list[str]) -> None:
     kernel = ["e3sm", "--maps", str(HAND_MAP), "--map-vars", "2"]
     record = write(tmp_path, np_, kernel, backend, "m.out")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
-from conftest import run_ranks
+from conftest import catalogue, run_ranks
 
 
 def test_array1d_random_json_record(tmp_path: Path) -> None:
@@ -98,6 +99,39 @@ def test_help(args: list[str]) -> None:
     assert "usage:" in out.stdout
 
 
-def test_run_help_lists_kernel_options() -> None:
+def test_run_help_is_the_catalogue() -> None:
+    """Help lists the backend table's rows, in order with their summaries, and exactly the options
+    the catalogue gives the kernel (the run options of its kind and its own)."""
+    cat = catalogue()
     out = run_ranks(1, ["run", "array1d", "--help"])
-    assert "--dist" in out.stdout and "--backend" in out.stdout and "pnetcdf" in out.stdout
+    section = out.stdout.split("\nbackends:\n")[1].split("\n\n")[0].splitlines()
+    assert [line.split()[0] for line in section] == list(cat.backends)
+    for line, row in zip(section, cat.raw["backends"], strict=True):
+        assert line.split(None, 1)[1] == row["summary"]
+    assert set(re.findall(r"^  --([a-z0-9-]+)", out.stdout, flags=re.M)) == set(cat.kernel_options["array1d"])
+    app = run_ranks(1, ["run", "pace3d", "--help"])
+    assert set(re.findall(r"^  --([a-z0-9-]+)", app.stdout, flags=re.M)) == set(cat.kernel_options["pace3d"])
+    assert "--backend" not in app.stdout and "--style" in app.stdout
+
+
+def test_catalogue_lists_what_runs(tmp_path: Path) -> None:
+    """Every kernel of the catalogue runs; every backend row writes strata-KERNEL<its extension> by
+    default, writes and verifies every layout its row lists and refuses the others."""
+    cat = catalogue()
+    kinds = {k["name"]: k["kind"] for k in cat.raw["kernels"]}
+    assert set(kinds) == set(cat.kernels) and set(kinds.values()) == {"decomposition", "application"}
+    assert {lay["name"] for lay in cat.raw["layouts"]} == {"shared", "file-per-process", "file-per-node"}
+    assert "strata_fsync" in {h["name"] for h in cat.raw["hints"]["engine"]}
+    ior = ["run", "ior", "--block-size", "8K", "--transfer-size", "4K", "--quiet"]
+    for row in cat.raw["backends"]:
+        name = row["name"]
+        out = run_ranks(2, [*ior, "--backend", name], cwd=tmp_path)
+        assert out.status == 0, out.stderr
+        assert (tmp_path / f"strata-ior{row['file_extension']}").exists(), name
+        for layout in ("file-per-process", "file-per-node"):
+            out = run_ranks(2, [*ior, "--backend", name, f"--{layout}", "--write", "--read", "--verify",
+                                "--output", f"{name}-{layout}"], cwd=tmp_path)
+            if layout in row["layouts"]:
+                assert out.status == 0, (name, layout, out.stderr)
+            else:
+                assert out.status == 2 and f"cannot express --{layout}" in out.stderr, (name, layout, out.stderr)

@@ -34,7 +34,7 @@ TEST(S3dKernel, BalancedDimsAnswerAsMpiDimsCreate) {
 }
 
 TEST(S3dKernel, TheOriginalsVariablesXFastest) {
-  auto s = find_kernel("s3d").build(options({"--grid", "8,6,4", "--procs", "2,3,1"}), 0, 6);
+  auto s = find_kernel("s3d").build(options({"--grid", "8x6x4", "--procs", "2x3x1"}), 0, 6);
   const auto& v = s.decomposition.variables;
   ASSERT_EQ(v.size(), 4u);
   EXPECT_EQ(v[0].name, "yspecies");
@@ -50,7 +50,7 @@ TEST(S3dKernel, TheOriginalsVariablesXFastest) {
 
 TEST(S3dKernel, BlocksTileTheGridInTheOriginalsRankOrder) {
   const int ranks = 12;
-  const auto o = options({"--grid", "6,4,4", "--procs", "3,2,2"});
+  const auto o = options({"--grid", "6x4x4", "--procs", "3x2x2"});
   std::vector<std::vector<int>> owner(4);
   for (int r = 0; r < ranks; ++r) {
     auto s = find_kernel("s3d").build(o, r, ranks);
@@ -77,19 +77,19 @@ TEST(S3dKernel, BlocksTileTheGridInTheOriginalsRankOrder) {
 }
 
 TEST(S3dKernel, ACheckpointEveryIntervalSteps) {
-  auto s = find_kernel("s3d").build(options({"--grid", "4,4,4", "--steps", "10", "--interval", "3"}), 0, 1);
+  auto s = find_kernel("s3d").build(options({"--grid", "4x4x4", "--steps", "10", "--interval", "3"}), 0, 1);
   EXPECT_EQ(s.checkpoint_steps, (std::vector<uint64_t>{3, 6, 9}));
-  s = find_kernel("s3d").build(options({"--grid", "4,4,4"}), 0, 1);
+  s = find_kernel("s3d").build(options({"--grid", "4x4x4"}), 0, 1);
   EXPECT_EQ(s.checkpoint_steps, (std::vector<uint64_t>{1, 2, 3, 4, 5}));  // the original's 5 dumps
 }
 
 TEST(S3dKernel, RejectsWhatTheOriginalRejects) {
   for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {"--grid", "10,10,10"},                     // 3 ranks split X in 3; 10 is not divisible
-           {"--grid", "12,12"},                        // two values
-           {"--grid", "12,0,12"},                      // zero
-           {"--grid", "12,12,12", "--procs", "2,2,2"},  // 8 ranks, not 3
-           {"--grid", "12,12,12", "--interval", "6"},   // after the 5 steps
+           {"--grid", "10x10x10"},                     // 3 ranks split X in 3; 10 is not divisible
+           {"--grid", "12x12"},                        // two values
+           {"--grid", "12x0x12"},                      // zero
+           {"--grid", "12x12x12", "--procs", "2x2x2"},  // 8 ranks, not 3
+           {"--grid", "12x12x12", "--interval", "6"},   // after the 5 steps
        }) {
     EXPECT_THROW(find_kernel("s3d").build(options(bad), 0, 3), Error) << bad[0] << " " << bad[1];
   }
@@ -100,7 +100,7 @@ TEST(S3dKernel, TenCheckpointsMakeThePapersTable9Sizes) {
   // checkpoints of the four arrays (16 float64 a point), in GiB.
   const uint64_t gib = uint64_t{1} << 30;
   for (auto [grid, ranks, size_gib] : std::vector<std::tuple<std::string, int, uint64_t>>{
-           {"512,512,512", 4096, 160}, {"1024,1024,512", 16384, 640}}) {
+           {"512x512x512", 4096, 160}, {"1024x1024x512", 16384, 640}}) {
     auto s = find_kernel("s3d").build(options({"--grid", grid, "--steps", "10"}), 0, ranks);
     EXPECT_EQ(s.checkpoint_steps.size() * s.decomposition.global_bytes(), size_gib * gib) << grid;
   }

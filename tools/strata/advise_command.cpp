@@ -28,10 +28,9 @@ const char* kAdviseUsage =
     "with one reason per rule and the paper it comes from (docs/advisor.md). The file system is\n"
     "detected from --path (default: the current directory) or named with --fs. strata run applies\n"
     "the same advice by default (strata run --no-advice turns it off).\n\n"
-    "       strata advise --calibrate RESULTS.sqlite [--backend B] [--kernel K] [--json FILE]\n\n"
-    "Fits the stripe-count rule to a campaign's measurements on your file system and shows the fit\n"
-    "beside the paper's 5.6N + 4.9 and 5N + 3: strata-bench calibrate does it (without MPI; see its\n"
-    "--help and docs/advisor.md).\n";
+    "To fit the stripe-count rule to a campaign's measurements on your file system (beside the\n"
+    "paper's 5.6N + 4.9 and 5N + 3), run the harness: strata-bench calibrate RESULTS.sqlite\n"
+    "(see its --help and docs/advisor.md).\n";
 
 void add_advise_options(OptionSet& o) {
   o.section("file system");
@@ -134,24 +133,6 @@ advise::AdviceInput input_from(const OptionSet& o, const NodeMap& nodes, int siz
 }
 
 }  // namespace
-
-void forward_advise_calibrate(const std::vector<std::string>& args) {
-  // The fit lives once, in the harness beside the statistics: --calibrate becomes its subcommand
-  // and RESULTS.sqlite (the word after it, or after "=") its positional argument.
-  std::vector<std::string> forwarded{"calibrate"};
-  bool calibrate = false;
-  for (const auto& a : args) {
-    if (a == "--calibrate") {
-      calibrate = true;
-    } else if (a.rfind("--calibrate=", 0) == 0) {
-      calibrate = true;
-      forwarded.push_back(a.substr(std::string("--calibrate=").size()));
-    } else {
-      forwarded.push_back(a);
-    }
-  }
-  if (calibrate) exec_harness(forwarded);
-}
 
 int advise_command(const std::vector<std::string>& args, const Environment&) {
   MPI_Comm comm = MPI_COMM_WORLD;

@@ -7,10 +7,6 @@
 #include <string>
 #include <vector>
 
-namespace strata {
-class AppKernel;
-}
-
 namespace strata::cli {
 
 struct Environment {
@@ -18,8 +14,6 @@ struct Environment {
 };
 
 int run_command(const std::vector<std::string>& args, const Environment& env);
-// `strata run KERNEL ...` for an application kernel (args[0] is its name); see app_run.cpp.
-int run_app_command(const AppKernel& kernel, const std::vector<std::string>& args, const Environment& env);
 int info_command(const std::vector<std::string>& args, const Environment& env);
 int advise_command(const std::vector<std::string>& args, const Environment& env);
 int plan_command(const std::vector<std::string>& args, const Environment& env);
@@ -29,13 +23,5 @@ int tiers_info(MPI_Comm comm, const std::string& json_path);
 int probe_info(MPI_Comm comm, const std::string& dir, const std::string& json_path);
 int decomp_command(const std::vector<std::string>& args, const Environment& env);
 int verify_command(const std::vector<std::string>& args, const Environment& env);
-
-// Replaces this process by `strata-bench ARGS` (the Python harness), with STRATA_BIN set to this
-// binary; exits with status 2 when strata-bench cannot be found. Call it before MPI_Init.
-[[noreturn]] void exec_harness(const std::vector<std::string>& args);
-
-// `strata advise ... --calibrate RESULTS.sqlite ...` runs `strata-bench calibrate RESULTS.sqlite ...`
-// (exec_harness); returns when ARGS (the words after "advise") hold no --calibrate.
-void forward_advise_calibrate(const std::vector<std::string>& args);
 
 }  // namespace strata::cli

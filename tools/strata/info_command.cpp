@@ -2,6 +2,7 @@
 // nodes, the file system of PATH and the node's hardware.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,8 @@
 #include "common/options.hpp"
 #include "common/units.hpp"
 #include "fs/fs_info.hpp"
+#include "help_table.hpp"
+#include "run/catalogue.hpp"
 
 namespace strata::cli {
 
@@ -26,11 +29,42 @@ namespace {
 const char* kInfoUsage =
     "usage: [mpirun -np N] strata info [PATH] [--json FILE]\n"
     "       [mpirun -np N] strata info --tiers [--json FILE]\n"
-    "       [mpirun -np N] strata info --probe [DIR] [--json FILE]\n\n"
+    "       [mpirun -np N] strata info --probe [DIR] [--json FILE]\n"
+    "       strata info --catalogue [--json]\n\n"
     "Prints the MPI library and version, the MPI-IO component in use (confirmed by opening a\n"
     "probe file beside PATH and reading its hints back), ranks and nodes (and whether the node map\n"
     "is virtual: STRATA_RANKS_PER_NODE / STRATA_NODE_MAP), the file system type and block size\n"
-    "of PATH (default: the current directory) and a short hwloc summary of the node.\n";
+    "of PATH (default: the current directory) and a short hwloc summary of the node.\n"
+    "--catalogue lists the kernels, backends (with what each can do), layouts and hints of this\n"
+    "build; with --json, as JSON on standard output (what the harness and the tests read).\n";
+
+// strata info --catalogue [--json]: the catalogue (src/run/catalogue.hpp), for people or as JSON.
+int catalogue_info(MPI_Comm comm, bool json) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank != 0) return 0;
+  const nlohmann::json c = catalogue();
+  if (json) {
+    std::fputs((c.dump(2) + "\n").c_str(), stdout);
+    return 0;
+  }
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const auto& k : c["kernels"]) rows.emplace_back(k["name"], k["kind"].get<std::string>() + ": " + k["summary"].get<std::string>());
+  std::string text = "kernels:\n" + help_table(rows);
+  rows.clear();
+  for (const auto& b : c["backends"]) {
+    std::string layouts;
+    for (const auto& l : b["layouts"]) layouts += (layouts.empty() ? "" : ", ") + l.get<std::string>();
+    rows.emplace_back(b["name"], "*" + b["file_extension"].get<std::string>() + "; " + layouts + "; hints: " +
+                                     b["hints"].get<std::string>() + (b["mpi_io"].get<bool>() ? "; through MPI-IO" : ""));
+  }
+  text += "\nbackends:\n" + help_table(rows);
+  rows.clear();
+  for (const auto& h : c["hints"]["engine"]) rows.emplace_back(h["name"], h["values"].get<std::string>() + ": " + h["meaning"].get<std::string>());
+  text += "\nengine hints (backend strata):\n" + help_table(rows);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
 
 // Opens and deletes a probe file in `dir` to learn the component and its default hints.
 bool probe_io(MPI_Comm comm, const std::string& dir, std::string& component, Hints& hints) {
@@ -66,8 +100,19 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   o.add("json", "FILE", "also write the information as JSON (rank 0)");
   o.add_flag("tiers", "list the memory tiers aggregation can use: latency, bandwidth, capacity, persistency (from "
                       "STRATA_MACHINE or the cached probe), and why a tier is absent; and the engine's I/O figures");
+  o.add_flag("catalogue", "list this build's kernels, backends, layouts and hints (with --json: as JSON on standard "
+                          "output)");
   o.add_flag("probe", "measure the engine's I/O figures (puts, fences, collectives, copies, hashes, file requests in "
                       "PATH, default the current folder) and store them in the machine cache; collective, under a second");
+  if (std::find(args.begin(), args.end(), "--catalogue") != args.end()) {
+    OptionSet c;  // --json is a switch here: the catalogue goes to standard output
+    c.add_flag("catalogue", "list kernels, backends, layouts and hints");
+    c.add_flag("json", "as JSON");
+    collectively(comm, [&] {
+      if (!c.parse(args).empty()) throw_usage("strata info --catalogue takes no PATH");
+    });
+    return catalogue_info(comm, c.flag("json"));
+  }
   std::vector<std::string> positional;
   collectively(comm, [&] {
     positional = o.parse(args);

@@ -1,12 +1,8 @@
 // strata: the command-line program. Run it under mpirun/srun; see `strata --help`.
 #include <mpi.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,13 +22,16 @@ const char* kUsage =
     "commands:\n"
     "  run KERNEL   write and/or read a kernel's data through a backend, timed and verified\n"
     "  info [PATH]  MPI library, MPI-IO component, ranks and nodes, file system of PATH, node hardware;\n"
-    "               info --tiers: the memory tiers aggregation can use, with their figures\n"
+    "               info --tiers: the memory tiers aggregation can use, with their figures;\n"
+    "               info --catalogue [--json]: this build's kernels, backends, layouts and hints\n"
     "  plan KERNEL  a dry run of the engine: partitions, elected aggregators and tiers, every candidate's cost\n"
-    "  advise       striping and MPI-IO hints for a file system and a job, each with its reason;\n"
-    "               advise --calibrate RESULTS.sqlite fits the stripe-count rule to a campaign (not under mpirun)\n"
+    "  advise       striping and MPI-IO hints for a file system and a job, each with its reason\n"
+
     "  decomp ...   PIO decomposition maps: describe one (blocks, lengths, coverage) or generate one\n"
     "  verify PATH  checks an engine output: index, files' sizes, checksums; reports uncommitted writes\n"
-    "  bench ...    the experiment harness, strata-bench (campaigns, statistics, reports); not under mpirun\n"
+    "\n"
+    "The experiment harness (campaigns, statistics, reports, the stripe-count fit) is its own\n"
+    "program, strata-bench; it runs this one under mpirun or srun.\n"
     "\n"
     "`strata COMMAND --help` describes each command. Diagnostics: STRATA_LOG=debug|info|warn.\n";
 
@@ -40,34 +39,29 @@ const char* kUsage =
 
 namespace strata::cli {
 
-// `strata bench ARGS` (and `strata advise --calibrate`) run `strata-bench ARGS` (the Python harness)
-// with STRATA_BIN set to this binary: from PATH, else from the venv of the source tree this binary
-// was built in.
-void exec_harness(const std::vector<std::string>& args) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) setenv("STRATA_BIN", self.c_str(), 0);
-  std::vector<std::string> words{"strata-bench"};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  execvp("strata-bench", argv.data());
-  if (!ec) {
-    const auto venv = self.parent_path().parent_path().parent_path() / ".venv" / "bin" / "strata-bench";
-    execv(venv.c_str(), argv.data());
+// The harness's commands that strata used to forward to strata-bench: what to run instead, or null.
+const char* harness_command(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "bench") == 0) {
+    return "the experiment harness is its own program: run strata-bench ... (see strata-bench --help)";
   }
-  std::fprintf(stderr, "strata: error: cannot run strata-bench: %s (run scripts/setup.sh, or put the venv's "
-               "bin on PATH)\n", std::strerror(errno));
-  std::exit(2);
+  for (int i = 2; argc > 1 && std::strcmp(argv[1], "advise") == 0 && i < argc; ++i) {
+    if (std::strncmp(argv[i], "--calibrate", 11) == 0) {
+      return "the stripe-count fit is the harness's: run strata-bench calibrate RESULTS.sqlite [--backend B] "
+             "[--kernel K] [--json FILE]";
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace strata::cli
 
 int main(int argc, char** argv) {
-  // Harness commands run without MPI: forwarded before MPI_Init.
-  if (argc > 1 && std::strcmp(argv[1], "bench") == 0) strata::cli::exec_harness({argv + 2, argv + argc});
-  if (argc > 1 && std::strcmp(argv[1], "advise") == 0) strata::cli::forward_advise_calibrate({argv + 2, argv + argc});
+  // The harness calls this program, not the other way round: point its commands to it (before
+  // MPI_Init, so it works without mpirun).
+  if (const char* moved = strata::cli::harness_command(argc, argv)) {
+    std::fprintf(stderr, "strata: error: %s\n", moved);
+    return 2;
+  }
   strata::cli::Environment env;
   env.mpi_workarounds = strata::apply_mpi_workarounds_before_init();
   // Serialized: MSLIO's OpenMP threads make their MPI-IO calls one at a time (kernels/mslio).

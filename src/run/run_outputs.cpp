@@ -1,8 +1,8 @@
-#include "run_outputs.hpp"
+#include "run/run_outputs.hpp"
 
 #include <cstdio>
 
-namespace strata::cli {
+namespace strata {
 
 std::string checkpoint_path(const std::string& path, uint64_t step) {
   char suffix[32];
@@ -57,4 +57,4 @@ void add_output_timing(Repetition& r, const RunOutput& out, const std::optional<
   if (out.checkpoint) r.checkpoints.push_back({*out.checkpoint, out.target.path, write, read});
 }
 
-}  // namespace strata::cli
+}  // namespace strata

@@ -14,9 +14,9 @@
 #include "arch/node_map.hpp"
 #include "backends/backend.hpp"
 #include "decomp/values.hpp"
-#include "run_report.hpp"
+#include "run/run_record.hpp"
 
-namespace strata::cli {
+namespace strata {
 
 struct RunOutput {
   std::optional<uint64_t> checkpoint;  // the checkpoint's step; none for a single output
@@ -42,4 +42,4 @@ std::vector<RunOutput> plan_outputs(MPI_Comm comm, const NodeMap& nodes, const T
 void add_output_timing(Repetition& r, const RunOutput& out, const std::optional<PhaseTiming>& write,
                        const std::optional<PhaseTiming>& read);
 
-}  // namespace strata::cli
+}  // namespace strata

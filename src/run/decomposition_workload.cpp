@@ -1,0 +1,238 @@
+// A decomposition kernel (kernels/kernel.hpp) through a backend of the backend table: build each
+// rank's part, resolve the output's files (one output, or a kernel's checkpoints), apply strata
+// advise's hints under the explicit ones, then per repetition write (and/or read) every output,
+// each step of each access agreed collectively, and verify.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "advise/run_advice.hpp"
+#include "app_kernel.hpp"
+#include "arch/node_local.hpp"
+#include "backends/backend.hpp"
+#include "fs/hints_in_effect.hpp"
+#include "common/error.hpp"
+#include "common/mpi_env.hpp"
+#include "decomp/selection.hpp"
+#include "decomp/values.hpp"
+#include "fs/fs_info.hpp"
+#include "kernel.hpp"
+#include "run/run_outputs.hpp"
+#include "run/workload.hpp"
+#include "strata/strata.hpp"
+
+namespace strata {
+
+namespace {
+
+// Times one access of the target: open, transfer, close, each agreed collectively.
+PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::byte* buffer, uint64_t local_bytes) {
+  MPI_Barrier(comm);
+  const double t0 = MPI_Wtime();
+  const std::string what = backend.name() + (access == Access::write ? " write: " : " read: ");
+  collectively(comm, what + "open", [&] { backend.open(access); });
+  const double t1 = MPI_Wtime();
+  collectively(comm, what + "transfer", [&] { backend.transfer(access, buffer); });
+  const double t2 = MPI_Wtime();
+  end_collective_timing();
+  collectively(comm, what + "close", [&] { backend.close(); });
+  const double t3 = MPI_Wtime();
+  const CollectiveStats collective = backend.collective_calls(t2 - t1);
+  double local[4] = {t1 - t0, t2 - t1, t3 - t2, t3 - t0}, worst[4];
+  MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, comm);
+  unsigned long long counts[2] = {local_bytes, backend.requests()}, sums[2];
+  MPI_Allreduce(counts, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  PhaseTiming p;
+  p.open_s = worst[0];
+  p.xfer_s = worst[1];
+  p.close_s = worst[2];
+  p.time_s = worst[3];
+  p.bytes = sums[0];
+  p.requests = sums[1];
+  p.engine = backend.details();
+  if (collective.valid) p.collective = collective.to_json();
+  return p;
+}
+
+// Agrees on the verification of `buffer`; returns the first mismatch's description (lowest
+// failing rank) or nothing.
+std::optional<std::string> verify_everywhere(MPI_Comm comm, const Decomposition& d, const ValueStream& vs,
+                                             const std::byte* buffer) {
+  const auto mismatch = verify(d, vs, buffer);
+  return agree_mismatch(comm, mismatch ? std::optional<std::string>(mismatch->describe()) : std::nullopt);
+}
+
+// The kernel's decomposition of this rank; for a read alone, the layout of what was written: the
+// output's index (the engine's raw container), or the writers' decomposition (--writer-ranks),
+// each rank checking an even share of it. Collective.
+KernelSetup build_setup(const RunOptions& o, const Target& target, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const Kernel& kernel = find_kernel(o.kernel);
+  KernelSetup setup;
+  collectively(comm, [&] {
+    setup = kernel.build(o.parsed, rank, size);
+    std::optional<OutputIndex> index;
+    if (!o.writes() && o.writer_ranks == 0 && target.layout == Layout::shared) index = read_output_index(target.path);
+    if (index) {
+      // The output's index gives the global layout; the kernel gives each variable's type.
+      std::vector<Variable> vars;
+      for (const IndexedVariable& iv : index->variables) {
+        auto it = std::find_if(setup.decomposition.variables.begin(), setup.decomposition.variables.end(),
+                               [&](const Variable& v) { return v.name == iv.name; });
+        if (it == setup.decomposition.variables.end() || elem_size(it->type) != iv.element_size) {
+          throw_usage("the index of \"" + target.path + "\" holds variable \"" + iv.name + "\", which kernel " +
+                      o.kernel + " does not define with that element size");
+        }
+        Variable v = *it;  // keeps a record variable's fields
+        v.shape = iv.dims;
+        vars.push_back(v);
+      }
+      const uint64_t t = setup.decomposition.transfer_bytes;
+      setup.decomposition = even_share(vars, rank, size);
+      setup.decomposition.transfer_bytes = t;
+      setup.params["writer_ranks"] = index->writer_ranks;
+      setup.params["layout_from"] = "index";
+    } else if (o.writer_ranks > 0) {
+      // The global layout is the writers'; this rank reads and checks an even share of it.
+      KernelSetup writers = kernel.build(o.parsed, 0, static_cast<int>(o.writer_ranks));
+      const uint64_t t = writers.decomposition.transfer_bytes;
+      setup.decomposition = even_share(writers.decomposition.variables, rank, size);
+      setup.decomposition.transfer_bytes = t;
+      setup.params = writers.params;
+      setup.params["writer_ranks"] = o.writer_ranks;
+    }
+    setup.decomposition.validate();
+  });
+  return setup;
+}
+
+class DecompositionWorkload final : public Workload {
+ public:
+  DecompositionWorkload(const RunOptions& o, MPI_Comm comm, const NodeMap& nodes)
+      : o_(o), comm_(comm), row_(backend_row(o.backend)) {
+    target_.path = o.output.empty() ? default_output(o.kernel, o.backend, o.io) : o.output;
+    target_.layout = o.layout();
+    target_.node_local = o.node_local;
+    setup_ = build_setup(o, target_, comm);
+    const Decomposition& d = setup_.decomposition;
+
+    BackendContext ctx;
+    ctx.comm = comm;
+    MPI_Comm_rank(comm, &ctx.rank);
+    MPI_Comm_size(comm, &ctx.size);
+    ctx.hints = o.hints;
+    ctx.io_component = io_component();
+    ctx.io = o.io;
+    values_.seed = o.seed;
+    values_.step = o.step;
+    outputs_ = plan_outputs(comm, nodes, target_, d, setup_.checkpoint_steps, values_, ctx);
+    file_ = outputs_.front().ctx.file;
+    collectively(comm, [&] { fs_ = fs_info(file_.path); });
+    collectively(comm, [&] {  // strata advise's hints under the explicit ones (src/advise/run_advice.hpp)
+      advise::RunFacts facts;
+      facts.backend = o.backend;
+      facts.mpi_io = row_.can.mpi_io;
+      facts.call_per_variable = row_.can.call_per_variable;
+      facts.sizes_own_buffers = row_.can.sizes_own_buffers;
+      facts.io_component = ctx.io_component;
+      facts.fs_type = fs_.type;
+      facts.variables = static_cast<int64_t>(d.variables.size());
+      facts.files = file_.files;
+      // The largest variable of a shared file; derived from the blocks otherwise.
+      for (const auto& v : d.variables) facts.dataset_bytes = file_.files == 1 ? std::max(facts.dataset_bytes, v.bytes()) : 0;
+      advice_ = advise::advice_for_run(advise::run_facts(file_.comm, nodes, d.local_bytes(), d.transfer_bytes, facts),
+                                       o.hints, !o.no_advice);
+    });
+    for (RunOutput& out : outputs_) {
+      out.ctx.hints = advice_.hints;
+      collectively(comm, [&] { out.backend = make_backend(o.backend, out.ctx, d, out.target); });
+    }
+    data_.resize(d.local_bytes());
+    fill(d, values_, data_.data());
+    if (o.read || o.verify) back_.resize(d.local_bytes());
+  }
+
+  Repetition repeat(bool first, std::optional<std::string>& failure) override {
+    const Decomposition& d = setup_.decomposition;
+    const uint64_t local = d.local_bytes();
+    Repetition r;
+    for (RunOutput& out : outputs_) {
+      if (failure) break;
+      Backend& backend = *out.backend;
+      std::optional<PhaseTiming> written, read;
+      if (outputs_.size() > 1 && o_.writes()) fill(d, out.values, data_.data());  // this checkpoint's values
+      if (o_.writes()) {
+        // The engine replaces its own output only when the new one commits (after its plan has
+        // agreed on the hints, the declarations and the machine file): removing it here first
+        // would lose the previous output to a bad hint or a crash (docs/reliability.md).
+        if (!backend.commits_output()) collectively(comm_, [&] { remove_output(out.ctx); });
+        written = timed_access(backend, comm_, Access::write, data_.data(), local);
+        if (first) in_effect_ = backend.hints_in_effect();
+        if (o_.verify && !o_.read) {  // untimed read-back
+          std::fill(back_.begin(), back_.end(), std::byte{0xA5});
+          collectively(comm_, [&] { backend.open(Access::read); });
+          collectively(comm_, [&] { backend.transfer(Access::read, back_.data()); });
+          collectively(comm_, [&] { backend.close(); });
+          failure = verify_everywhere(comm_, d, out.values, back_.data());
+        }
+      }
+      if (o_.read && !failure) {
+        std::fill(back_.begin(), back_.end(), std::byte{0xA5});
+        read = timed_access(backend, comm_, Access::read, back_.data(), local);
+        if (first && !o_.writes()) in_effect_ = backend.hints_in_effect();
+        if (o_.verify) failure = verify_everywhere(comm_, d, out.values, back_.data());
+      }
+      if (failure && out.checkpoint) *failure = "checkpoint " + out.target.path + ": " + *failure;
+      add_output_timing(r, out, written, read);
+    }
+    return r;
+  }
+
+  Hints hints_in_effect() const override {
+    const bool ompio = outputs_.front().ctx.io_component == "ompio";
+    return ompio && row_.can.hints != HintFamily::none ? merge_hints(in_effect_, ompio_settings()) : in_effect_;
+  }
+
+  nlohmann::json header() const override {
+    const Decomposition& d = setup_.decomposition;
+    nlohmann::json h = {
+        {"params", setup_.params},
+        {"advice", advise::to_json(advice_)},
+        {"fs_type", fs_.type},
+        {"fs_block_size", fs_.block_size},
+        {"output", target_.path},
+        {"layout", layout_name(target_.layout)},
+        {"file_per_process", target_.layout == Layout::file_per_process},
+        {"files", file_.files},
+        {"node_local", target_.node_local},
+        {"bytes_per_rank", {{"local", d.local_bytes()}}},
+        {"global_bytes", d.global_bytes()},
+    };
+    if (target_.node_local) h["node_local_root"] = node_local_root();
+    return h;
+  }
+
+ private:
+  const RunOptions& o_;
+  MPI_Comm comm_;
+  const BackendRow& row_;
+  Target target_;
+  KernelSetup setup_;
+  ValueStream values_;
+  std::vector<RunOutput> outputs_;
+  FileGroup file_;
+  FsInfo fs_;
+  advise::RunAdvice advice_;
+  std::vector<std::byte> data_, back_;
+  Hints in_effect_;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> decomposition_workload(const RunOptions& options, MPI_Comm comm, const NodeMap& nodes) {
+  return std::make_unique<DecompositionWorkload>(options, comm, nodes);
+}
+
+}  // namespace strata
