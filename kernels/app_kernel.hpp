@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "backends/backend.hpp"
 #include "common/hints.hpp"
 #include "common/options.hpp"
 #include "decomp/values.hpp"
+#include "fs/io_options.hpp"
 
 namespace strata {
 

@@ -18,6 +18,7 @@
 #include "backends/collective_calls.hpp"
 #include "common/hints.hpp"
 #include "decomp/decomposition.hpp"
+#include "fs/io_options.hpp"
 #include "fs/access.hpp"
 
 namespace strata {
@@ -50,17 +51,6 @@ struct FileGroup {
 // `comm` (an exclusive scan inside each node for per-node files); creates node-local
 // directories. Throws a usage Error for a node-local shared file.
 FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& target, const Decomposition& d);
-
-// What a run asks of the I/O: --fsync of every backend (and application kernel), and the
-// strategy switches of some backends (the multi-dataset comparison). Each is a run option
-// (src/run/run_options.cpp); a backend-specific one is listed in its row's capabilities
-// (BackendCapabilities::options), and a run refuses it for the other backends.
-struct IoOptions {
-  bool fsync = false;            // sync data to storage before close completes
-  bool per_block = false;        // hdf5: one collective H5Dwrite per block (per dataset, max over ranks)
-  bool per_variable = false;     // mpiio-coll: one MPI_File_write_at_all per variable
-  std::string container = "raw"; // strata: raw or hdf5
-};
 
 struct BackendContext {
   MPI_Comm comm = MPI_COMM_WORLD;
