@@ -62,6 +62,9 @@ struct BackendContext {
   IoOptions io;
 };
 
+// The steps of one access, as the run driver times them.
+enum class BackendStep { open, transfer, close };
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -77,6 +80,11 @@ class Backend {
   // True when a write replaces the previous output only once complete (the engine's commit,
   // src/engine/commit.hpp): the previous output is then not removed before the write.
   virtual bool commits_output() const { return false; }
+  // True when the step agrees on its own outcome: every rank returns, or every rank throws the
+  // same error (a step that cannot fail, or one ending in a collective agreement, as the
+  // engine's close). The driver then adds no agreement of its own to that step, which would
+  // carry nothing new. Default: false, the driver agrees every step.
+  virtual bool agrees_on(BackendStep /*step*/) const { return false; }
   // File requests issued by this rank in the last transfer (calls into the I/O library).
   virtual uint64_t requests() const { return 0; }
   // Backend-specific statistics of the last access (the engine's time breakdown), or null.

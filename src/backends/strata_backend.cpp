@@ -30,6 +30,11 @@ class StrataBackend final : public Backend {
                         [](const auto& h) { return h.first == "strata_commit" && h.second == "in-place"; });
   }
 
+  // open() cannot fail (it only resets the statistics) and close() is the engine's close, one
+  // agreement on the outcome (and the commit) over every rank. transfer() is left to the
+  // driver's agreement: a declaration can fail on one rank before the phase's plan agrees.
+  bool agrees_on(BackendStep step) const override { return step != BackendStep::transfer; }
+
   void open(Access access) override {
     access_ = access;
     stats_.reset();
