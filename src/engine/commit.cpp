@@ -247,12 +247,16 @@ namespace strata {
 // not regular (a device) and node-local targets are written in place.
 bool PhaseImpl::prepare_commit() {
   if (options_.tiers.dry_run) return false;  // a dry run touches no file
-  roll_forward(path_);
+  // An output this engine left clean has no intent record, no stranger's partial file, and is
+  // a regular file: a read needs no check, a write only the steps below it.
+  if (!clean_) roll_forward(path_);
+  if (mode_ == PhaseMode::write) engine_.clean.erase(path_);  // clean again once this write commits
   if (mode_ != PhaseMode::write || options_.commit == PhaseOptions::Commit::in_place || options_.tiers.node_local) return false;
   struct stat st {};
-  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return false;
+  if (!clean_ && ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return false;
   engine_.remove_later(path_, {});  // the last commit's background removals are over
-  const auto left = leftovers(path_, {kPartialSuffix, kRetiredSuffix});  // one look at the folder
+  std::vector<std::vector<std::string>> left(2);
+  if (!clean_) left = leftovers(path_, {kPartialSuffix, kRetiredSuffix});  // one look at the folder
   for (const std::string& p : left[0]) {
     if (::unlink(p.c_str()) != 0 && errno != ENOENT) throw_system("cannot remove the uncommitted \"" + p + "\"", errno);
   }
@@ -263,6 +267,7 @@ bool PhaseImpl::prepare_commit() {
   const std::string retired = path_ + kRetiredSuffix;
   recycled_ = options_.subfile_group == 0 && engine_.take_retired(retired) &&
               std::rename(retired.c_str(), partial_path(path_).c_str()) == 0;
+  if (clean_ && !recycled_) ::unlink(partial_path(path_).c_str());  // unscanned: start from no file
   for (const std::string& p : left[1]) {  // a commit's leftovers (not the one just taken)
     if (!(recycled_ && p == retired)) ::unlink(p.c_str());
   }
@@ -397,6 +402,7 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
     removed.erase(kept);
   }
   engine_.remove_later(path_, std::move(removed));
+  if (!files_.subfiled() && files.size() == 1) engine_.clean[path_] = fs_;  // nothing left behind
 }
 
 // Rank 0, a recycled partial file: cut to the end of the last write, and every byte not

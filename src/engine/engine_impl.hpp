@@ -75,6 +75,15 @@ class EngineImpl {
   std::thread remover;
   std::vector<std::string> retired;
   std::map<std::string, std::vector<std::string>> committed;  // output -> its last commit's files
+  // Rank 0: one-file outputs whose last write this engine committed, leaving nothing behind (no
+  // intent record, no partial file), with their folder's file-system block size and whether it
+  // is striped. The next phase of such an output skips the checks a stranger's leftovers need
+  // (roll-forward, the folder scan, statfs). A write takes its output out until it commits.
+  struct CleanOutput {
+    uint64_t fs_block = 4096;
+    bool striped = false;
+  };
+  std::map<std::string, CleanOutput> clean;
   std::vector<std::byte> stream;
   MPI_Op stats = MPI_OP_NULL;
 };

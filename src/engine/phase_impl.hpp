@@ -277,6 +277,8 @@ class PhaseImpl {
   std::unique_ptr<IoWorker> direct_io_;  // direct runs
   std::vector<std::byte> stream_;        // this rank's bytes in file order, when needed
   bool commit_ = false;       // written to partial files, committed at close (engine/commit.hpp)
+  bool clean_ = false;        // rank 0: the output is one this engine left clean (EngineImpl::clean)
+  EngineImpl::CleanOutput fs_;  // rank 0: the output folder's block size and striping
   bool recycled_ = false;     // rank 0: the partial file is the previous output's old file
   std::vector<WrittenHash> written_hashes_;  // what this rank's I/O threads wrote, hashed
   PhaseStats stats_;

@@ -150,9 +150,18 @@ RankSummary PhaseImpl::local_summary(std::optional<Error>& failure) {
     options_ = PhaseOptions::from_hints(hints_);
     sel_ = normalise(std::move(pieces_), names());
     if (rank_ == 0) {
-      const FsInfo fs = fs_info(path_);
-      if (!options_.align) mine.fs_block = std::max<uint64_t>(fs.block_size, 512);
-      mine.striped = fs.type == "lustre" || fs.type == "gpfs" || fs.type == "beegfs" || fs.type == "orangefs" ? 1 : 0;
+      const auto known = engine_.clean.find(path_);
+      clean_ = known != engine_.clean.end() && !options_.tiers.dry_run && options_.subfile_group == 0 &&
+               !options_.tiers.node_local;
+      if (clean_) {
+        fs_ = known->second;
+      } else {
+        const FsInfo fs = fs_info(path_);
+        fs_.fs_block = std::max<uint64_t>(fs.block_size, 512);
+        fs_.striped = fs.type == "lustre" || fs.type == "gpfs" || fs.type == "beegfs" || fs.type == "orangefs";
+      }
+      if (!options_.align) mine.fs_block = fs_.fs_block;
+      mine.striped = fs_.striped ? 1 : 0;
       mine.in_place = prepare_commit() ? 0 : 1;
     }
   } catch (const Error& e) {
