@@ -74,21 +74,35 @@ class AppRun {
   virtual Hints hints_in_effect() const { return {}; }
 };
 
+// What help and the catalogue say of an application kernel.
+struct AppKernelInfo {
+  std::string name;
+  std::string summary;
+  // The kernel's modes, each with a line of help; the first is the default.
+  std::vector<std::pair<std::string, std::string>> modes;
+  // The option that chooses the mode: --mode, unless the original names it otherwise.
+  std::string mode_option = "mode";
+  std::string default_output;
+  std::string example;  // a command line for --help
+};
+
 class AppKernel {
  public:
+  explicit AppKernel(AppKernelInfo info) : info_(std::move(info)) {}
   virtual ~AppKernel() = default;
-  virtual std::string name() const = 0;
-  virtual std::string summary() const = 0;
-  // The kernel's modes (--mode), each with a line of help; the first is the default.
-  virtual std::vector<std::pair<std::string, std::string>> modes() const = 0;
-  // The option that chooses the mode: --mode, unless the original names it otherwise.
-  virtual std::string mode_option() const { return "mode"; }
-  virtual std::string default_output() const = 0;
-  virtual std::string example() const = 0;  // a command line for --help
+  std::string name() const { return info_.name; }
+  std::string summary() const { return info_.summary; }
+  std::vector<std::pair<std::string, std::string>> modes() const { return info_.modes; }
+  std::string mode_option() const { return info_.mode_option; }
+  std::string default_output() const { return info_.default_output; }
+  std::string example() const { return info_.example; }
   virtual void add_options(OptionSet& options) const = 0;
   // Collective: checks the options (usage Errors), then prepares what the original prepares
   // before its timed phase when `will_write` (MSLIO's folders), and the data in memory.
   virtual std::unique_ptr<AppRun> prepare(const OptionSet& options, const AppContext& ctx, bool will_write) const = 0;
+
+ private:
+  AppKernelInfo info_;
 };
 
 const std::vector<const AppKernel*>& app_kernel_list();

@@ -3,6 +3,7 @@
 #include "array1d/array1d_kernel.hpp"
 #include "blocks/blocks_kernel.hpp"
 #include "common/error.hpp"
+#include "common/seeded_random.hpp"
 #include "common/units.hpp"
 #include "e3sm/e3sm_kernel.hpp"
 #include "ior/ior_kernel.hpp"
@@ -47,6 +48,22 @@ uint64_t positive_count_option(const OptionSet& o, const std::string& name) {
 
 std::vector<uint64_t> count_list_option(const OptionSet& o, const std::string& name, size_t count) {
   return parse_shape(o.get(name), "--" + name, count, count);
+}
+
+void add_memory_order_option(OptionSet& o, const std::string& what) {
+  o.add("memory-order", "file|shuffled", "order of a rank's " + what + " in memory", "shuffled");
+}
+
+std::string memory_order_option(const OptionSet& o) {
+  const std::string order = o.get("memory-order");
+  if (order != "file" && order != "shuffled") throw_usage("--memory-order must be file or shuffled (got \"" + order + "\")");
+  return order;
+}
+
+void apply_memory_order(const std::string& order, std::vector<Block>& blocks, uint64_t seed, int rank, uint64_t salt) {
+  if (order != "shuffled") return;
+  SeededRandom mine(seed ^ (salt * static_cast<uint64_t>(rank + 1)));
+  mine.shuffle(blocks);
 }
 
 }  // namespace strata

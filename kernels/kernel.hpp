@@ -43,5 +43,11 @@ uint64_t positive_count_option(const OptionSet& o, const std::string& name);
 // --shape and --grid; common/units.hpp's parse_shape, which also takes commas); throws a usage
 // Error otherwise.
 std::vector<uint64_t> count_list_option(const OptionSet& o, const std::string& name, size_t count);
+// --memory-order file|shuffled, one spelling for every kernel with it: declared (`what` names
+// the pieces, "tiles" or "blocks"), read and checked, and applied: "shuffled" shuffles the rank's
+// blocks in memory with a generator seeded by the seed, the rank and the kernel's `salt`.
+void add_memory_order_option(OptionSet& o, const std::string& what);
+std::string memory_order_option(const OptionSet& o);
+void apply_memory_order(const std::string& order, std::vector<Block>& blocks, uint64_t seed, int rank, uint64_t salt);
 
 }  // namespace strata

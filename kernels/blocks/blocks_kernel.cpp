@@ -31,7 +31,7 @@ void BlocksKernel::add_options(OptionSet& o) const {
   o.add("vars", "N", "number of variables", "3");
   o.add("shape", "AxBxC", "global shape of every variable", "24x20x16");
   o.add("tiles-per-rank", "K", "about how many tiles each rank holds", "3");
-  o.add("memory-order", "file|shuffled", "order of a rank's tiles in memory", "shuffled");
+  add_memory_order_option(o, "tiles");
   o.add("transfer-size", "BYTES", "largest request per I/O call (0: one call)", "0");
 }
 
@@ -39,8 +39,7 @@ KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
   const uint64_t nvars = positive_count_option(o, "vars");
   const std::vector<uint64_t> shape = parse_shape(o.get("shape"), "--shape", 1, 6);
   const uint64_t per_rank = positive_count_option(o, "tiles-per-rank");
-  const std::string order = o.get("memory-order");
-  if (order != "file" && order != "shuffled") throw_usage("--memory-order must be file or shuffled (got \"" + order + "\")");
+  const std::string order = memory_order_option(o);
   const uint64_t seed = parse_count(o.get("seed"), "--seed");
   static const ElemType types[] = {ElemType::f64, ElemType::i32, ElemType::f32, ElemType::i64, ElemType::u8, ElemType::u64};
 
@@ -82,10 +81,7 @@ KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
       d.blocks.push_back(b);
     }
   }
-  if (order == "shuffled") {
-    SeededRandom mine(seed ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1)));
-    mine.shuffle(d.blocks);
-  }
+  apply_memory_order(order, d.blocks, seed, rank, 0x9E3779B97F4A7C15ULL);
   setup.params = {{"vars", nvars}, {"shape", o.get("shape")}, {"tiles_per_rank", per_rank},
                   {"memory_order", order}, {"transfer_size", d.transfer_bytes}};
   return setup;

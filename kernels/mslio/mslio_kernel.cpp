@@ -19,20 +19,6 @@ namespace strata {
 
 using mslio::Setup;
 
-std::vector<std::pair<std::string, std::string>> MslioKernel::modes() const {
-  return {
-      {"original", "a text file per local problem, one fprintf per value (the MHM library)"},
-      {"buffered", "the same, values gathered in a --buffer-size buffer per file, one write when full"},
-      {"shared", "one shared file, each local problem a contiguous chunk, MPI-IO independent writes"},
-      {"strata", "the shared file through Strata's engine, each chunk aligned to --align (the stripe size)"},
-      {"hdf5", "one HDF5 file, a float64 dataset per dimension, collective writes"},
-  };
-}
-
-std::string MslioKernel::example() const {
-  return "mpirun -np 4 strata run mslio --ccross 3 --subelements 64 --mode original --verify";
-}
-
 void MslioKernel::add_options(OptionSet& o) const {
   o.section("mslio options (output: a folder holding a folder per local problem, or the shared file)");
   o.add("ccross", "C", "4^C local problems, hence solution files", "3");
@@ -43,6 +29,23 @@ void MslioKernel::add_options(OptionSet& o) const {
   o.add("threads", "T", "OpenMP threads per rank", "OMP_NUM_THREADS, else the cores");
   o.add("align", "B", "strata mode: chunk alignment, the stripe size", "the striping_unit hint, else 1M");
 }
+
+namespace {
+// The kernel's modes, each with its line of help; the first is the default.
+const std::vector<std::pair<std::string, std::string>> kMslioModes = {
+    {"original", "a text file per local problem, one fprintf per value (the MHM library)"},
+    {"buffered", "the same, values gathered in a --buffer-size buffer per file, one write when full"},
+    {"shared", "one shared file, each local problem a contiguous chunk, MPI-IO independent writes"},
+    {"strata", "the shared file through Strata's engine, each chunk aligned to --align (the stripe size)"},
+    {"hdf5", "one HDF5 file, a float64 dataset per dimension, collective writes"},
+};
+}  // namespace
+
+MslioKernel::MslioKernel()
+    : AppKernel({"mslio",
+                 "MSLIO: a text solution file per local problem, one formatted write per value (modes)",
+                 kMslioModes, "mode", "strata-mslio",
+                 "mpirun -np 4 strata run mslio --ccross 3 --subelements 64 --mode original --verify"}) {}
 
 namespace {
 

@@ -11,13 +11,7 @@ namespace strata {
 
 class MslioKernel final : public AppKernel {
  public:
-  std::string name() const override { return "mslio"; }
-  std::string summary() const override {
-    return "MSLIO: a text solution file per local problem, one formatted write per value (modes)";
-  }
-  std::vector<std::pair<std::string, std::string>> modes() const override;
-  std::string default_output() const override { return "strata-mslio"; }
-  std::string example() const override;
+  MslioKernel();
   void add_options(OptionSet& options) const override;
   std::unique_ptr<AppRun> prepare(const OptionSet& options, const AppContext& ctx, bool will_write) const override;
 };

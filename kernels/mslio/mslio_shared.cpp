@@ -74,6 +74,19 @@ void check_chunks(const Setup& s, const std::vector<char>& text, const double* m
   if (differs.any()) mismatch = "\"" + s.shared_path() + "\": " + differs.message();
 }
 
+// Closes `file` on every rank whatever happened, so nobody waits alone in the collective
+// close; timed into `total`, a failure joins `error`.
+void close_timed(MpiioFile& file, bool fsync, FirstError& error, CallTotals& total) {
+  const double t = now_s();
+  try {
+    file.close(fsync);
+  } catch (const Error& e) {
+    error.set(e.what());
+  }
+  total.close_s = now_s() - t;
+  total.closes = 1;
+}
+
 }  // namespace
 
 CallTotals write_shared(const Setup& s, const double* memory, MPI_Comm comm, const Hints& hints,
@@ -129,15 +142,7 @@ CallTotals write_shared(const Setup& s, const double* memory, MPI_Comm comm, con
 #pragma omp critical(mslio_totals)
     total += t;
   }
-  // Close on every rank whatever happened, so nobody waits in the collective close.
-  const double t2 = now_s();
-  try {
-    file.close(fsync);
-  } catch (const Error& e) {
-    error.set(e.what());
-  }
-  total.close_s = now_s() - t2;
-  total.closes = 1;
+  close_timed(file, fsync, error, total);
   error.raise();
   return total;
 }
@@ -187,14 +192,7 @@ CallTotals read_shared(const Setup& s, const double* memory, MPI_Comm comm, cons
 #pragma omp critical(mslio_totals)
     total += t;
   }
-  const double t2 = now_s();
-  try {
-    file.close(false);
-  } catch (const Error& e) {
-    error.set(e.what());
-  }
-  total.close_s = now_s() - t2;
-  total.closes = 1;
+  close_timed(file, false, error, total);
   error.raise();
   if (compare) check_chunks(s, text, memory, total, mismatch);
   return total;

@@ -15,7 +15,7 @@ void Noncontig3dKernel::add_options(OptionSet& o) const {
   o.add("grid", "XxYxZ", "shape of every dataset (multiples of --block)", "32x32x32");
   o.add("block", "B", "edge of the cubic blocks", "8");
   o.add("type", "TYPE", "element type: uint8, int32, int64, uint64, float32, float64", "float32");
-  o.add("memory-order", "file|shuffled", "order of a rank's blocks in memory", "shuffled");
+  add_memory_order_option(o, "blocks");
 }
 
 KernelSetup Noncontig3dKernel::build(const OptionSet& o, int rank, int ranks) const {
@@ -23,8 +23,7 @@ KernelSetup Noncontig3dKernel::build(const OptionSet& o, int rank, int ranks) co
   const std::vector<uint64_t> grid = parse_shape(o.get("grid"), "--grid", 3, 3);
   const uint64_t edge = positive_count_option(o, "block");
   const ElemType type = elem_type_from_name(o.get("type"));
-  const std::string order = o.get("memory-order");
-  if (order != "file" && order != "shuffled") throw_usage("--memory-order must be file or shuffled (got \"" + order + "\")");
+  const std::string order = memory_order_option(o);
   for (uint64_t g : grid) {
     if (g % edge != 0) {
       throw_usage("--grid " + o.get("grid") + " is not a multiple of --block " + std::to_string(edge) + " in every dimension");
@@ -47,10 +46,7 @@ KernelSetup Noncontig3dKernel::build(const OptionSet& o, int rank, int ranks) co
       d.blocks.push_back({static_cast<int>(v), {i * edge, j * edge, k * edge}, {edge, edge, edge}});
     }
   }
-  if (order == "shuffled") {
-    SeededRandom mine(seed ^ (0xC2B2AE3D27D4EB4FULL * static_cast<uint64_t>(rank + 1)));
-    mine.shuffle(d.blocks);
-  }
+  apply_memory_order(order, d.blocks, seed, rank, 0xC2B2AE3D27D4EB4FULL);
   setup.params = {{"datasets", datasets}, {"grid", o.get("grid")}, {"block", edge}, {"type", elem_name(type)},
                   {"memory_order", order}, {"blocks_per_dataset", cubes}};
   return setup;

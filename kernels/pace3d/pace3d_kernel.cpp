@@ -20,18 +20,6 @@ namespace strata {
 
 using pace3d::Domain;
 
-std::vector<std::pair<std::string, std::string>> Pace3dKernel::modes() const {
-  return {
-      {"sf", "a single file, frames appended, kept open (open not timed)"},
-      {"mf", "a file per frame PATH.fNNNNN, open and close not timed"},
-      {"mf-wo", "a file per frame, open and close timed with the write"},
-  };
-}
-
-std::string Pace3dKernel::example() const {
-  return "mpirun -np 4 strata run pace3d --block-size 1M --frames 5 --level 3 --style sf --verify";
-}
-
 void Pace3dKernel::add_options(OptionSet& o) const {
   o.section("pace3d options (output: the voxel file, or the prefix of a file per frame)");
   o.add("element", "4|12|64", "bytes per voxel: float, float vector, phase-field block", "4");
@@ -41,6 +29,21 @@ void Pace3dKernel::add_options(OptionSet& o) const {
   o.add("level", "0-3", "Thakur's I/O level: 0 independent rows, 1 collective rows, 2 file view + independent, "
         "3 file view + collective", "3");
 }
+
+namespace {
+// The kernel's modes, each with its line of help; the first is the default.
+const std::vector<std::pair<std::string, std::string>> kPace3dModes = {
+    {"sf", "a single file, frames appended, kept open (open not timed)"},
+    {"mf", "a file per frame PATH.fNNNNN, open and close not timed"},
+    {"mf-wo", "a file per frame, open and close timed with the write"},
+};
+}  // namespace
+
+Pace3dKernel::Pace3dKernel()
+    : AppKernel({"pace3d",
+                 "PACE3D / mpiiotester: voxel-file frames, Thakur's I/O levels 0-3, per-frame timing (styles)",
+                 kPace3dModes, "style", "strata-pace3d.vox",
+                 "mpirun -np 4 strata run pace3d --block-size 1M --frames 5 --level 3 --style sf --verify"}) {}
 
 namespace {
 

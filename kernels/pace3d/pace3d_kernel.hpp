@@ -13,14 +13,7 @@ namespace strata {
 
 class Pace3dKernel final : public AppKernel {
  public:
-  std::string name() const override { return "pace3d"; }
-  std::string summary() const override {
-    return "PACE3D / mpiiotester: voxel-file frames, Thakur's I/O levels 0-3, per-frame timing (styles)";
-  }
-  std::vector<std::pair<std::string, std::string>> modes() const override;
-  std::string mode_option() const override { return "style"; }
-  std::string default_output() const override { return "strata-pace3d.vox"; }
-  std::string example() const override;
+  Pace3dKernel();
   void add_options(OptionSet& options) const override;
   std::unique_ptr<AppRun> prepare(const OptionSet& options, const AppContext& ctx, bool will_write) const override;
 };
