@@ -412,12 +412,13 @@ uint64_t PhaseImpl::clear_unwritten(const std::string& path, const std::vector<I
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw_system("cannot open \"" + path + "\" to size it", errno);
   int rc = ::ftruncate(fd, static_cast<off_t>(end));
-  static const std::vector<char> zeros(1 << 20, 0);
+  std::vector<char> zeros;  // only where holes cannot be punched: 1 MiB faulted in costs ~0.4 ms
   uint64_t at = 0;
   for (size_t i = 0; i <= ranges.size() && rc == 0; ++i) {
     const uint64_t stop = i < ranges.size() ? ranges[i].offset : end;
     if (stop > at && ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at),
                                  static_cast<off_t>(stop - at)) != 0) {
+      if (zeros.empty()) zeros.assign(1 << 20, 0);
       for (uint64_t z = at; z < stop && rc == 0;) {  // no hole punching here: write zeros
         const ssize_t n = ::pwrite(fd, zeros.data(), std::min<uint64_t>(stop - z, zeros.size()), static_cast<off_t>(z));
         if (n <= 0) rc = -1;

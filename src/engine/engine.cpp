@@ -28,6 +28,18 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
   MPI_Comm_size(comm, &size);
   window_bytes.assign(static_cast<size_t>(size), 0);
   window_tier.assign(static_cast<size_t>(size), static_cast<int>(Tier::dram));
+  // The machine figures now, while the engine starts (collective, like the rest of this), not in
+  // the first phase's plan: an application makes its engine once, and its first output phase
+  // should cost what the others cost. A description that cannot be read is reported by the
+  // first phase that needs it, on every rank alike (load_machine's outcome is the same
+  // everywhere).
+  try {
+    machine_once();
+  } catch (const Error& e) {
+    machine_error = e;
+  } catch (const std::exception& e) {
+    machine_error = Error(ErrorKind::runtime, e.what());
+  }
 }
 
 EngineImpl::~EngineImpl() {
@@ -70,6 +82,7 @@ Window& EngineImpl::window_for(const std::vector<uint64_t>& needed, const std::v
 }
 
 const Machine& EngineImpl::machine_once() {
+  if (machine_error) throw *machine_error;
   if (!machine) {
     machine = load_machine(comm, nodes.node);
     for (Tier t : all_tiers()) {

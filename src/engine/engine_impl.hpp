@@ -1,5 +1,5 @@
 // What an Engine keeps from phase to phase: its own duplicate of the communicator, the node
-// map, the machine description and this node's memory tiers (loaded at first use), and the
+// map, the machine description and this node's memory tiers (loaded when it starts), and the
 // aggregation window (reallocated only when a phase needs more, or another tier).
 #pragma once
 
@@ -16,6 +16,7 @@
 #include "arch/machine.hpp"
 #include "arch/memory_tier.hpp"
 #include "arch/node_map.hpp"
+#include "common/error.hpp"
 #include "engine/move/window.hpp"
 #include "strata/strata.hpp"
 
@@ -32,7 +33,8 @@ class EngineImpl {
   // each aggregator. Every rank decides the same way (all know `needed` and the tiers from the
   // plan and the current window), so reallocation is collective exactly when needed.
   engine::Window& window_for(const std::vector<uint64_t>& needed, const std::vector<int>& tier_of, int rank);
-  // The machine description and this node's tiers, at first use (collective).
+  // The machine description and this node's tiers, loaded when the engine starts (collective
+  // there); the error that loading met, if any, on every call.
   const Machine& machine_once();
   const MemoryTier& tier(Tier t) const { return *tiers[static_cast<size_t>(t)]; }
   // Removes a commit's retired files of `output` on a background thread (engine/commit.hpp's
@@ -70,6 +72,7 @@ class EngineImpl {
   uint64_t executions = 0;             // phases executed (write() or read() that ran)
   uint64_t window_allocations = 0;     // windows allocated so far (collective each time)
   std::optional<Machine> machine;
+  std::optional<Error> machine_error;  // what loading the machine met when the engine started
   std::vector<std::unique_ptr<MemoryTier>> tiers;  // this node's, indexed by Tier
   int cores = 0;
   std::thread remover;
