@@ -23,7 +23,7 @@ output = "out"
 seed = 11
 repetitions = 2
 ranks = [2]
-backends = ["posix", "hdf5"]
+backends = ["posix", "mpiio-ind"]
 
 [[kernels]]
 name = "ior"
@@ -71,7 +71,7 @@ def test_grid_expands_to_every_point_and_shuffles_reproducibly(tmp_path: Path) -
 
 def test_backends_all_asks_the_binary(tmp_path: Path) -> None:
     """"all" is every row of the binary's backend table, in its order, and nothing else."""
-    c = load(write(tmp_path, GOOD.replace('backends = ["posix", "hdf5"]', 'backends = "all"')))
+    c = load(write(tmp_path, GOOD.replace('backends = ["posix", "mpiio-ind"]', 'backends = "all"')))
     named = [cfg.variant.backend for cfg in c.configurations if cfg.variant.label == cfg.variant.backend]
     assert list(dict.fromkeys(named)) == list(catalogue().backends)
     doc = json.loads(subprocess.run([str(STRATA), "info", "--catalogue", "--json"], capture_output=True, text=True,
@@ -99,7 +99,7 @@ MALFORMED_CAMPAIGNS = [
     (GOOD.replace("ranks = [1, 3]", "ranks = []"), "kernels[1].ranks", ["empty grid"]),
     (GOOD.replace('block-size = ["64K", "128K"]', 'blocksize = "64K"'), "kernels[0].params.blocksize",
      ["not an option of ior", "block-size"]),
-    (GOOD.replace('backends = ["posix", "hdf5"]', 'backends = ["posix", "lustre"]'), "campaign.backends",
+    (GOOD.replace('backends = ["posix", "mpiio-ind"]', 'backends = ["posix", "lustre"]'), "campaign.backends",
      ["unknown backend 'lustre'", "mpiio-coll"]),
     (GOOD.replace('transfer-size = "16K"', 'transfer-size = "16K", json = "x"'), "kernels[0].params.json",
      ["set by the harness"]),
@@ -107,7 +107,7 @@ MALFORMED_CAMPAIGNS = [
     (GOOD.replace('[launcher]', '').replace("[campaign]", '[launcher]\ntype = "pbs"\n[campaign]'), "launcher.type",
      ["unknown launcher 'pbs'", "local, slurm"]),
     (GOOD.split("[[kernels]]")[0], "kernels", ["no kernels"]),
-    (GOOD.replace('backends = ["posix", "hdf5"]', "backends = []").split("[[variants]]")[0], "campaign.backends",
+    (GOOD.replace('backends = ["posix", "mpiio-ind"]', "backends = []").split("[[variants]]")[0], "campaign.backends",
      ["empty grid"]),
     (GOOD.replace("[campaign]", "[campaign"), "(syntax)", ["not valid TOML"]),
 ]
@@ -145,7 +145,7 @@ seed = 5
 repetitions = 2
 wait_s = 30
 ranks = [4]
-backends = ["pnetcdf"]
+backends = ["mpiio-ind"]
 
 [launcher]
 type = "slurm"

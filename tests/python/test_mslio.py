@@ -12,7 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from app_values import float64_values
-from conftest import run_ranks
+from conftest import built_backends, requires_backend, run_ranks
+
+# The modes the tests below run: original, the shared file, the engine, and hdf5 when built in.
+RUN_MODES = ["original", "shared", "strata"] + (["hdf5"] if "hdf5" in built_backends() else [])
 
 
 def points(subelements: int) -> int:
@@ -85,6 +88,7 @@ def test_shared_and_strata_files_hold_each_problem_as_a_chunk(tmp_path: Path) ->
             assert chunk == expected_text(values, k, npoints, 2), f"{mode}: local problem {k}"
 
 
+@requires_backend("hdf5")  # the hdf5 mode is built with the HDF5 backend
 @pytest.mark.skipif(shutil.which("h5dump") is None, reason="needs HDF5's tools (hdf5-tools)")
 def test_hdf5_mode_has_a_dataset_per_dimension(tmp_path: Path) -> None:
     seed, n, npoints, dims = 2, 16, points(16), 3
@@ -140,7 +144,7 @@ def test_help_lists_the_modes() -> None:
     assert "  mslio " in out.stdout and "  pace3d " in out.stdout
 
 
-@pytest.mark.parametrize("mode", ["original", "shared", "strata", "hdf5"])
+@pytest.mark.parametrize("mode", RUN_MODES)
 def test_missing_output_is_a_runtime_error_on_every_rank(tmp_path: Path, mode: str) -> None:
     out = run_ranks(3, ["run", "mslio", "--ccross", "1", "--subelements", "4", "--mode", mode, "--read",
                         "--output", str(tmp_path / "none")])
@@ -157,7 +161,7 @@ def test_unwritable_output_is_a_runtime_error_on_every_rank(tmp_path: Path) -> N
 
 
 def test_more_ranks_than_local_problems(tmp_path: Path) -> None:
-    for mode in ("original", "shared", "strata", "hdf5"):
+    for mode in RUN_MODES:
         out = run_ranks(3, ["run", "mslio", "--ccross", "0", "--subelements", "4", "--mode", mode, "--write",
                             "--read", "--verify", "--output", mode], cwd=tmp_path)
         assert out.status == 0, out.stderr
