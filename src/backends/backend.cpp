@@ -1,5 +1,6 @@
 #include "backends/backend.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,6 +45,7 @@ FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& t, const
       f.comm = comm;
       f.creator = rank == 0;
       f.bytes_needed = d.global_bytes();
+      f.file_bytes = d.global_bytes();
       f.files = 1;
       break;
     case Layout::file_per_process:
@@ -52,6 +54,7 @@ FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& t, const
       f.comm = MPI_COMM_SELF;
       f.raw_layout = false;
       f.bytes_needed = local;
+      f.file_bytes = local;
       f.files = size;
       break;
     case Layout::file_per_node: {
@@ -63,6 +66,9 @@ FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& t, const
       MPI_Exscan(&local, &before, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, f.comm);
       f.base = nodes.local_rank == 0 ? 0 : before;
       f.bytes_needed = f.base + local;
+      unsigned long long node_bytes = 0;
+      MPI_Allreduce(&local, &node_bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, f.comm);
+      f.file_bytes = node_bytes;
       f.creator = nodes.local_rank == 0;
       f.files = nodes.node_count;
       break;
@@ -74,6 +80,31 @@ FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& t, const
 uint64_t file_offset(const FileGroup& f, const Decomposition& d, int var, uint64_t elem_begin, uint64_t mem_offset) {
   if (!f.raw_layout) return f.base + mem_offset;
   return d.variable_offset(var) + elem_begin * elem_size(d.variables[static_cast<size_t>(var)].type);
+}
+
+void extend_to_extent(const FileGroup& f) {
+  if (!f.creator) return;
+  struct stat st {};
+  if (::stat(f.path.c_str(), &st) != 0) throw_system("cannot stat \"" + f.path + "\" to size it", errno);
+  if (static_cast<uint64_t>(st.st_size) >= f.file_bytes) return;
+  if (::truncate(f.path.c_str(), static_cast<off_t>(f.file_bytes)) != 0) {
+    throw_system("cannot extend \"" + f.path + "\" to the decomposition's " + std::to_string(f.file_bytes) + " bytes",
+                 errno);
+  }
+}
+
+void check_written(const FileGroup& f, bool raw_file, bool indexed) {
+  if (!f.creator) return;
+  struct stat st {};
+  if (::stat(f.path.c_str(), &st) != 0) {
+    if (indexed && ::stat(index_path(f.path).c_str(), &st) == 0) return;  // subfiles, sized by their commit
+    throw_system("after the write, \"" + f.path + "\" cannot be found (the write did not leave its file)", errno);
+  }
+  if (raw_file && static_cast<uint64_t>(st.st_size) < f.file_bytes) {
+    throw_runtime("after the write, \"" + f.path + "\" holds " + std::to_string(st.st_size) +
+                  " bytes but the decomposition spans " + std::to_string(f.file_bytes) +
+                  " (the write left it short of the decomposition's extent)");
+  }
 }
 
 void remove_output(const BackendContext& ctx) {

@@ -43,6 +43,8 @@ struct FileGroup {
   bool raw_layout = true;          // offsets from the raw layout; otherwise base + memory offset
   uint64_t base = 0;               // this rank's first byte in a per-process or per-node file
   uint64_t bytes_needed = 0;       // a file shorter than this cannot hold this rank's data
+  uint64_t file_bytes = 0;         // the whole file's extent: every byte of every rank sharing it,
+                                   // trailing holes (elements no rank owns) included
   bool creator = true;             // this rank creates and removes the file
   int files = 1;                   // how many files the whole target has
 };
@@ -111,6 +113,10 @@ struct BackendCapabilities {
   bool mpi_io = false;             // goes through MPI-IO, so MPI-IO hints (and the advisor's) apply
   bool call_per_variable = false;  // one collective call per variable (per-dataset I/O), not one in all
   bool sizes_own_buffers = false;  // plans its own aggregation (the engine): no collective-buffering advice
+  // Its file holds the decomposition's bytes at their offsets and nothing else (the raw layout, or
+  // the rank buffers of per-process and per-node files): after a write it is at least
+  // FileGroup::file_bytes long. False for containers (HDF5, netCDF), whose size is the library's.
+  bool raw_file = true;
   std::vector<std::string> options;  // the backend-specific run options it takes (per-block, ...)
   HintFamily hints = HintFamily::none;
   bool supports(Layout l) const;
@@ -145,6 +151,18 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const BackendCont
 // Removes the output (each file by its creator). Missing files are not an error. Local part of
 // a collective step.
 void remove_output(const BackendContext& ctx);
+
+// A raw file's creator extends it to FileGroup::file_bytes when the writes left it shorter (the
+// decomposition's last elements belong to no rank): a reader sizes it by the decomposition. To
+// call once every rank's data is written (a backend's close); never shortens a file.
+void extend_to_extent(const FileGroup& f);
+
+// The post-condition of a write, before anything is reported: the file exists and, when it holds
+// raw bytes, is at least FileGroup::file_bytes long. A runtime Error naming the file and what was
+// expected otherwise. `indexed`: the backend commits an index beside its output (the engine),
+// which may stand for the file (a subfiled output: the index lists the subfiles it sized). The
+// creator checks; local part of a collective step.
+void check_written(const FileGroup& f, bool raw_file, bool indexed);
 
 // Byte offset in the rank's file of extent `e` (raw layout, or base + memory offset).
 uint64_t file_offset(const FileGroup& f, const Decomposition& d, int var, uint64_t elem_begin, uint64_t mem_offset);

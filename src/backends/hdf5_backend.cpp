@@ -320,6 +320,7 @@ BackendRow hdf5_backend_row() {
   };
   row.can.file_extension = ".h5";
   row.can.mpi_io = true;
+  row.can.raw_file = false;  // a container: its library sizes it
   row.can.call_per_variable = true;
   row.can.options = {"per-block"};
   row.can.hints = HintFamily::mpi_io;

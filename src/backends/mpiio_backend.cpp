@@ -27,6 +27,7 @@ class MpiioBackend final : public Backend {
   std::string name() const override { return collective_ ? "mpiio-coll" : "mpiio-ind"; }
 
   void open(Access access) override {
+    access_ = access;
     file_.open(ctx_.file.comm, ctx_.file.path, access, hints_for_open(ctx_.hints, ctx_.io_component),
                ctx_.io_component);
     if (access == Access::read) {
@@ -52,7 +53,10 @@ class MpiioBackend final : public Backend {
     }
   }
 
-  void close() override { file_.close(ctx_.io.fsync); }
+  void close() override {
+    file_.close(ctx_.io.fsync);
+    if (access_ == Access::write) extend_to_extent(ctx_.file);  // every rank's writes are done (the transfer was agreed)
+  }
 
   Hints hints_in_effect() const override { return file_.hints_in_effect(); }
   uint64_t requests() const override { return requests_; }
@@ -201,6 +205,7 @@ class MpiioBackend final : public Backend {
   bool collective_;
   std::vector<CallSpan> spans_;
   MpiioFile file_;
+  Access access_ = Access::read;
   uint64_t requests_ = 0;
 };
 

@@ -249,6 +249,7 @@ BackendRow pnetcdf_backend_row() {
   };
   row.can.file_extension = ".nc";
   row.can.mpi_io = true;
+  row.can.raw_file = false;  // a container: its library sizes it
   row.can.hints = HintFamily::mpi_io;
   return row;
 }

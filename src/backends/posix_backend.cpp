@@ -86,6 +86,7 @@ class PosixBackend final : public Backend {
       throw_system("fsync of \"" + path_ + "\" failed", err);
     }
     if (::close(fd) != 0) throw_system("close of \"" + path_ + "\" failed", errno);
+    if (writing_) extend_to_extent(ctx_.file);  // every rank's writes are done (the transfer was agreed)
   }
 
   uint64_t requests() const override { return requests_; }

@@ -65,8 +65,12 @@ class StrataBackend final : public Backend {
     // The file holds its ranks' buffers one after another.
     unsigned long long local = d_.local_bytes(), total = 0;
     MPI_Allreduce(&local, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, ctx_.file.comm);
-    const int id = phase_->define_variable("rank-buffers", 1, {std::max<unsigned long long>(total, 1)}, 0);
-    if (local > 0) phase_->add_extent(id, ctx_.file.base, local, buffer);
+    // No ranks' bytes at all (a per-process file of a rank without data): no variable, so the
+    // engine writes an empty file, as long as its variables (none).
+    if (total > 0) {
+      const int id = phase_->define_variable("rank-buffers", 1, {total}, 0);
+      if (local > 0) phase_->add_extent(id, ctx_.file.base, local, buffer);
+    }
     phase_->plan();
     if (access == Access::write) {
       phase_->write();

@@ -380,11 +380,16 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
     if (files_.subfiled()) {
       index.files[i].size = size_subfile(files[i], sync);
     } else if (recycled_) {
-      index.files[i].size = clear_unwritten(files[i].path, index.files[i].ranges, sync);
+      index.files[i].size = clear_unwritten(files[i].path, index.files[i].ranges, declared_end(), sync);
     } else {
+      // A new file: as long as its variables, trailing elements no rank owns included.
       struct stat st {};
       if (::stat(files[i].path.c_str(), &st) != 0) throw_system("cannot stat \"" + files[i].path + "\"", errno);
-      index.files[i].size = static_cast<uint64_t>(st.st_size);
+      const uint64_t size = std::max<uint64_t>(static_cast<uint64_t>(st.st_size), declared_end());
+      index.files[i].size = size;
+      if (size > static_cast<uint64_t>(st.st_size) && ::truncate(files[i].path.c_str(), static_cast<off_t>(size)) != 0) {
+        throw_system("cannot extend \"" + files[i].path + "\" to the end of its variables", errno);
+      }
     }
   }
   engine_.remove_later(path_, {});  // the previous commit's removals are over before this one renames
@@ -405,10 +410,12 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
   if (!files_.subfiled() && files.size() == 1) engine_.clean[path_] = fs_;  // nothing left behind
 }
 
-// Rank 0, a recycled partial file: cut to the end of the last write, and every byte not
-// written (holes between the ranges) cleared, so it reads as a new file would. Its size.
-uint64_t PhaseImpl::clear_unwritten(const std::string& path, const std::vector<IndexedFile::Range>& ranges, bool sync) const {
-  const uint64_t end = ranges.empty() ? 0 : ranges.back().offset + ranges.back().length;
+// Rank 0, a recycled partial file: cut to `end` (the end of the variables, at least the end of
+// the last write), and every byte not written (holes between the ranges and after the last)
+// cleared, so it reads as a new file would. Its size.
+uint64_t PhaseImpl::clear_unwritten(const std::string& path, const std::vector<IndexedFile::Range>& ranges,
+                                    uint64_t end, bool sync) const {
+  if (!ranges.empty()) end = std::max(end, ranges.back().offset + ranges.back().length);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw_system("cannot open \"" + path + "\" to size it", errno);
   int rc = ::ftruncate(fd, static_cast<off_t>(end));

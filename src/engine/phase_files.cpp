@@ -105,6 +105,8 @@ void PhaseImpl::finish_output() {
   OutputIndex index = make_index();
   if (files_.subfiled()) {
     for (const SubFile& f : files_.files()) size_subfile(f, false);
+  } else {
+    extend_in_place();
   }
   write_output_index(index_output(), index);
   if (options_.tiers.drain) {  // tiers: the drained shared file has its own index
@@ -130,8 +132,15 @@ OutputIndex PhaseImpl::make_index() const {
 
 // Every listed subfile exists (one no aggregator wrote is created empty) at its size, which
 // it returns; with `sync`, a subfile whose size changed is fsynced. Rank 0.
+uint64_t PhaseImpl::declared_end() const {
+  uint64_t end = 0;
+  for (const PhaseVariable& v : vars_) end = std::max(end, v.file_offset + v.bytes());
+  return end;
+}
+
 uint64_t PhaseImpl::size_subfile(const SubFile& f, bool sync) const {
-  const uint64_t size = std::min(f.end, plan_.hi) > f.begin ? std::min(f.end, plan_.hi) - f.begin : 0;
+  const uint64_t hi = std::min(f.end, std::max(plan_.hi, declared_end()));
+  const uint64_t size = hi > f.begin ? hi - f.begin : 0;
   const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw_system("cannot create \"" + f.path + "\"", errno);
   struct stat st {};
@@ -143,6 +152,19 @@ uint64_t PhaseImpl::size_subfile(const SubFile& f, bool sync) const {
   ::close(fd);
   if (rc != 0) throw_system("cannot set the size of \"" + f.path + "\"", err);
   return size;
+}
+
+// Rank 0, after a write in place: a regular file shorter than the declared variables (their
+// last elements belong to no rank) is extended to their end; it is never shortened (another
+// tool's file, an HDF5 container, may hold more than the variables).
+void PhaseImpl::extend_in_place() const {
+  const std::string& path = files_.files().front().path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // /dev/null, a device: nothing to size
+  const uint64_t end = declared_end();
+  if (static_cast<uint64_t>(st.st_size) < end && ::truncate(path.c_str(), static_cast<off_t>(end)) != 0) {
+    throw_system("cannot extend \"" + path + "\" to the end of its variables (" + std::to_string(end) + " bytes)", errno);
+  }
 }
 
 // A write to node-local storage: one file per partition, in its aggregator's node directory.

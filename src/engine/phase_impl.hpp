@@ -205,6 +205,10 @@ class PhaseImpl {
   // Every listed subfile exists (one no aggregator wrote is created empty) at its size, which
   // it returns; with `sync`, a subfile whose size changed is fsynced. Rank 0.
   uint64_t size_subfile(const SubFile& f, bool sync) const;
+  // The end of the declared variables in the output's address space: the file's size, whatever
+  // bytes the ranks wrote (trailing elements no rank owns are part of it, as zeros).
+  uint64_t declared_end() const;
+  void extend_in_place() const;
 
   // Rank 0, before the plan's agreement: whether this phase commits (engine/commit.hpp). A
   // commit interrupted after its intent record is completed first (a read then sees it, a
@@ -227,7 +231,8 @@ class PhaseImpl {
   // close's one agreement. Sets close_s (and rank 0's commit_s).
   void commit_written(std::optional<Error>& failure, double t0, double* reduced);
   void commit_index(const std::vector<uint64_t>& hashes, bool sync) const;
-  uint64_t clear_unwritten(const std::string& path, const std::vector<IndexedFile::Range>& ranges, bool sync) const;
+  uint64_t clear_unwritten(const std::string& path, const std::vector<IndexedFile::Range>& ranges, uint64_t end,
+                           bool sync) const;
 
   // ---- Tiers (engine/place/, arch/memory_tier, arch/machine) ---------------------------------
 

@@ -58,6 +58,7 @@ nlohmann::json backends_json() {
                    {"mpi_io", b.can.mpi_io},
                    {"call_per_variable", b.can.call_per_variable},
                    {"sizes_own_buffers", b.can.sizes_own_buffers},
+                   {"raw_file", b.can.raw_file},
                    {"options", b.can.options},
                    {"hints", hint_family_name(b.can.hints)}});
   }

@@ -119,7 +119,7 @@ KernelSetup build_setup(const RunOptions& o, const Target& target, MPI_Comm comm
 class DecompositionWorkload final : public Workload {
  public:
   DecompositionWorkload(const RunOptions& o, MPI_Comm comm, const NodeMap& nodes)
-      : o_(o), comm_(comm), row_(backend_row(o.backend)) {
+      : o_(o), comm_(comm), row_(backend_row(o.backend)), raw_file_(row_.can.raw_file && o.io.container == "raw") {
     target_.path = o.output.empty() ? default_output(o.kernel, o.backend, o.io) : o.output;
     target_.layout = o.layout();
     target_.node_local = o.node_local;
@@ -177,6 +177,8 @@ class DecompositionWorkload final : public Workload {
         // would lose the previous output to a bad hint or a crash (docs/reliability.md).
         if (!backend.commits_output()) collectively(comm_, [&] { remove_output(out.ctx); });
         written = timed_access(backend, comm_, Access::write, data_.data(), local);
+        // Never a false success: the file is there, and a raw one spans the decomposition.
+        collectively(comm_, backend.name() + " write: check", [&] { check_written(out.ctx.file, raw_file_, backend.commits_output()); });
         if (first) in_effect_ = backend.hints_in_effect();
         if (o_.verify && !o_.read) {  // untimed read-back
           std::fill(back_.begin(), back_.end(), std::byte{0xA5});
@@ -226,6 +228,7 @@ class DecompositionWorkload final : public Workload {
   const RunOptions& o_;
   MPI_Comm comm_;
   const BackendRow& row_;
+  bool raw_file_;  // the output holds raw bytes (check_written measures it), not a container
   Target target_;
   KernelSetup setup_;
   ValueStream values_;
