@@ -142,6 +142,8 @@ def profile(engine: dict | None) -> str:
 
 def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
     samples: dict[str, list[float]] = {v[0]: [] for v in w["variants"]}
+    first_two: dict[str, list[float]] = {v[0]: [] for v in w["variants"]}  # each launch's writes 1 and 2
+    later: dict[str, list[float]] = {v[0]: [] for v in w["variants"]}  # its writes 3, 4, ...
     engines: dict[str, list[dict]] = {v[0]: [] for v in w["variants"]}
     last: dict[str, dict] = {}
     for r in range(rounds):
@@ -161,12 +163,16 @@ def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
                 last[variant[0]] = res
                 continue
             samples[variant[0]] += res["mib_s"]
+            first_two[variant[0]] += res["mib_s"][:2]
+            later[variant[0]] += res["mib_s"][2:]
             engines[variant[0]] += res.get("engines", [])
             last[variant[0]] = res
     rows = {}
     for label, values in samples.items():
         res = last.get(label, {})
         rows[label] = {"median_mib_s": statistics.median(values) if values else None, "all_mib_s": values,
+                       "first_two_mib_s": statistics.median(first_two[label]) if first_two[label] else None,
+                       "later_mib_s": statistics.median(later[label]) if later[label] else None,
                        "verified": res.get("verified"), "error": res.get("error"),
                        "engine": median_profile(engines[label])}
     return rows
@@ -301,6 +307,12 @@ def main() -> int:
             ratio = f"{strata / row['median_mib_s']:6.2f}x" if strata else ""
             lines.append(f"  {label:20s} {row['median_mib_s']:10.1f} MiB/s   strata / this {ratio}")
         lines.append(f"  profile: {profile(rows['strata'].get('engine'))}")
+        if w["reps"] >= 3:
+            lines.append("  by position in a launch (medians): " + "; ".join(
+                f"{label} writes 1-2 {row['first_two_mib_s']:.0f}, 3+ {row['later_mib_s']:.0f} MiB/s"
+                for label, row in rows.items() if row["first_two_mib_s"] and row["later_mib_s"]))
+            lines.append("    (the engine keeps the previous output until the new one commits, so a launch's first two "
+                         "writes go to fresh pages; from the third on it recycles the retired file — docs/engine.md)")
         for c in checks:
             ratio = "n/a" if c["ratio"] is None else f"{c['ratio']:.2f}"
             lines.append(f"  target {c['target']} (against {c['against']}): {ratio} {'MET' if c['met'] else 'NOT MET'}")
