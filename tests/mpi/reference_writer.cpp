@@ -3,6 +3,7 @@
 // rank). Parallel backends' outputs must be byte-identical to it.
 // usage: reference_writer RANKS OUTPUT [--file-per-process] KERNEL [kernel options] [--seed S] [--step K]
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
     ValueStream vs{parse_count(o.get("seed"), "--seed"), parse_count(o.get("step"), "--step")};
 
     std::fstream shared;
+    uint64_t extent = 0;  // the shared file's size: the whole decomposition, unowned elements included
     if (!fpp) {
       shared.open(output, std::ios::out | std::ios::binary | std::ios::trunc);
       if (!shared) throw_runtime("cannot create " + output);
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
       KernelSetup setup = kernel.build(o, r, ranks);
       const Decomposition& d = setup.decomposition;
       d.validate();
+      extent = d.global_bytes();
       std::vector<std::byte> buf(d.local_bytes());
       fill(d, vs, buf.data());
       std::fstream own;
@@ -63,6 +66,10 @@ int main(int argc, char** argv) {
         out->write(reinterpret_cast<const char*>(buf.data() + e.mem_offset), static_cast<std::streamsize>(e.elems * es));
       }
       if (!*out) throw_runtime("write to " + output + " failed");
+    }
+    if (!fpp) {
+      shared.close();
+      if (std::filesystem::file_size(output) < extent) std::filesystem::resize_file(output, extent);
     }
     return 0;
   } catch (const Error& e) {
