@@ -112,6 +112,13 @@ std::string io_component() {
   return "ompio";
 }
 
+std::string io_component_caveat(const std::string& component) {
+  const MpiLibrary lib = mpi_library();
+  if (component != "ompio" || lib.name != "Open MPI" || version_number(lib.version) >= 50000) return "";
+  return "Open MPI " + lib.version + "'s OMPIO can lose a failed write or wait forever on one (a full disk under "
+         "mpiio-coll, hdf5 and pnetcdf: docs/reliability.md); where errors matter, prefer ROMIO (--mca io romio321)";
+}
+
 std::string io_component_of(MPI_File fh) {
   MPI_Info info = MPI_INFO_NULL;
   if (MPI_File_get_info(fh, &info) != MPI_SUCCESS) return io_component();

@@ -29,6 +29,10 @@ std::vector<std::string> apply_mpi_workarounds_before_init();
 // Open MPI picks OMPIO unless the io MCA parameter selects ROMIO (mpirun --mca io romio321
 // exports OMPI_MCA_io); MPICH always uses ROMIO.
 std::string io_component();
+// What is known to go wrong with real I/O errors under MPI-IO component `component` of this
+// MPI library (empty when nothing is): Open MPI 4.x's OMPIO loses some write errors or waits
+// forever (docs/reliability.md). Said by strata info and in a run's warnings.
+std::string io_component_caveat(const std::string& component);
 // The same, decided from the info keys of an open file (ROMIO reports romio_* keys).
 std::string io_component_of(MPI_File fh);
 

@@ -24,7 +24,8 @@ struct State {
   std::mutex mutex;
   std::vector<std::string> stack;  // the main thread's open scopes, outermost first
   Clock::time_point last_progress = Clock::now();
-  double timeout = 0;
+  std::atomic<double> timeout{0};
+  bool by_default = false;  // the default limit, not STRATA_TIMEOUT's
   bool multiple = false;
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, size = 1;
@@ -86,8 +87,15 @@ void answer_queries(State& s) {
   ops = current_operation(s);
   std::string report;
   char head[256];
-  std::snprintf(head, sizeof head, "strata: watchdog: rank %d made no progress (STRATA_TIMEOUT=%g): ", s.rank,
-                s.timeout);
+  if (s.by_default) {
+    std::snprintf(head, sizeof head,
+                  "strata: watchdog: rank %d made no progress for %.0f s (the default limit; STRATA_TIMEOUT=SECONDS "
+                  "sets another, 0 turns it off): ",
+                  s.rank, s.timeout.load());
+  } else {
+    std::snprintf(head, sizeof head, "strata: watchdog: rank %d made no progress (STRATA_TIMEOUT=%g): ", s.rank,
+                  s.timeout.load());
+  }
   report = head + mine + "\n";
   if (s.multiple && s.size > 1) {
     std::vector<MPI_Request> requests(static_cast<size_t>(s.size), MPI_REQUEST_NULL);
@@ -173,6 +181,12 @@ void run(State& s) {
   }
 }
 
+bool timeout_given() {
+  const char* v = std::getenv("STRATA_TIMEOUT");
+  return v != nullptr && *v != '\0';
+}
+
+// STRATA_TIMEOUT's seconds (0: off), -1 for a value that is not one; 0 when unset.
 double parse_timeout() {
   const char* v = std::getenv("STRATA_TIMEOUT");
   if (v == nullptr || *v == '\0') return 0;
@@ -184,7 +198,7 @@ double parse_timeout() {
 
 }  // namespace
 
-int thread_level(int wanted) { return parse_timeout() != 0 ? MPI_THREAD_MULTIPLE : wanted; }
+int thread_level(int wanted) { return parse_timeout() > 0 ? MPI_THREAD_MULTIPLE : wanted; }
 
 void start(MPI_Comm world, int provided_thread_level) {
   State& s = state();
@@ -193,12 +207,14 @@ void start(MPI_Comm world, int provided_thread_level) {
     if (t < 0) throw_usage("STRATA_TIMEOUT must be a number of seconds, 0 (off) or more, not \"" +
                            std::string(std::getenv("STRATA_TIMEOUT")) + "\"");
   });
-  if (t == 0) return;
-  s.timeout = t;
-  s.multiple = provided_thread_level >= MPI_THREAD_MULTIPLE;
-  MPI_Comm_dup(world, &s.comm);
-  MPI_Comm_rank(s.comm, &s.rank);
-  MPI_Comm_size(s.comm, &s.size);
+  const bool given = timeout_given();
+  if (given && t == 0) return;  // STRATA_TIMEOUT=0: off
+  s.by_default = !given;
+  s.timeout = given ? t : kDefaultTimeout;
+  s.multiple = given && provided_thread_level >= MPI_THREAD_MULTIPLE;
+  MPI_Comm_rank(world, &s.rank);
+  MPI_Comm_size(world, &s.size);
+  if (s.multiple) MPI_Comm_dup(world, &s.comm);
   s.stopping = false;
   s.thread = std::thread([&s] { run(s); });
 }
@@ -208,11 +224,33 @@ void stop() {
   if (!s.thread.joinable()) return;
   s.stopping = true;
   s.thread.join();
-  MPI_Comm_free(&s.comm);
+  if (s.comm != MPI_COMM_NULL) MPI_Comm_free(&s.comm);
   s.timeout = 0;
 }
 
 double timeout() { return state().timeout; }
+
+void allow_for_bytes(double bytes) {
+  State& s = state();
+  if (!s.by_default || s.timeout == 0) return;
+  const double needed = kDefaultTimeout + bytes / kSlowestBytesPerSecond;
+  if (needed > s.timeout) s.timeout = needed;
+}
+
+std::string describe_setting() {
+  const State& s = state();
+  char text[256];
+  if (s.timeout == 0) return "off (STRATA_TIMEOUT=0)";
+  if (s.by_default) {
+    std::snprintf(text, sizeof text,
+                  "on: aborts after %.0f s without progress in a collective operation (the default, raised for "
+                  "large runs; STRATA_TIMEOUT=SECONDS sets it, 0 turns it off)",
+                  s.timeout.load());
+  } else {
+    std::snprintf(text, sizeof text, "on: aborts after %g s without progress (STRATA_TIMEOUT)", s.timeout.load());
+  }
+  return text;
+}
 
 Scope::Scope(std::string what) {
   State& s = state();

@@ -1,7 +1,10 @@
-// The watchdog: with STRATA_TIMEOUT=SECONDS, a rank that makes no progress inside a Strata
-// collective operation for that long prints which operation it is in and what every peer is
-// doing — the peers it waits for are those elsewhere or silent — then aborts the job with
-// exit status 4 (ErrorKind::timeout). Off by default.
+// The watchdog: a rank that makes no progress inside a Strata collective operation for too long
+// prints which operation it is in and what every peer is doing — the peers it waits for are
+// those elsewhere or silent — then aborts the job with exit status 4 (ErrorKind::timeout).
+// On by default with a generous limit: kDefaultTimeout seconds, raised by allow_for_bytes() to
+// what the run's data takes at kSlowestBytesPerSecond; STRATA_TIMEOUT=SECONDS sets the limit
+// (and asks MPI for threads, so the report can say what every peer does), STRATA_TIMEOUT=0
+// turns it off.
 //
 // Progress is entering or leaving a Scope. A rank answers its peers' questions only once it has
 // itself made no progress for half the timeout (its thread calls MPI only then). Scopes nest ("write > transfer > collective step");
@@ -16,13 +19,22 @@
 
 namespace strata::watchdog {
 
-// The thread level to ask MPI_Init_thread for: MPI_THREAD_MULTIPLE when STRATA_TIMEOUT is set,
-// else `wanted`.
+inline constexpr double kDefaultTimeout = 600;                          // seconds without progress
+inline constexpr double kSlowestBytesPerSecond = 16.0 * 1024 * 1024;    // a slow shared file system
+
+// The thread level to ask MPI_Init_thread for: MPI_THREAD_MULTIPLE when STRATA_TIMEOUT sets a
+// limit, else `wanted` (the default watchdog reports this rank's own operation only).
 int thread_level(int wanted);
 
-// Starts the watchdog when STRATA_TIMEOUT is set. Collective over `world` (duplicates it).
-// Throws a usage Error (on every rank alike) for a value that is not a positive number.
+// Starts the watchdog unless STRATA_TIMEOUT=0. Collective over `world` (duplicates it when
+// threads allow asking the peers). Throws a usage Error (on every rank alike) for a value that is
+// not a number of seconds.
 void start(MPI_Comm world, int provided_thread_level);
+// The default limit (not one STRATA_TIMEOUT set) grows to kDefaultTimeout plus the time `bytes`
+// take at kSlowestBytesPerSecond: a large write between two progress points is not a hang.
+void allow_for_bytes(double bytes);
+// "on: 600 s without progress (the default; ...)" or "off (STRATA_TIMEOUT=0)": for strata info.
+std::string describe_setting();
 // Stops and joins the thread. Collective; call before MPI_Finalize.
 void stop();
 // Seconds, or 0 when off.

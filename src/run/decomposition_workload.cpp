@@ -13,6 +13,7 @@
 #include "fs/hints_in_effect.hpp"
 #include "common/error.hpp"
 #include "common/mpi_env.hpp"
+#include "common/watchdog.hpp"
 #include "decomp/selection.hpp"
 #include "decomp/values.hpp"
 #include "fs/fs_info.hpp"
@@ -125,6 +126,8 @@ class DecompositionWorkload final : public Workload {
     target_.node_local = o.node_local;
     setup_ = build_setup(o, target_, comm);
     const Decomposition& d = setup_.decomposition;
+    // The default watchdog's limit covers one access of the whole output on a slow file system.
+    watchdog::allow_for_bytes(static_cast<double>(d.global_bytes()));
 
     BackendContext ctx;
     ctx.comm = comm;

@@ -4,8 +4,10 @@
 #include <memory>
 
 #include "arch/node_map.hpp"
+#include "backends/backend.hpp"
 #include "common/error.hpp"
 #include "common/mpi_env.hpp"
+#include "common/watchdog.hpp"
 #include "run/workload.hpp"
 
 namespace strata {
@@ -72,7 +74,13 @@ RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& en
       {"io_component", io_component()},
       {"mpi_workarounds", env.mpi_workarounds},
       {"operations", nlohmann::json::array()},
+      {"warnings", nlohmann::json::array()},
+      {"watchdog_timeout_s", watchdog::timeout()},  // 0: off (STRATA_TIMEOUT=0)
   };
+  // Through MPI-IO under a component known to lose errors: said before any number is read.
+  const bool mpi_io = kind == KernelKind::decomposition && backend_row(o.backend).can.mpi_io;
+  const std::string caveat = mpi_io ? io_component_caveat(io_component()) : "";
+  if (!caveat.empty()) record.header["warnings"].push_back(caveat);
   record.header.update(work->header());
   record.header["params"]["seed"] = o.seed;
   record.header["params"]["step"] = o.step;

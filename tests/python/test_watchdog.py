@@ -3,10 +3,12 @@ and what every peer does, then the job ends with status 4 instead of hanging."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from conftest import BASE_ENV, MPIRUN, STRATA, run_ranks
 from test_bad_input import USAGE, assert_clean_failure
 from test_faults import SHIM
@@ -62,3 +64,22 @@ def test_bad_timeout_is_a_usage_error_on_every_rank(tmp_path: Path) -> None:
     for value in ["soon", "-3"]:
         outcome = run_ranks(3, ["info"], env={"STRATA_TIMEOUT": value})
         assert_clean_failure(outcome, USAGE, "STRATA_TIMEOUT")
+
+
+def test_the_watchdog_is_on_by_default_with_a_limit_for_the_data(tmp_path: Path) -> None:
+    """Without STRATA_TIMEOUT the watchdog runs with the default limit, raised for the run's data
+    at the slowest rate it allows; STRATA_TIMEOUT=0 turns it off. Under OMPIO, a backend through
+    MPI-IO warns that the component can lose errors."""
+    args = ["run", "ior", "--block-size", "8M", "--transfer-size", "1M", "--segments", "2", "--backend", "mpiio-coll",
+            "--output", "w.dat", "--json", "r.json", "--quiet"]
+    assert run_ranks(2, args, cwd=tmp_path).status == 0
+    header = json.loads((tmp_path / "r.json").read_text())
+    assert header["watchdog_timeout_s"] == pytest.approx(600 + 32 / 16)  # 32 MiB at 16 MiB/s
+    if header["io_component"] == "ompio" and header["mpi"]["version"].startswith("4."):
+        assert any("OMPIO can lose a failed write" in w for w in header["warnings"])
+    assert run_ranks(2, args, cwd=tmp_path, env={"STRATA_TIMEOUT": "0"}).status == 0
+    assert json.loads((tmp_path / "r.json").read_text())["watchdog_timeout_s"] == 0
+    romio = run_ranks(2, args, cwd=tmp_path, mca=["--mca", "io", "romio321"])
+    assert romio.status == 0 and json.loads((tmp_path / "r.json").read_text())["warnings"] == []
+    info = run_ranks(1, ["info", str(tmp_path)])
+    assert "watchdog         on: aborts after 600 s" in info.stdout

@@ -18,6 +18,7 @@
 #include "common/mpi_env.hpp"
 #include "common/options.hpp"
 #include "common/units.hpp"
+#include "common/watchdog.hpp"
 #include "fs/fs_info.hpp"
 #include "help_table.hpp"
 #include "run/catalogue.hpp"
@@ -152,6 +153,9 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
       << (confirmed ? " (confirmed by opening a file in " + dir + ")" : " (from the environment; no probe file could be created in " + dir + ")")
       << "\n";
   for (const auto& w : env.mpi_workarounds) out << "  workaround     " << w << "\n";
+  const std::string caveat = io_component_caveat(component);
+  if (!caveat.empty()) out << "  caveat         " << caveat << "\n";
+  out << "watchdog         " << watchdog::describe_setting() << "\n";
   out << "ranks            " << size << "\n";
   out << "nodes            " << nodes.node_count << (nodes.is_virtual ? " (virtual, from " : " (from ") << nodes.source << ")\n";
   for (size_t n = 0; n < members.size() && n < 16; ++n) {
@@ -185,6 +189,8 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
         {"io_component", component},
         {"io_component_confirmed", confirmed},
         {"mpi_workarounds", env.mpi_workarounds},
+        {"io_component_caveat", io_component_caveat(component)},
+        {"watchdog_timeout_s", watchdog::timeout()},
         {"ranks", size},
         {"nodes", nodes.node_count},
         {"node_map", {{"virtual", nodes.is_virtual}, {"source", nodes.source}, {"node_of_rank", nodes.node_of_rank}}},

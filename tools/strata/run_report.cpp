@@ -25,6 +25,9 @@ std::string to_table(const RunRecord& r) {
               : "")
       << (h["node_local"].get<bool>() ? " on node-local storage" : "") << "\n";
   out << "  params " << h["params"].dump() << "\n";
+  if (h.contains("warnings")) {
+    for (const auto& w : h["warnings"]) out << "  warning: " << w.get<std::string>() << "\n";
+  }
   if (!h["hints"].empty()) {
     std::string hints;
     for (auto it = h["hints"].begin(); it != h["hints"].end(); ++it) {
