@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fs/mpiio_file.hpp"
 #include "common/error.hpp"
 #include "mslio/mslio_io.hpp"
 
@@ -71,7 +72,7 @@ CallTotals write_hdf5(const Setup& s, const double* memory, MPI_Comm comm, const
   CallTotals total;
   const double t0 = now_s();
   H5Id fapl = access_list(comm, hints);
-  H5Id file(check_id(H5Fcreate(s.hdf5_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+  H5Id file(check_id(H5Fcreate(mpiio_path(s.hdf5_path()).c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                      "cannot create \"" + s.hdf5_path() + "\""));
   std::vector<H5Id> datasets;
   hsize_t n = s.problems * s.points;
@@ -114,7 +115,7 @@ CallTotals read_hdf5(const Setup& s, const double* memory, MPI_Comm comm, const 
   CallTotals total;
   const double t0 = now_s();
   H5Id fapl = access_list(comm, hints);
-  H5Id file(check_id(H5Fopen(s.hdf5_path().c_str(), H5F_ACC_RDONLY, fapl.get()),
+  H5Id file(check_id(H5Fopen(mpiio_path(s.hdf5_path()).c_str(), H5F_ACC_RDONLY, fapl.get()),
                      "cannot open \"" + s.hdf5_path() + "\""));
   std::vector<H5Id> datasets;
   for (unsigned d = 0; d < s.dims; ++d) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "fs/mpiio_file.hpp"
 #include "backends/backend.hpp"
 #include "fs/hints_in_effect.hpp"
 #include "fs/open_check.hpp"
@@ -45,7 +46,7 @@ class Hdf5Backend final : public Backend {
     check_openable_everywhere(ctx_.comm, ctx_.file.path, access);
     RomioHintCapture capture(ctx_.io_component == "romio");
     if (access == Access::write) {
-      file_ = H5Id(check_id(H5Fcreate(ctx_.file.path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+      file_ = H5Id(check_id(H5Fcreate(mpiio_path(ctx_.file.path).c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                             "cannot create HDF5 file \"" + ctx_.file.path + "\""));
       H5Id dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"));
       check_status(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
@@ -60,7 +61,7 @@ class Hdf5Backend final : public Backend {
                                         "cannot create dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\""));
       }
     } else {
-      file_ = H5Id(check_id(H5Fopen(ctx_.file.path.c_str(), H5F_ACC_RDONLY, fapl.get()),
+      file_ = H5Id(check_id(H5Fopen(mpiio_path(ctx_.file.path).c_str(), H5F_ACC_RDONLY, fapl.get()),
                             "cannot open HDF5 file \"" + ctx_.file.path + "\" for reading"));
       printed = capture.finish();
       for (const Variable& v : d_.variables) {

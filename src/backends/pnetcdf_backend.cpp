@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "fs/mpiio_file.hpp"
 #include "backends/backend.hpp"
 #include "fs/hints_in_effect.hpp"
 #include "fs/open_check.hpp"
@@ -63,7 +64,7 @@ class PnetcdfBackend final : public Backend {
     check_openable_everywhere(ctx_.comm, ctx_.file.path, access);
     RomioHintCapture capture(ctx_.io_component == "romio");
     if (access == Access::write) {
-      check_nc(ncmpi_create(ctx_.comm, ctx_.file.path.c_str(), NC_CLOBBER | NC_64BIT_DATA, info.get(), &ncid_),
+      check_nc(ncmpi_create(ctx_.comm, mpiio_path(ctx_.file.path).c_str(), NC_CLOBBER | NC_64BIT_DATA, info.get(), &ncid_),
                "cannot create netCDF file \"" + ctx_.file.path + "\"");
       printed_ = capture.finish();
       int old_mode = 0;
@@ -85,7 +86,7 @@ class PnetcdfBackend final : public Backend {
       }
       check_nc(ncmpi_enddef(ncid_), "ncmpi_enddef of \"" + ctx_.file.path + "\"");
     } else {
-      check_nc(ncmpi_open(ctx_.comm, ctx_.file.path.c_str(), NC_NOWRITE, info.get(), &ncid_),
+      check_nc(ncmpi_open(ctx_.comm, mpiio_path(ctx_.file.path).c_str(), NC_NOWRITE, info.get(), &ncid_),
                "cannot open netCDF file \"" + ctx_.file.path + "\" for reading");
       printed_ = capture.finish();
       for (const Variable& v : d_.variables) {

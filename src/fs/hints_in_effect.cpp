@@ -1,5 +1,7 @@
 #include "fs/hints_in_effect.hpp"
 
+#include <algorithm>
+
 #include <mpi.h>
 #include <unistd.h>
 
@@ -120,6 +122,31 @@ Hints ompio_settings() {
 
 Hints effective_hints(const Hints& from_get_info, const Hints& romio_printed) {
   return romio_printed.empty() ? from_get_info : romio_printed;
+}
+
+namespace {
+bool has_key(const Hints& hints, const std::string& key) {
+  return std::any_of(hints.begin(), hints.end(), [&](const auto& h) { return h.first == key; });
+}
+}  // namespace
+
+Hints hints_not_recognised(const Hints& requested, const Hints& in_effect, const std::string& component) {
+  static const Hints ompio_keys = {{"cb_buffer_size", ""}, {"cb_nodes", ""}, {"collective_buffering", ""},
+                                   {"striping_factor", ""}, {"striping_unit", ""}};
+  Hints out;
+  for (const auto& h : requested) {
+    const bool taken = component == "ompio" ? has_key(ompio_keys, h.first) : has_key(in_effect, h.first);
+    if (!taken) out.push_back(h);
+  }
+  return out;
+}
+
+Hints without_keys(const Hints& hints, const Hints& dropped) {
+  Hints out;
+  for (const auto& h : hints) {
+    if (!has_key(dropped, h.first)) out.push_back(h);
+  }
+  return out;
 }
 
 }  // namespace strata

@@ -45,4 +45,12 @@ Hints ompio_settings();
 // ompio_settings() for what the info keys leave to the MCA defaults.
 Hints effective_hints(const Hints& from_get_info, const Hints& romio_printed);
 
+// The hints of `requested` that MPI-IO component `component` did not take: under ROMIO, those
+// missing from what it reports in effect (it drops keys it does not know); under OMPIO, whose
+// get_info echoes every key, those outside the few it reads (cb_buffer_size, cb_nodes,
+// collective_buffering, striping_factor, striping_unit: MPI-IO-NOTES.md).
+Hints hints_not_recognised(const Hints& requested, const Hints& in_effect, const std::string& component);
+// `hints` without the keys of `dropped`.
+Hints without_keys(const Hints& hints, const Hints& dropped);
+
 }  // namespace strata

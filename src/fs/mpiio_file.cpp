@@ -24,6 +24,10 @@ MpiioFile::~MpiioFile() {
   if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
 }
 
+std::string mpiio_path(const std::string& path) {
+  return path.find('/') == std::string::npos && !path.empty() ? "./" + path : path;
+}
+
 void MpiioFile::open(MPI_Comm comm, const std::string& path, Access access, const Hints& hints,
                      const std::string& component) {
   path_ = path;
@@ -32,7 +36,7 @@ void MpiioFile::open(MPI_Comm comm, const std::string& path, Access access, cons
   int amode = access == Access::write ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
   check_openable_everywhere(comm, path, access);
   RomioHintCapture capture(component == "romio");
-  int rc = MPI_File_open(comm, path.c_str(), amode, info.get(), &fh_);
+  int rc = MPI_File_open(comm, mpiio_path(path).c_str(), amode, info.get(), &fh_);
   Hints printed = capture.finish();
   if (rc != MPI_SUCCESS) {
     fh_ = MPI_FILE_NULL;

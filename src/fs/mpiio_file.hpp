@@ -11,6 +11,11 @@
 
 namespace strata {
 
+// The name to hand MPI-IO (MPI_File_open, or HDF5 and PnetCDF over it) for `path`: a bare file
+// name gets "./" in front, since Open MPI 4.1's OMPIO fails to open one ("x": MPI_ERR_OTHER,
+// "./x": fine). Messages keep the user's spelling.
+std::string mpiio_path(const std::string& path);
+
 // Hints to pass to MPI_File_open, with the known-defect adjustments (MPI-IO-NOTES.md):
 // under OMPIO in Open MPI 4.1.x the collective_buffering key is inverted (any value but
 // "false" forces independent I/O), so it is dropped with a warning.

@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "common/mpi_env.hpp"
 #include "common/watchdog.hpp"
+#include "fs/hints_in_effect.hpp"
 #include "run/workload.hpp"
 
 namespace strata {
@@ -53,7 +54,15 @@ RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& en
   MPI_Query_thread(&thread_level);
   const MpiLibrary lib = mpi_library();
   nlohmann::json in_effect = nlohmann::json::object(), asked = nlohmann::json::object();
-  for (const auto& [k, v] : work->hints_in_effect()) in_effect[k] = v;
+  nlohmann::json ignored = nlohmann::json::object();
+  Hints effect = work->hints_in_effect();
+  // Hints for MPI-IO that the component did not take: said apart, never listed as in effect.
+  if (kind == KernelKind::decomposition && backend_row(o.backend).can.hints == HintFamily::mpi_io) {
+    const Hints dropped = hints_not_recognised(o.hints, effect, io_component());
+    effect = without_keys(effect, dropped);
+    for (const auto& [k, v] : dropped) ignored[k] = v;
+  }
+  for (const auto& [k, v] : effect) in_effect[k] = v;
   for (const auto& [k, v] : o.hints) asked[k] = v;
   record.header = {
       {"strata_version", STRATA_VERSION},
@@ -68,6 +77,7 @@ RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& en
       {"node_map", {{"virtual", nodes.is_virtual}, {"source", nodes.source}, {"node_of_rank", nodes.node_of_rank}}},
       {"hints", in_effect},
       {"hints_requested", asked},
+      {"hints_not_recognised", ignored},
       {"mpi", {{"library", lib.name}, {"version", lib.version}, {"full", lib.full},
                {"standard", std::to_string(lib.standard_major) + "." + std::to_string(lib.standard_minor)},
                {"thread_level", thread_level}}},

@@ -78,6 +78,22 @@ def test_romio_hints_in_effect_are_the_ones_romio_uses(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r.json").read_text())["hints"]["cb_nodes"] == "2"
 
 
+@pytest.mark.parametrize("component", ["ompio", "romio"])
+def test_hints_a_component_ignores_are_not_shown_in_effect(tmp_path: Path, component: str) -> None:
+    """A key the MPI-IO component does not read is listed as not recognised, never as in effect
+    (OMPIO's get_info echoes every key it was given); the keys it reads stay in effect."""
+    mca = ["--mca", "io", "romio321"] if component == "romio" else None  # OMPIO: Open MPI's default
+    out = run_ranks(2, ["run", "ior", "--block-size", "16K", "--transfer-size", "16K", "--backend", "mpiio-coll",
+                        "--hints", "cb_nodes=1,no_such_hint=7", "--json", "r.json", "--output", "x"],
+                    mca=mca, cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["io_component"] == component
+    assert record["hints_not_recognised"] == {"no_such_hint": "7"}
+    assert "no_such_hint" not in record["hints"] and record["hints"]["cb_nodes"] == "1"
+    assert f"hints not recognised by {component} (ignored): no_such_hint=7" in out.stdout
+
+
 def test_info_reports_component_nodes_and_file_system(tmp_path: Path) -> None:
     out = run_ranks(2, ["info", str(tmp_path), "--json", str(tmp_path / "i.json")])
     assert out.status == 0, out.stderr

@@ -35,6 +35,13 @@ std::string to_table(const RunRecord& r) {
     }
     out << "  hints in effect: " << hints << "\n";
   }
+  if (h.contains("hints_not_recognised") && !h["hints_not_recognised"].empty()) {
+    std::string hints;
+    for (auto it = h["hints_not_recognised"].begin(); it != h["hints_not_recognised"].end(); ++it) {
+      hints += (hints.empty() ? "" : " ") + it.key() + "=" + it.value().get<std::string>();
+    }
+    out << "  hints not recognised by " << h["io_component"].get<std::string>() << " (ignored): " << hints << "\n";
+  }
   if (h.contains("advice") && h["advice"]["applied"].get<bool>()) {
     std::string advised;
     for (auto it = h["advice"]["hints"].begin(); it != h["advice"]["hints"].end(); ++it) {
