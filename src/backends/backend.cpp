@@ -9,6 +9,7 @@
 
 #include "arch/node_local.hpp"
 #include "common/error.hpp"
+#include "fs/fs_info.hpp"
 #include "strata/strata.hpp"
 
 namespace strata {
@@ -100,10 +101,15 @@ void check_written(const FileGroup& f, bool raw_file, bool indexed) {
     if (indexed && ::stat(index_path(f.path).c_str(), &st) == 0) return;  // subfiles, sized by their commit
     throw_system("after the write, \"" + f.path + "\" cannot be found (the write did not leave its file)", errno);
   }
-  if (raw_file && static_cast<uint64_t>(st.st_size) < f.file_bytes) {
-    throw_runtime("after the write, \"" + f.path + "\" holds " + std::to_string(st.st_size) +
-                  " bytes but the decomposition spans " + std::to_string(f.file_bytes) +
-                  " (the write left it short of the decomposition's extent)");
+  // A container (HDF5, netCDF) holds every byte of the data besides its metadata: it cannot be
+  // shorter than the raw extent either (PnetCDF under OMPIO has returned success from a write
+  // that a full disk cut short, leaving 2 MiB of 7.6).
+  if (static_cast<uint64_t>(st.st_size) < f.file_bytes) {
+    throw_runtime("after the write, \"" + f.path + "\" holds " + std::to_string(st.st_size) + " bytes but " +
+                  (raw_file ? "the decomposition spans " : "its data alone is ") + std::to_string(f.file_bytes) +
+                  (raw_file ? " (the write left it short of the decomposition's extent)"
+                            : " (the write did not store it all, whatever the library reported)") +
+                  no_space_note(f.path));
   }
 }
 

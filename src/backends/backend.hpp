@@ -157,8 +157,8 @@ void remove_output(const BackendContext& ctx);
 // call once every rank's data is written (a backend's close); never shortens a file.
 void extend_to_extent(const FileGroup& f);
 
-// The post-condition of a write, before anything is reported: the file exists and, when it holds
-// raw bytes, is at least FileGroup::file_bytes long. A runtime Error naming the file and what was
+// The post-condition of a write, before anything is reported: the file exists and is at least
+// FileGroup::file_bytes long (a container too: it holds the data besides its metadata). A runtime Error naming the file and what was
 // expected otherwise. `indexed`: the backend commits an index beside its output (the engine),
 // which may stand for the file (a subfiled output: the index lists the subfiles it sized). The
 // creator checks; local part of a collective step.

@@ -9,6 +9,17 @@
 
 namespace strata {
 
+std::string no_space_note(const std::string& path) {
+  FsInfo fs;
+  try {
+    fs = fs_info(path);
+  } catch (const Error&) {
+    return "";
+  }
+  if (fs.total_bytes == 0 || fs.free_bytes >= (uint64_t{1} << 20)) return "";
+  return " (the file system holding \"" + path + "\" is full: " + std::to_string(fs.free_bytes) + " bytes free)";
+}
+
 std::string fs_type_name(uint64_t magic) {
   switch (magic) {
     case 0xEF53: return "ext4";  // ext2/3/4 share the magic

@@ -18,6 +18,10 @@ struct FsInfo {
 // Examines `path`; when it does not exist, its nearest existing parent directory.
 // Throws a runtime Error when nothing along the path can be examined.
 FsInfo fs_info(const std::string& path);
+// " (the file system holding PATH is full: N bytes free)" when the file system of `path` has
+// less than 1 MiB free for unprivileged users, else "": added to a failed write's message, since
+// MPI-IO, HDF5 and PnetCDF often report a full disk only as an input/output error.
+std::string no_space_note(const std::string& path);
 // Name of a statfs magic number.
 std::string fs_type_name(uint64_t magic);
 

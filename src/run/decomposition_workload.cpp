@@ -179,7 +179,16 @@ class DecompositionWorkload final : public Workload {
         // agreed on the hints, the declarations and the machine file): removing it here first
         // would lose the previous output to a bad hint or a crash (docs/reliability.md).
         if (!backend.commits_output()) collectively(comm_, [&] { remove_output(out.ctx); });
-        written = timed_access(backend, comm_, Access::write, data_.data(), local);
+        try {
+          written = timed_access(backend, comm_, Access::write, data_.data(), local);
+        } catch (const Error& e) {
+          // MPI-IO, HDF5 and PnetCDF often say only "input/output error": name a full disk.
+          const std::string text = e.what();
+          if (text.find("No space left") != std::string::npos) throw;
+          const std::string note = no_space_note(out.ctx.file.path);
+          if (note.empty()) throw;
+          throw Error(e.kind(), text + note);
+        }
         // Never a false success: the file is there, and a raw one spans the decomposition.
         collectively(comm_, backend.name() + " write: check", [&] { check_written(out.ctx.file, raw_file_, backend.commits_output()); });
         if (first) in_effect_ = backend.hints_in_effect();
