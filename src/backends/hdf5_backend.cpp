@@ -60,6 +60,11 @@ class Hdf5Backend final : public Backend {
                                                    H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                                         "cannot create dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\""));
       }
+      // The metadata goes to the file now, while it is small and before the data: a data write
+      // that fails (a full disk) then leaves nothing dirty, so the file still closes. With dirty
+      // metadata its close fails too, the file stays open, and HDF5 closes it again inside
+      // MPI_Finalize, where it has crashed (ROMIO) or hung (OMPIO).
+      check_status(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), "H5Fflush of \"" + ctx_.file.path + "\"");
     } else {
       file_ = H5Id(check_id(H5Fopen(mpiio_path(ctx_.file.path).c_str(), H5F_ACC_RDONLY, fapl.get()),
                             "cannot open HDF5 file \"" + ctx_.file.path + "\" for reading"));
