@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -36,23 +37,27 @@ void agree(MPI_Comm comm, const Error* local);
 // flags), sends its error to all and throws it everywhere. `local` is that rank's error.
 [[noreturn]] void raise_from(MPI_Comm comm, int failing, const Error* local);
 
+// Runs `fn` on this rank alone and returns what it threw, as an Error (any other exception as a
+// runtime Error), or nothing: for an error to be agreed on or reported later.
+template <class F>
+std::optional<Error> caught(F&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  } catch (const std::exception& e) {
+    return Error(ErrorKind::runtime, e.what());
+  }
+  return std::nullopt;
+}
+
 // Runs `fn` on this rank, then agrees on the outcome across `comm`. `what` names the step for
 // the watchdog (common/watchdog.hpp).
 template <class F>
 void collectively(MPI_Comm comm, const std::string& what, F&& fn) {
   watchdog::Scope scope(what);
-  bool failed = false;
-  Error local(ErrorKind::runtime, "");
-  try {
-    fn();
-  } catch (const Error& e) {
-    failed = true;
-    local = e;
-  } catch (const std::exception& e) {
-    failed = true;
-    local = Error(ErrorKind::runtime, e.what());
-  }
-  agree(comm, failed ? &local : nullptr);
+  const std::optional<Error> local = caught(std::forward<F>(fn));
+  agree(comm, local ? &*local : nullptr);
 }
 template <class F>
 void collectively(MPI_Comm comm, F&& fn) {

@@ -33,13 +33,7 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
   // should cost what the others cost. A description that cannot be read is reported by the
   // first phase that needs it, on every rank alike (load_machine's outcome is the same
   // everywhere).
-  try {
-    machine_once();
-  } catch (const Error& e) {
-    machine_error = e;
-  } catch (const std::exception& e) {
-    machine_error = Error(ErrorKind::runtime, e.what());
-  }
+  machine_error = caught([&] { machine_once(); });
 }
 
 EngineImpl::~EngineImpl() {

@@ -83,13 +83,7 @@ void PhaseImpl::plan_steps() {
     collectively(comm_, open_step);
     ++stats_.collectives;
   } else {
-    try {
-      open_step();
-    } catch (const Error& e) {
-      deferred_error_ = e;
-    } catch (const std::exception& e) {
-      deferred_error_ = Error(ErrorKind::runtime, e.what());
-    }
+    deferred_error_ = caught(open_step);
   }
   stats_.plan_s = MPI_Wtime() - t0;
   stats_.rounds = plan_.global_rounds;
