@@ -94,30 +94,50 @@ void extend_to_extent(const FileGroup& f) {
   }
 }
 
-void check_written(const FileGroup& f, bool raw_file, bool indexed) {
+namespace {
+
+// The file's length against what it must hold: FileGroup::file_bytes (a container too: it holds
+// the data besides its metadata). `after_write`: the post-condition of a write, else the
+// precondition of a read. False when the file is missing but an index stands for it (subfiles).
+void check_length(const FileGroup& f, bool raw_file, bool indexed, bool after_write) {
   if (!f.creator) return;
   struct stat st {};
   if (::stat(f.path.c_str(), &st) != 0) {
+    const int err = errno;
     if (indexed && ::stat(index_path(f.path).c_str(), &st) == 0) return;  // subfiles, sized by their commit
-    throw_system("after the write, \"" + f.path + "\" cannot be found (the write did not leave its file)", errno);
+    throw_system(after_write ? "after the write, \"" + f.path + "\" cannot be found (the write did not leave its file)"
+                             : "cannot read \"" + f.path + "\"",
+                 err);
   }
-  // A container (HDF5, netCDF) holds every byte of the data besides its metadata: it cannot be
-  // shorter than the raw extent either (PnetCDF under OMPIO has returned success from a write
-  // that a full disk cut short, leaving 2 MiB of 7.6).
-  if (static_cast<uint64_t>(st.st_size) < f.file_bytes) {
-    throw_runtime("after the write, \"" + f.path + "\" holds " + std::to_string(st.st_size) + " bytes but " +
-                  (raw_file ? "the decomposition spans " : "its data alone is ") + std::to_string(f.file_bytes) +
+  if (static_cast<uint64_t>(st.st_size) >= f.file_bytes) return;
+  const std::string holds = "\"" + f.path + "\" holds " + std::to_string(st.st_size) + " bytes but " +
+                            (raw_file ? "the decomposition spans " : "its data alone is ") +
+                            std::to_string(f.file_bytes);
+  if (after_write) {
+    // PnetCDF under OMPIO has returned success from a write that a full disk cut short, leaving
+    // 2 MiB of 7.6.
+    throw_runtime("after the write, " + holds +
                   (raw_file ? " (the write left it short of the decomposition's extent)"
                             : " (the write did not store it all, whatever the library reported)") +
                   no_space_note(f.path));
   }
+  // PnetCDF reads past the end of a truncated file as if it held zeros.
+  throw_runtime(holds + " (the file is shorter than the decomposition: truncated, or not this run's output)");
 }
+
+}  // namespace
+
+void check_written(const FileGroup& f, bool raw_file, bool indexed) { check_length(f, raw_file, indexed, true); }
+
+void check_readable(const FileGroup& f, bool raw_file, bool indexed) { check_length(f, raw_file, indexed, false); }
 
 void remove_output(const BackendContext& ctx) {
   if (!ctx.file.creator) return;
   const std::string& path = ctx.file.path;
   // The engine's index describes the output it wrote; any new write makes it stale.
   for (const std::string& p : {path, index_path(path)}) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 && errno == ENOENT) continue;  // nothing to remove (even on a read-only file system)
     if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
       throw_system("cannot remove the previous output \"" + p + "\"", errno);
     }

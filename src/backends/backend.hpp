@@ -163,6 +163,9 @@ void extend_to_extent(const FileGroup& f);
 // which may stand for the file (a subfiled output: the index lists the subfiles it sized). The
 // creator checks; local part of a collective step.
 void check_written(const FileGroup& f, bool raw_file, bool indexed);
+// The precondition of a read, the same measure: the file exists and is long enough (a truncated
+// file is an error that says so, not a verification failure or zeros read past its end).
+void check_readable(const FileGroup& f, bool raw_file, bool indexed);
 
 // Byte offset in the rank's file of extent `e` (raw layout, or base + memory offset).
 uint64_t file_offset(const FileGroup& f, const Decomposition& d, int var, uint64_t elem_begin, uint64_t mem_offset);

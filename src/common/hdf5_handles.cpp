@@ -6,19 +6,27 @@ namespace strata {
 
 namespace {
 
-// The innermost message on HDF5's error stack.
+// The outermost and the innermost messages on HDF5's error stack (walked upward: innermost
+// first): "unable to open file" says what failed, "truncated file: eof = ..." why.
+struct StackEnds {
+  std::string inner, outer;
+};
+
 herr_t collect_error(unsigned, const H5E_error2_t* e, void* out) {
-  auto* text = static_cast<std::string*>(out);
-  if (e->desc != nullptr && *e->desc != '\0') *text = e->desc;
+  auto* ends = static_cast<StackEnds*>(out);
+  if (e->desc == nullptr || *e->desc == '\0') return 0;
+  if (ends->inner.empty()) ends->inner = e->desc;
+  ends->outer = e->desc;
   return 0;
 }
 
 }  // namespace
 
 void throw_hdf5(const std::string& what) {
-  std::string detail;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_error, &detail);
+  StackEnds ends;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_error, &ends);
   H5Eclear2(H5E_DEFAULT);
+  const std::string detail = ends.inner == ends.outer ? ends.outer : ends.outer + " (" + ends.inner + ")";
   throw_runtime(what + (detail.empty() ? std::string() : ": " + detail));
 }
 

@@ -31,6 +31,7 @@ struct State {
   int rank = 0, size = 1;
   std::atomic<bool> stopping{false};
   std::thread thread;
+  std::function<std::string()> diagnosis;  // guarded by mutex
 };
 
 State& state() {
@@ -97,6 +98,15 @@ void answer_queries(State& s) {
                   s.timeout.load());
   }
   report = head + mine + "\n";
+  std::function<std::string()> probe;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    probe = s.diagnosis;
+  }
+  if (probe) {
+    const std::string cause = probe();
+    if (!cause.empty()) report += "strata: watchdog: likely cause: " + cause + "\n";
+  }
   if (s.multiple && s.size > 1) {
     std::vector<MPI_Request> requests(static_cast<size_t>(s.size), MPI_REQUEST_NULL);
     std::vector<std::vector<char>> replies(static_cast<size_t>(s.size), std::vector<char>(kReplyBytes, 0));
@@ -229,6 +239,12 @@ void stop() {
 }
 
 double timeout() { return state().timeout; }
+
+void set_diagnosis(std::function<std::string()> probe) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.diagnosis = std::move(probe);
+}
 
 void allow_for_bytes(double bytes) {
   State& s = state();

@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 
 namespace strata::watchdog {
@@ -39,6 +40,11 @@ std::string describe_setting();
 void stop();
 // Seconds, or 0 when off.
 double timeout();
+// A probe of the likely cause that the report adds when the watchdog fires (for a run: whether the
+// output's file system is full — OMPIO's collective writes hang on a full disk instead of failing).
+// Called from the watchdog's thread; it must not call MPI. An empty answer adds nothing. Replaces
+// the previous probe; an empty function removes it.
+void set_diagnosis(std::function<std::string()> probe);
 
 // Marks the calling (main) thread as inside operation `what` until destroyed.
 class Scope {

@@ -9,7 +9,7 @@
 
 namespace strata {
 
-std::string no_space_note(const std::string& path) {
+std::string full_file_system(const std::string& path) {
   FsInfo fs;
   try {
     fs = fs_info(path);
@@ -17,7 +17,12 @@ std::string no_space_note(const std::string& path) {
     return "";
   }
   if (fs.total_bytes == 0 || fs.free_bytes >= (uint64_t{1} << 20)) return "";
-  return " (the file system holding \"" + path + "\" is full: " + std::to_string(fs.free_bytes) + " bytes free)";
+  return "the file system holding \"" + path + "\" is full: " + std::to_string(fs.free_bytes) + " bytes free";
+}
+
+std::string no_space_note(const std::string& path) {
+  const std::string full = full_file_system(path);
+  return full.empty() ? "" : " (" + full + ")";
 }
 
 std::string fs_type_name(uint64_t magic) {

@@ -22,6 +22,9 @@ FsInfo fs_info(const std::string& path);
 // less than 1 MiB free for unprivileged users, else "": added to a failed write's message, since
 // MPI-IO, HDF5 and PnetCDF often report a full disk only as an input/output error.
 std::string no_space_note(const std::string& path);
+// The same finding as a plain clause — "the file system holding PATH is full: N bytes free" — or
+// "": what the watchdog names as the likely cause of a write that hangs (common/watchdog.hpp).
+std::string full_file_system(const std::string& path);
 // Name of a statfs magic number.
 std::string fs_type_name(uint64_t magic);
 

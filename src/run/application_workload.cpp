@@ -47,6 +47,8 @@ class ApplicationWorkload final : public Workload {
     run_ = kernel_.prepare(o.parsed, ctx, o.writes());
   }
 
+  std::string output_path() const override { return output_; }
+
   Repetition repeat(bool first, std::optional<std::string>& failure) override {
     Repetition r;
     if (o_.writes()) {

@@ -201,6 +201,10 @@ class DecompositionWorkload final : public Workload {
         }
       }
       if (o_.read && !failure) {
+        // A file that cannot hold the data (truncated, or another run's) is said as such.
+        if (!o_.writes()) {
+          collectively(comm_, backend.name() + " read: check", [&] { check_readable(out.ctx.file, raw_file_, backend.commits_output()); });
+        }
         std::fill(back_.begin(), back_.end(), std::byte{0xA5});
         read = timed_access(backend, comm_, Access::read, back_.data(), local);
         if (first && !o_.writes()) in_effect_ = backend.hints_in_effect();
@@ -216,6 +220,8 @@ class DecompositionWorkload final : public Workload {
     const bool ompio = outputs_.front().ctx.io_component == "ompio";
     return ompio && row_.can.hints != HintFamily::none ? merge_hints(in_effect_, ompio_settings()) : in_effect_;
   }
+
+  std::string output_path() const override { return file_.path; }
 
   nlohmann::json header() const override {
     const Decomposition& d = setup_.decomposition;

@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "common/mpi_env.hpp"
 #include "common/watchdog.hpp"
+#include "fs/fs_info.hpp"
 #include "fs/hints_in_effect.hpp"
 #include "run/workload.hpp"
 
@@ -31,6 +32,19 @@ RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& en
   NodeMap nodes = node_map(comm);
   std::unique_ptr<Workload> work = kind == KernelKind::application ? application_workload(o, comm, nodes)
                                                                    : decomposition_workload(o, comm, nodes);
+  // A write that hangs has a likely cause the watchdog can name: a full file system, on which
+  // OMPIO's collective writes wait forever instead of failing (docs/reliability.md).
+  watchdog::set_diagnosis([path = work->output_path(), component = io_component()] {
+    std::string cause = full_file_system(path);
+    if (!cause.empty() && component == "ompio") {
+      cause += " (OMPIO waits forever in a collective write that a full disk fails; ROMIO reports the error: "
+               "--mca io romio321)";
+    }
+    return cause;
+  });
+  struct ForgetDiagnosis {
+    ~ForgetDiagnosis() { watchdog::set_diagnosis({}); }
+  } forget_diagnosis;
   RunRecord record;
   record.verify_requested = o.verify;
   record.fsync = o.io.fsync;

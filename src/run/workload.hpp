@@ -29,6 +29,8 @@ class Workload {
   // The record's header entries that depend on the kind of kernel: params, output, layout,
   // files, fs_type, fs_block_size, bytes_per_rank, global_bytes, ...
   virtual nlohmann::json header() const = 0;
+  // The output's path (the first file of its layout): where the watchdog looks for a cause.
+  virtual std::string output_path() const = 0;
   // What the kernel reports for people, printed under the table.
   virtual std::string text() const { return {}; }
 };

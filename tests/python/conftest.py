@@ -49,6 +49,7 @@ class Outcome:
     statuses: dict[int, int]  # rank -> exit status
     stdout: str
     stderr: str
+    launcher_status: int = 0  # mpirun's own
 
     @property
     def status(self) -> int:
@@ -58,8 +59,10 @@ class Outcome:
 
 
 def run_ranks(np: int, args: list[str], env: dict[str, str] | None = None, timeout: float = 90,
-              mca: list[str] | None = None, cwd: Path | None = None, program: Path = STRATA) -> Outcome:
-    """Runs `strata ARGS` (or `program ARGS`) on `np` ranks; each rank reports its own exit status."""
+              mca: list[str] | None = None, cwd: Path | None = None, program: Path = STRATA,
+              allow_missing: bool = False) -> Outcome:
+    """Runs `strata ARGS` (or `program ARGS`) on `np` ranks; each rank reports its own exit status
+    (`allow_missing`: ranks the launcher killed report none, as after an MPI_Abort)."""
     full_env = dict(BASE_ENV)
     exports: list[str] = []
     for key, value in (env or {}).items():
@@ -72,8 +75,9 @@ def run_ranks(np: int, args: list[str], env: dict[str, str] | None = None, timeo
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)
     statuses = {int(m.group(1)): int(m.group(2))
                 for m in re.finditer(r"STRATA-RANK-EXIT (\d+) (\d+)", proc.stdout)}
-    assert len(statuses) == np, f"expected {np} rank reports, got {statuses}\n{proc.stdout}\n{proc.stderr}"
-    return Outcome(statuses, proc.stdout, proc.stderr)
+    assert allow_missing or len(statuses) == np, \
+        f"expected {np} rank reports, got {statuses}\n{proc.stdout}\n{proc.stderr}"
+    return Outcome(statuses, proc.stdout, proc.stderr, proc.returncode)
 
 
 @pytest.fixture(scope="session", autouse=True)

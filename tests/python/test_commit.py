@@ -104,7 +104,8 @@ def test_subfiled_output_commits_and_verifies(tmp_path: Path) -> None:
 
 
 def test_interrupted_commit_rolls_forward(tmp_path: Path) -> None:
-    """A commit cut after its intent record: verify says so, --complete (or a read) finishes it."""
+    """A commit cut after its intent record: its data is whole on disk, so it is the output verify
+    checks (where its files are now) and notes; --complete (or a read) finishes it."""
     write(tmp_path, 2, ARRAY, seed=1)
     old = (tmp_path / "c.dat").read_bytes()
     write(tmp_path, 2, ARRAY, seed=2)
@@ -116,7 +117,17 @@ def test_interrupted_commit_rolls_forward(tmp_path: Path) -> None:
     os.replace(tmp_path / "c.dat.strata-index.json", tmp_path / "c.dat.strata-commit.json")
     (tmp_path / "c.dat").write_bytes(old)
     status, report = verify(tmp_path, 1)
-    assert status == 1 and report["problems"][0]["kind"] == "interrupted-commit"
+    assert status == 0 and report["interrupted_commit"].endswith("c.dat.strata-commit.json"), report
+    assert [f["path"] for f in report["files"]] == ["c.dat.strata-partial"] and report["uncommitted"] == []
+    out = run_ranks(1, ["verify", "c.dat"], cwd=tmp_path)
+    assert out.status == 0 and "a commit was interrupted after its data was written" in out.stdout
+    # The commit's own data damaged: verify finds it where it is.
+    damaged = bytearray(new)
+    damaged[5] ^= 0x01
+    (tmp_path / "c.dat.strata-partial").write_bytes(bytes(damaged))
+    status, report = verify(tmp_path, 2)
+    assert status == 1 and report["problems"][0]["kind"] == "checksum", report
+    (tmp_path / "c.dat.strata-partial").write_bytes(new)
     status, report = verify(tmp_path, 2, "c.dat", "--complete")
     assert status == 0 and report["completed_commit"] is True
     assert (tmp_path / "c.dat").read_bytes() == new and not (tmp_path / "c.dat.strata-commit.json").exists()

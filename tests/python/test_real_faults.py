@@ -1,71 +1,323 @@
-"""Real faults, not injected ones (issue 17): a full file system — a 2 MiB tmpfs mounted by the
-test — under every backend and both MPI-IO components. Every run must fail on every rank with a
-message that names the full disk, within the timeout, never report success; the engine must
-leave the previous output whole and verifiable."""
+"""Real faults, not injected ones (issue 17), on every backend, under OMPIO and ROMIO, at 1, 2, 3
+and 5 ranks:
+
+  full       the output's file system fills up (a 2 MiB tmpfs mounted by the test)
+  read-only  the output directory is on a read-only file system
+  removed    the output directory is removed between the write and the read
+  truncated  another process truncates the file before the read
+  killed     one rank is killed with SIGKILL while the job writes
+
+Each cell must end with a non-zero status on every rank, a message on rank 0 that names the
+cause, and no hang (every launch runs under a time limit, and the watchdog's is short). For the
+engine, the output committed before the fault stays whole: `strata verify` is clean and it reads
+back verified.
+
+The Open MPI 4.1 OMPIO component waits forever in a collective write that a full disk fails
+(mpiio-coll, hdf5 and pnetcdf at 3 ranks or more): there the watchdog ends the job, and its report
+must name the full file system as the likely cause. Backends that do not use MPI-IO (the
+catalogue's `mpi_io`: posix and the engine) run under the default component only: the other
+changes nothing they call.
+
+The cells are independent launches; the matrix runs them three at a time (one fixture, then one
+test per cell reads its outcome) to stay within the suite's time budget."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import signal
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import built_backends, run_ranks
+from conftest import BASE_ENV, MPIRUN, STRATA, built_backends, catalogue, run_ranks
 
-BIG = ["--dist", "uniform", "--size", "4000000"]  # 2 x 7.6 MiB: more than the file system holds
-SMALL = ["--dist", "uniform", "--size", "40000"]  # fits
+pytestmark = pytest.mark.timeout(900)
+
+SMALL = ["--dist", "uniform", "--size", "40000"]  # fits everywhere
+BIG = ["--dist", "uniform", "--size", "4000000"]  # 3.8 MiB a rank: more than the 2 MiB tmpfs holds
 ROMIO = ["--mca", "io", "romio321"]
-# HDF5 1.10 closes a file left open inside MPI_Finalize (an attribute callback on MPI_COMM_SELF),
-# outside the watchdog's reach, where it has crashed (ROMIO, status 139) or hung (OMPIO). The hdf5
-# backend now writes its metadata before the data, so a failed data write leaves the file
-# closable; these cells keep a short mpirun time limit and a non-strict xfail as a guard while the
-# rest of issue 17's matrix is built (they passed 15 times of 15 here).
-HDF5_AT_FINALIZE = "HDF5 1.10 may crash or hang in MPI_Finalize closing a file a failed write left open"
+RANKS = (1, 2, 3, 5)
+FAULTS = ("full", "read-only", "removed", "truncated", "killed")
+WATCHDOG_S = "10"  # the limit for a full disk's write (OMPIO hangs there until the watchdog fires)
+CAUSES = {
+    "full": r"No space left on device|is full",
+    "read-only": r"Read-only file system|Permission denied",
+    "removed": r"No such file or directory",
+    "truncated": r"shorter than the decomposition",
+    "killed": r"exited on signal 9 \(Killed\)",
+}
 
 
-@pytest.fixture()
-def full_fs(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs, mounted for the test (skipped where mounting is refused)."""
-    mount = tmp_path / "full"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+def cells() -> list[tuple[str, str, int]]:
+    out = []
+    for backend in built_backends():
+        components = ("ompio", "romio") if catalogue().backend(backend)["mpi_io"] else ("ompio",)
+        out += [(backend, c, n) for c in components for n in RANKS]
+    return out
+
+
+def cell_id(cell: tuple[str, str, int]) -> str:
+    return f"{cell[0]}-{cell[1]}-{cell[2]}"
+
+
+@dataclass
+class Result:
+    """One fault's outcome in one cell: what the launch said, and what went wrong in it."""
+    statuses: dict[int, int] = field(default_factory=dict)  # per rank, as far as reported
+    launcher_status: int = 0
+    stderr: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def mount_tmpfs(where: Path, options: str) -> str | None:
+    where.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True, text=True)
+    return None if done.returncode == 0 else (done.stderr.strip() or "mount failed")
+
+
+def strata_args(backend: str, target: Path, sizes: list[str], *extra: str) -> list[str]:
+    return ["run", "array1d", *sizes, "--backend", backend, "--output", str(target), "--quiet", *extra]
+
+
+class Cell:
+    """Runs every fault of one (backend, component, ranks) cell."""
+
+    def __init__(self, backend: str, component: str, ranks: int, root: Path, read_only: Path):
+        self.backend, self.component, self.ranks = backend, component, ranks
+        self.dir = root / cell_id((backend, component, ranks))
+        self.read_only = read_only
+        self.mca = ROMIO if component == "romio" else []
+        self.engine = backend == "strata"
+
+    def launch(self, args: list[str], env: dict[str, str] | None = None, limit: int = 60) -> Result:
+        """`strata ARGS` on this cell's ranks under mpirun's own time limit; every rank's status."""
+        env = {"STRATA_FAULT_CELL": self.dir.name, **(env or {})}
+        try:
+            out = run_ranks(self.ranks, args, env=env, mca=[*self.mca, "--timeout", str(limit)], timeout=limit + 30,
+                            allow_missing=True)
+        except subprocess.TimeoutExpired:
+            return Result(problems=[f"no answer within {limit + 30} s: a hang"])
+        return Result(out.statuses, out.launcher_status, out.stderr)
+
+    def ok(self, args: list[str], what: str, result: Result) -> bool:
+        out = self.launch(args)
+        if len(out.statuses) != self.ranks or set(out.statuses.values()) != {0}:
+            result.problems.append(f"{what} failed: {out.statuses}\n{out.stderr[-2000:]}")
+            return False
+        return True
+
+    def expect_error(self, fault: str, out: Result, watchdog_may_end_it: bool = False) -> Result:
+        """A clean error: every rank the same non-zero status, one message naming the cause."""
+        cause = re.compile(CAUSES[fault])
+        if out.problems:
+            return out
+        if watchdog_may_end_it and "strata: watchdog:" in out.stderr:
+            # OMPIO's hang on a full disk, ended by the watchdog: non-zero, and the cause named.
+            if out.launcher_status == 0:
+                out.problems.append("the watchdog fired but the launcher reported success")
+            likely = [line for line in out.stderr.splitlines() if "likely cause:" in line]
+            if not likely or not cause.search(likely[0]):
+                out.problems.append(f"the watchdog's report does not name a full disk:\n{out.stderr[-2000:]}")
+            return out
+        if len(out.statuses) != self.ranks:
+            out.problems.append(f"only ranks {sorted(out.statuses)} reported a status")
+        values = set(out.statuses.values())
+        if len(values) != 1 or 0 in values:
+            out.problems.append(f"expected the same non-zero status on every rank, got {out.statuses}")
+        errors = [line for line in out.stderr.splitlines() if line.startswith("strata: error:")]
+        if len(errors) != 1:
+            out.problems.append(f"expected one error message (rank 0's), got {len(errors)}:\n{out.stderr[-2000:]}")
+        elif not cause.search(errors[0]):
+            out.problems.append(f"the message does not name the cause ({CAUSES[fault]}): {errors[0]}")
+        return out
+
+    def previous_output_kept(self, target: Path, before: dict[str, bytes], result: Result, sizes: list[str],
+                             seeds: tuple[str, ...] = ("1",)) -> None:
+        """The engine's committed output after a fault: unchanged files (or, after a kill, a complete
+        newer one with one of `seeds`), `strata verify` clean, read back verified."""
+        after = {p.name: p.read_bytes() for p in target.parent.iterdir() if not p.name.endswith(".strata-partial")}
+        if len(seeds) == 1 and after != before:
+            result.problems.append(f"the previous output changed: {sorted(before)} -> {sorted(after)}")
+        if not self.ok(["verify", str(target)], "strata verify after the fault", result):
+            return
+        if not any(self.launch(strata_args("strata", target, sizes, "--read", "--verify", "--seed", s)).statuses
+                   == dict.fromkeys(range(self.ranks), 0) for s in seeds):
+            result.problems.append("the output kept after the fault does not read back verified")
+
+    def full(self) -> Result:
+        mount = self.dir / "full"
+        refused = mount_tmpfs(mount, "size=2m")
+        if refused:
+            return Result(problems=[f"SKIP cannot mount a tmpfs here: {refused}"])
+        try:
+            target = mount / "o"
+            result = Result()
+            before: dict[str, bytes] = {}
+            if self.engine:
+                if not self.ok(strata_args("strata", target, SMALL), "the first (small) write", result):
+                    return result
+                before = {p.name: p.read_bytes() for p in mount.iterdir()}
+            out = self.launch(strata_args(self.backend, target, BIG), env={"STRATA_TIMEOUT": WATCHDOG_S})
+            out = self.expect_error("full", out, watchdog_may_end_it=self.component == "ompio")
+            if self.engine and not out.problems:
+                self.previous_output_kept(target, before, out, SMALL)
+            return out
+        finally:
+            subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+    def read_only_dir(self) -> Result:
+        return self.expect_error("read-only", self.launch(strata_args(self.backend, self.read_only / "o", SMALL)))
+
+    def read_faults(self) -> dict[str, Result]:
+        """One good write, copied twice: one copy's folder is removed, the other's file truncated."""
+        good = self.dir / "good" / "o"
+        good.parent.mkdir(parents=True)
+        result = Result()
+        if not self.ok(strata_args(self.backend, good, SMALL), "the write before the read faults", result):
+            return {"removed": result, "truncated": result}
+        removed, truncated = self.dir / "removed", self.dir / "truncated"
+        shutil.copytree(good.parent, removed)
+        shutil.copytree(good.parent, truncated)
+        shutil.rmtree(removed)
+        data = truncated / "o"
+        os.truncate(data, data.stat().st_size // 2)
+        read = ["--read", "--verify"]
+        return {"removed": self.expect_error("removed", self.launch(strata_args(self.backend, removed / "o", SMALL,
+                                                                                *read))),
+                "truncated": self.expect_error("truncated", self.launch(strata_args(self.backend, data, SMALL,
+                                                                                    *read)))}
+
+    def killed(self) -> Result:
+        """The last rank gets SIGKILL once the output has its first bytes, during 200 repetitions
+        of a 3.8 MiB-a-rank write (for the engine: over an output committed before, seed 1; the
+        killed job writes seed 2)."""
+        target = self.dir / "killed" / "o"
+        target.parent.mkdir(parents=True)
+        result = Result()
+        before: dict[str, bytes] = {}
+        if self.engine:
+            if not self.ok(strata_args("strata", target, BIG), "the write before the kill", result):
+                return result
+            before = {p.name: p.read_bytes() for p in target.parent.iterdir()}
+        marker = f"{self.dir.name}-killed"
+        env = dict(BASE_ENV, STRATA_FAULT_CELL=marker)
+        cmd = [MPIRUN, *self.mca, "-x", "STRATA_FAULT_CELL", "--timeout", "60", "-n", str(self.ranks),
+               "--oversubscribe", str(STRATA),
+               *strata_args(self.backend, target, BIG, "--repetitions", "200", "--seed", "2")]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        victim = None
+        started = time.monotonic()
+        while proc.poll() is None and victim is None and time.monotonic() - started < 40:
+            if new_bytes(target.parent, before):
+                pids = rank_pids(marker)
+                if len(pids) == self.ranks:
+                    victim = pids[self.ranks - 1]
+                    os.kill(victim, signal.SIGKILL)
+                    break
+            time.sleep(0.005)
+        try:
+            _, err = proc.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return Result(problems=["the job did not end within 90 s of the kill: a hang"])
+        out = Result(launcher_status=proc.returncode, stderr=err)
+        if victim is None:
+            out.problems.append(f"the job ended before a rank could be killed (status {proc.returncode})")
+            return out
+        if proc.returncode == 0:
+            out.problems.append("the job reported success after a rank was killed")
+        if not re.search(CAUSES["killed"], err):
+            out.problems.append(f"no message names the killed rank:\n{err[-2000:]}")
+        if self.engine and not out.problems:
+            self.previous_output_kept(target, before, out, BIG, seeds=("1", "2"))
+        return out
+
+    def run(self) -> dict[str, Result]:
+        self.dir.mkdir(parents=True)
+        results = {"full": self.full(), "read-only": self.read_only_dir()}
+        results.update(self.read_faults())
+        results["killed"] = self.killed()
+        return results
+
+
+def new_bytes(folder: Path, before: dict[str, bytes]) -> bool:
+    """A file that was not in `before` holds bytes (the write has begun)."""
+    for p in folder.iterdir():
+        try:
+            if p.name not in before and p.stat().st_size > 0:
+                return True
+        except FileNotFoundError:  # removed between two repetitions
+            continue
+    return False
+
+
+def rank_pids(marker: str) -> dict[int, int]:
+    """rank -> pid of the strata processes launched with STRATA_FAULT_CELL=marker."""
+    found: dict[int, int] = {}
+    want = f"STRATA_FAULT_CELL={marker}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.readlink(entry / "exe") != str(STRATA.resolve()):
+                continue
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if want not in env:
+            continue
+        for item in env:
+            if item.startswith(b"OMPI_COMM_WORLD_RANK="):
+                found[int(item.split(b"=", 1)[1])] = int(entry.name)
+    return found
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[str, Result]]]:
+    root = tmp_path_factory.mktemp("faults")
+    read_only = root / "read-only"
+    refused = mount_tmpfs(read_only, "size=1m,ro")
+    if refused:  # unprivileged: a folder without write permission
+        read_only.chmod(0o555)
+    results: dict[str, dict[str, Result]] = {}
+    lock = threading.Lock()
+
+    def run_cell(cell: tuple[str, str, int]) -> None:
+        outcome = Cell(*cell, root=root, read_only=read_only).run()
+        with lock:
+            results[cell_id(cell)] = outcome
+
     try:
-        yield mount
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            list(pool.map(run_cell, cells()))
+        yield results
     finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+        if not refused:
+            subprocess.run(["umount", "-l", str(read_only)], capture_output=True)
 
 
-CELLS = [(b, "ompio", 2) for b in built_backends()] + [(b, "romio", n) for b in built_backends() for n in (2, 3)]
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("cell", cells(), ids=cell_id)
+def test_a_real_fault_is_an_error_naming_its_cause(matrix: dict[str, dict[str, Result]], cell: tuple[str, str, int],
+                                                   fault: str) -> None:
+    result = matrix[cell_id(cell)][fault]
+    skipped = [p for p in result.problems if p.startswith("SKIP ")]
+    if skipped:
+        pytest.skip(skipped[0][5:])
+    assert not result.problems, "\n".join(result.problems)
 
 
-@pytest.mark.parametrize("backend,component,ranks", CELLS)
-def test_a_full_file_system_is_an_error_naming_it(full_fs: Path, backend: str, component: str, ranks: int,
-                                                   request: pytest.FixtureRequest) -> None:
-    if backend == "hdf5":
-        request.applymarker(pytest.mark.xfail(reason=HDF5_AT_FINALIZE, strict=False))
-    # mpirun's own time limit ends a job that hangs where the watchdog cannot see (MPI_Finalize).
-    launcher = [*(ROMIO if component == "romio" else []), "--timeout", "20" if backend == "hdf5" else "90"]
-    out = run_ranks(ranks, ["run", "array1d", *BIG, "--backend", backend, "--output", str(full_fs / "o"), "--quiet"],
-                    mca=launcher, env={"STRATA_TIMEOUT": "30"}, timeout=120)
-    assert set(out.statuses.values()) == {1}, (out.statuses, out.stderr)
-    errors = [line for line in out.stderr.splitlines() if line.startswith("strata: error:")]
-    assert len(errors) == 1, out.stderr
-    assert "No space left on device" in errors[0] or "is full" in errors[0], errors[0]
-
-
-@pytest.mark.parametrize("component", ["ompio", "romio"])
-def test_the_engine_keeps_the_previous_output_when_the_disk_fills(full_fs: Path, component: str) -> None:
-    mca = ROMIO if component == "romio" else None
-    target = str(full_fs / "e")
-    good = ["run", "array1d", *SMALL, "--backend", "strata", "--output", target, "--quiet"]
-    assert run_ranks(2, good, mca=mca).status == 0
-    before = {p.name: p.read_bytes() for p in full_fs.iterdir()}
-    out = run_ranks(2, ["run", "array1d", *BIG, "--backend", "strata", "--output", target, "--quiet"], mca=mca,
-                    env={"STRATA_TIMEOUT": "30"}, timeout=120)
-    assert set(out.statuses.values()) == {1} and "No space left on device" in out.stderr, out.stderr
-    assert {p.name: p.read_bytes() for p in full_fs.iterdir()} == before, "the previous output changed"
-    assert run_ranks(2, ["verify", target], mca=mca).status == 0
-    assert run_ranks(2, [*good, "--read", "--verify"], mca=mca).status == 0
+def test_the_matrix_covers_every_backend_component_and_rank_count() -> None:
+    covered = {(b, c) for b, c, _ in cells()}
+    for backend in built_backends():
+        assert (backend, "ompio") in covered
+        if catalogue().backend(backend)["mpi_io"]:
+            assert (backend, "romio") in covered
+    assert {n for _, _, n in cells()} == set(RANKS)

@@ -5,6 +5,9 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <map>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,7 +30,8 @@ const char* kHelp =
     "every file it lists exists with the size recorded, and every chunk's XXH3-64 checksum matches.\n"
     "Reports each problem (missing file, wrong size, checksum mismatch with its byte range), a\n"
     "leftover PATH*.strata-partial (an uncommitted write: a write phase that did not finish; the\n"
-    "committed output is unaffected) and an interrupted commit (PATH.strata-commit.json).\n"
+    "committed output is unaffected) and an interrupted commit (PATH.strata-commit.json: its data\n"
+    "is whole on disk; the output it commits is the one checked, where its files are now).\n"
     "Exit status 0 when the committed output is good, 1 when not. Runs on any number of ranks.\n"
     "\n"
     "  --json      one JSON object on stdout instead of the report\n"
@@ -79,9 +83,12 @@ nlohmann::json problem(const std::string& kind, const std::string& file, const s
 // Rank 0: everything but the checksums. Fills `report` and the files left to checksum.
 void check_index(const std::string& path, bool complete, nlohmann::json& report, Checked& checked) {
   auto& problems = report["problems"];
-  bool intent = false;
+  // A commit interrupted after its intent record was written has its data whole on disk: it is
+  // the output now (the next read or write completes it). Its files are checked where they are:
+  // under their final names once renamed, else still under their partial names.
+  std::optional<OutputIndex> pending;
   try {
-    intent = read_index_file(engine::intent_path(path)).has_value();
+    pending = read_index_file(engine::intent_path(path));
   } catch (const Error&) {  // cut short while written: the commit never renamed a file
     if (complete) {
       engine::roll_forward(path);  // drops it
@@ -89,24 +96,38 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
       report["uncommitted"].push_back(engine::intent_path(path));
     }
   }
-  if (intent) {
-    if (complete) {
-      engine::roll_forward(path);
-      report["completed_commit"] = true;
-    } else {
-      problems.push_back(problem("interrupted-commit", engine::intent_path(path),
-                                 "a commit was interrupted after its data was written: run `strata verify --complete " +
-                                     path + "` (or any read of it) to complete it"));
-    }
+  if (pending && complete) {
+    engine::roll_forward(path);
+    report["completed_commit"] = true;
+    pending.reset();
   }
-  for (const std::string& p : engine::leftover_partials(path)) report["uncommitted"].push_back(p);
+  std::vector<std::string> partials = engine::leftover_partials(path);
   std::optional<OutputIndex> index;
   try {
-    index = read_output_index(path);
+    index = pending ? pending : read_output_index(path);
   } catch (const Error& e) {
     problems.push_back(problem("index", index_path(path), e.what()));
     return;
   }
+  auto in_commit = [&](const std::string& file) {
+    const std::string partial = engine::partial_path(file);
+    struct stat mine {};
+    if (::stat(partial.c_str(), &mine) != 0) return file;  // renamed already
+    std::erase_if(partials, [&](const std::string& p) {  // part of the commit, not an uncommitted write
+      struct stat st {};
+      return ::stat(p.c_str(), &st) == 0 && st.st_dev == mine.st_dev && st.st_ino == mine.st_ino;
+    });
+    return partial;
+  };
+  std::map<std::string, std::string> located;  // a committed file -> where it is now
+  if (pending) {
+    for (const IndexedFile& f : index->files) {
+      const std::string file = engine::resolve_indexed_path(path, f.path);
+      located[file] = in_commit(file);
+    }
+    report["interrupted_commit"] = engine::intent_path(path);
+  }
+  for (const std::string& p : partials) report["uncommitted"].push_back(p);
   if (!index) {
     problems.push_back(problem("index", index_path(path), "no index: not an output the engine committed"));
     return;
@@ -118,7 +139,8 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
   }
   checked.chunk = index->checksum_chunk;
   for (const IndexedFile& f : index->files) {
-    const std::string file = engine::resolve_indexed_path(path, f.path);
+    std::string file = engine::resolve_indexed_path(path, f.path);
+    if (pending) file = located[file];
     nlohmann::json entry = {{"path", file}};
     struct stat st {};
     if (::stat(file.c_str(), &st) != 0) {
@@ -191,6 +213,11 @@ void print_report(const std::string& path, const nlohmann::json& report) {
     }
   }
   if (report.value("completed_commit", false)) std::printf("  note: an interrupted commit was completed first\n");
+  if (report.contains("interrupted_commit")) {
+    std::printf("  note: a commit was interrupted after its data was written (%s): the output checked above is\n"
+                "        the one it commits; the next read or write, or `strata verify --complete`, finishes it\n",
+                report["interrupted_commit"].get<std::string>().c_str());
+  }
   for (const auto& u : report["uncommitted"]) {
     std::printf("  note: uncommitted write %s (a write phase did not finish; the committed output is unaffected)\n",
                 u.get<std::string>().c_str());
