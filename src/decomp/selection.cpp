@@ -128,4 +128,55 @@ Decomposition even_share(const std::vector<Variable>& variables, int rank, int r
   return d;
 }
 
+void add_coverage(Coverage& into, size_t var, uint64_t begin, uint64_t end) {
+  if (end <= begin) return;
+  if (into.size() <= var) into.resize(var + 1);
+  into[var].emplace_back(begin, end);
+}
+
+void merge_coverage(Coverage& c) {
+  for (auto& list : c) {
+    std::sort(list.begin(), list.end());
+    size_t out = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (out > 0 && list[i].first <= list[out - 1].second) {
+        list[out - 1].second = std::max(list[out - 1].second, list[i].second);
+      } else {
+        list[out++] = list[i];
+      }
+    }
+    list.resize(out);
+  }
+}
+
+void add_coverage(const Decomposition& d, Coverage& into) {
+  if (into.size() < d.variables.size()) into.resize(d.variables.size());
+  for (const Extent& e : flatten(d)) add_coverage(into, static_cast<size_t>(e.var), e.elem_begin, e.elem_begin + e.elems);
+  merge_coverage(into);
+}
+
+Decomposition even_share(const std::vector<Variable>& variables, const Coverage& covered, int rank, int ranks) {
+  Decomposition d;
+  d.variables = variables;
+  const uint64_t r = static_cast<uint64_t>(rank), k = static_cast<uint64_t>(ranks);
+  for (size_t v = 0; v < variables.size() && v < covered.size(); ++v) {
+    uint64_t n = 0;
+    for (const auto& [b, e] : covered[v]) n += e - b;
+    // This reader's elements [first, last) counted over the covered ones only.
+    const uint64_t first = n * r / k, last = n * (r + 1) / k;
+    uint64_t seen = 0;
+    for (const auto& [b, e] : covered[v]) {
+      const uint64_t lo = std::max(first, seen), hi = std::min(last, seen + (e - b));
+      if (lo < hi) {
+        for (Box& box : linear_range_to_boxes(variables[v].shape, b + (lo - seen), hi - lo)) {
+          d.blocks.push_back({static_cast<int>(v), std::move(box.start), std::move(box.count)});
+        }
+      }
+      seen += e - b;
+      if (seen >= last) break;
+    }
+  }
+  return d;
+}
+
 }  // namespace strata

@@ -47,4 +47,17 @@ std::vector<Box> linear_range_to_boxes(const std::vector<uint64_t>& shape, uint6
 // elements in row-major order, as boxes. Used to read data written by another rank count.
 Decomposition even_share(const std::vector<Variable>& variables, int rank, int ranks);
 
+// The elements a set of writers covered: per variable, sorted disjoint linear intervals
+// [begin, end). Elements in none (a PIO map's holes, cells no rank owns) were never written.
+using Coverage = std::vector<std::vector<std::pair<uint64_t, uint64_t>>>;
+// Adds decomposition `d`'s elements to `into` (sized to d's variables when empty), merged.
+void add_coverage(const Decomposition& d, Coverage& into);
+// Adds linear element interval [begin, end) of variable `var` (unmerged: merge_coverage after).
+void add_coverage(Coverage& into, size_t var, uint64_t begin, uint64_t end);
+// Sorts and merges every variable's intervals.
+void merge_coverage(Coverage& c);
+// The even share of the covered elements (merged) only: a reader never checks an element nobody
+// wrote.
+Decomposition even_share(const std::vector<Variable>& variables, const Coverage& covered, int rank, int ranks);
+
 }  // namespace strata

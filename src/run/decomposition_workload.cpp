@@ -71,6 +71,28 @@ std::optional<std::string> verify_everywhere(MPI_Comm comm, const Decomposition&
   return agree_mismatch(comm, mismatch ? std::optional<std::string>(mismatch->describe()) : std::nullopt);
 }
 
+// The elements the engine's writers wrote, from its index's checksum ranges (index version 3):
+// a byte range of the file maps to the variable that holds it. Nothing for older indexes.
+std::optional<Coverage> written_elements(const OutputIndex& index) {
+  Coverage c(index.variables.size());
+  for (const IndexedFile& f : index.files) {
+    if (f.ranges.empty()) return std::nullopt;
+    for (const IndexedFile::Range& r : f.ranges) {
+      const uint64_t lo = r.offset + f.begin, hi = lo + r.length;  // global bytes
+      for (size_t v = 0; v < index.variables.size(); ++v) {
+        const IndexedVariable& iv = index.variables[v];
+        uint64_t n = 1;
+        for (uint64_t dim : iv.dims) n *= dim;
+        const uint64_t vb = iv.file_offset, ve = vb + n * iv.element_size;
+        const uint64_t b = std::max(lo, vb), e = std::min(hi, ve);
+        if (b < e) add_coverage(c, v, (b - vb) / iv.element_size, (e - vb + iv.element_size - 1) / iv.element_size);
+      }
+    }
+  }
+  merge_coverage(c);
+  return c;
+}
+
 // The kernel's decomposition of this rank; for a read alone, the layout of what was written: the
 // output's index (the engine's raw container), or the writers' decomposition (--writer-ranks),
 // each rank checking an even share of it. Collective.
@@ -99,15 +121,22 @@ KernelSetup build_setup(const RunOptions& o, const Target& target, MPI_Comm comm
         vars.push_back(v);
       }
       const uint64_t t = setup.decomposition.transfer_bytes;
-      setup.decomposition = even_share(vars, rank, size);
+      const std::optional<Coverage> written = written_elements(*index);
+      setup.decomposition = written ? even_share(vars, *written, rank, size) : even_share(vars, rank, size);
       setup.decomposition.transfer_bytes = t;
       setup.params["writer_ranks"] = index->writer_ranks;
       setup.params["layout_from"] = "index";
     } else if (o.writer_ranks > 0) {
       // The global layout is the writers'; this rank reads and checks an even share of it.
+      // Only what some writer owned is checked (a PIO map's holes were never written).
       KernelSetup writers = kernel.build(o.parsed, 0, static_cast<int>(o.writer_ranks));
+      Coverage written;
+      add_coverage(writers.decomposition, written);
+      for (int w = 1; w < static_cast<int>(o.writer_ranks); ++w) {
+        add_coverage(kernel.build(o.parsed, w, static_cast<int>(o.writer_ranks)).decomposition, written);
+      }
       const uint64_t t = writers.decomposition.transfer_bytes;
-      setup.decomposition = even_share(writers.decomposition.variables, rank, size);
+      setup.decomposition = even_share(writers.decomposition.variables, written, rank, size);
       setup.decomposition.transfer_bytes = t;
       setup.params = writers.params;
       setup.params["writer_ranks"] = o.writer_ranks;

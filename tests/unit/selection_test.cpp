@@ -107,3 +107,33 @@ TEST(Selection, BoxesCoverLinearRangesExactly) {
     for (uint64_t k = 0; k < n; ++k) ASSERT_EQ(covered[k], begin + k) << "trial " << trial;
   }
 }
+
+// Readers of another rank count share out only what the writers covered: holes (a PIO map's
+// elements no rank owns) are in nobody's share, every covered element in exactly one.
+TEST(Selection, EvenShareOfCoveredElementsSkipsHoles) {
+  std::mt19937_64 rng(777);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::vector<uint64_t> shape{1 + rng() % 5, 1 + rng() % 7};
+    const uint64_t total = shape[0] * shape[1];
+    std::vector<Variable> vars{Variable("v", ElemType::i32, shape)};
+    std::vector<bool> owned(total, false);
+    Coverage covered(1);
+    for (int w = 0; w < 4; ++w) {  // overlapping, unsorted intervals, as several writers give
+      const uint64_t b = rng() % total, e = b + rng() % (total - b + 1);
+      add_coverage(covered, 0, b, e);
+      for (uint64_t k = b; k < e; ++k) owned[k] = true;
+    }
+    merge_coverage(covered);
+    for (size_t i = 1; i < covered[0].size(); ++i) ASSERT_LT(covered[0][i - 1].second, covered[0][i].first);
+    const int readers = 1 + static_cast<int>(rng() % 5);
+    std::vector<int> seen(total, 0);
+    for (int r = 0; r < readers; ++r) {
+      for (const Block& b : even_share(vars, covered, r, readers).blocks) {
+        for (uint64_t i = b.start[0]; i < b.start[0] + b.count[0]; ++i) {
+          for (uint64_t j = b.start[1]; j < b.start[1] + b.count[1]; ++j) ++seen[i * shape[1] + j];
+        }
+      }
+    }
+    for (uint64_t k = 0; k < total; ++k) ASSERT_EQ(seen[k], owned[k] ? 1 : 0) << "trial " << trial << " element " << k;
+  }
+}
