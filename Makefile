@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all setup build test unit-test mpi-test python-test demo bench clean test-asan
+.PHONY: all setup build test unit-test mpi-test python-test demo bench bench-peers clean test-asan
 
 all: build
 
@@ -69,6 +69,11 @@ bench: build
 	$(PY) bench/tiers_compare.py
 	$(PY) bench/multidataset.py
 	$(PY) bench/soak.py
+
+# Strata's backends and engine against IOR and E3SM-IO, built once from ../shared/peers into
+# build-peers/ (docs/peers.md). PEERS_ARGS=--quick for a smoke run.
+bench-peers: build
+	$(PY) bench/peers.py $(PEERS_ARGS)
 
 clean:
 	rm -rf $(BUILD) demo-output bench-output results/demo

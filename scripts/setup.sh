@@ -19,6 +19,8 @@ packages=(
   libgtest-dev
   libxxhash-dev
   python3-venv
+  # bench/peers.py builds IOR and E3SM-IO from their sources (make bench-peers)
+  libtool autoconf automake
 )
 
 missing=()

@@ -1,0 +1,640 @@
+#!/usr/bin/env python3
+"""Issue 20: Strata's backends against the real programs users run today, IOR and E3SM-IO, built
+from their public sources in ../shared/peers (never copied into Strata).
+
+Build: each archive (ior-*.tar.gz, e3sm-io-*.tar.gz) is unpacked and built into build-peers/
+(ignored by git) with the steps of ../shared/peers/README.md, once: a stamp named after the
+archive skips the build next time (delete build-peers/ to rebuild). The tools they need (libtool,
+autoconf, automake) come from scripts/setup.sh.
+
+Workloads, each an interleaved set of launches (every round runs every variant once, in an order
+shuffled with a recorded seed, each launch after a sync()):
+  IOR patterns  -b 1m -t 64k -s 4 (4 ranks); -b 4m -t 1m -s 2 (4 ranks, a shared file, and -F a file
+                per process); -b 256k -t 4k -s 5 (8 ranks). IOR -a POSIX, -a MPIIO, -a MPIIO -c,
+                -a HDF5 -c, -a NCMPI -c against `strata run ior` with posix, mpiio-ind, mpiio-coll,
+                hdf5, pnetcdf (for -F: the backends that write a file per process), and the engine
+                (backend strata) against the fastest peer variant. -w -i R in IOR, --repetitions R
+                in Strata (R = 5; 2 with --quick).
+  E3SM F case   E3SM-IO's own map (datasets/map_f_case_16p.nc, 16 ranks, h0 file only: -f 0) with
+                -a pnetcdf -x canonical -j, -a hdf5 -x canonical -j (float, as Strata writes) and
+                -a hdf5 -x canonical (double: HDF5 1.10 falls back to independent I/O when it
+                converts double to float, so this is its collective path, writing twice the bytes)
+                against `strata run e3sm` on the same decomposition (the archive's PIO .dat maps,
+                --map-vars 1,323,63) through every backend and the engine; one write per launch.
+
+Timing, both ways, medians over every write of every round. Every ratio compares the wall time
+from the earliest open to the latest close on both sides:
+  the peer      its own figure: IOR's bandwidth (-O summaryFormat=JSON: aggregate bytes over latest
+                close - earliest open); E3SM-IO's "end-to-end time" max (from its barrier before the
+                create to after its collective close; its "open-to-close" bandwidth).
+  Strata        its JSON's time_s: the slowest rank's open to close after a barrier. Every step of a
+                Strata write ends in an agreement (MPI_Allreduce), so the ranks end together and the
+                slowest rank's time is the span (Strata's JSON has no per-rank start times).
+  also shown    IOR's slowest rank alone (-O saveRankPerformanceDetailsCSV): IOR -a POSIX ranks never
+                synchronise between open and close, and with more ranks than cores they run one after
+                another, so a rank's own time understates the span; E3SM-IO's phase maxima added up.
+Ratio = Strata / peer bandwidth (for E3SM: peer seconds / Strata seconds, the same work; bytes
+differ, said in the table). Ratios below 0.9 are marked. fsync is not included anywhere; the MPI
+settings Strata applies to itself (its mpi_workarounds, e.g. OMPIO data sieving off) are given to
+the peers too. Verification: round 1 of every IOR and Strata variant reads back and checks (IOR -W,
+strata --verify; untimed); E3SM-IO has no check. Before each launch the script waits (up to
+--quiet-wait seconds) for other programs' load to end, and the table says how busy the machine
+was. Writes bench-output/peers.{txt,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STRATA = ROOT / "build" / "bin" / "strata"
+sys.path.insert(0, str(ROOT / "python"))
+from strata.catalogue import StrataCatalogue  # noqa: E402  (the harness package, after the path above)
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+MIB = 1048576.0
+SLOW = 0.9  # ratios below this are marked
+E3SM_MAPS = ("piodecomp16tasks16io01dims_ioid_514.dat", "piodecomp16tasks16io01dims_ioid_516.dat",
+             "piodecomp16tasks16io02dims_ioid_548.dat")
+E3SM_MAP_VARS = "1,323,63"  # E3SM-IO's h0 file: 1 variable on D1, 323 on D2, 63 on D3
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the peers
+
+
+def hdf5_dir() -> Path:
+    """Debian's parallel HDF5 (libhdf5-openmpi-dev)."""
+    arch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True).stdout.strip()
+    path = Path("/usr/lib") / (arch or "x86_64-linux-gnu") / "hdf5" / "openmpi"
+    if not (path / "include" / "hdf5.h").exists():
+        sys.exit(f"peers: no parallel HDF5 in {path} (install libhdf5-openmpi-dev: make setup)")
+    return path
+
+
+def peer_specs(jobs: int) -> dict[str, dict]:
+    h5 = hdf5_dir()
+    return {
+        "ior": {
+            "glob": "ior-*.tar.gz", "top": "ior", "binary": "src/ior",
+            "steps": ["./bootstrap",
+                      f"./configure --with-hdf5 --with-ncmpi CC=mpicc CPPFLAGS=-I{h5}/include LDFLAGS=-L{h5}/lib",
+                      f"make -j{jobs}"],
+        },
+        "e3sm-io": {
+            "glob": "e3sm-io-*.tar.gz", "top": "e3sm-io", "binary": "src/e3sm_io",
+            # configure copies a Debian-only --version-script from libhdf5.settings into LDFLAGS:
+            # make's LDFLAGS override drops it (../shared/peers/README.md).
+            "steps": ["autoreconf -i",
+                      f"./configure --with-pnetcdf=/usr --with-hdf5={h5} CC=mpicc CXX=mpicxx",
+                      f'make -j{jobs} LDFLAGS="-L/usr/lib -L{h5}/lib"'],
+        },
+    }
+
+
+def build_peers(peers_dir: Path, build_dir: Path, jobs: int, log) -> dict[str, dict]:
+    """Unpacks and builds each peer once; returns name -> {archive, root, binary, built_now}."""
+    missing = [t for t in ("autoreconf", "automake", "libtoolize", "mpicc", "mpicxx") if shutil.which(t) is None]
+    out: dict[str, dict] = {}
+    build_dir.mkdir(parents=True, exist_ok=True)
+    for name, spec in peer_specs(jobs).items():
+        archives = sorted(peers_dir.glob(spec["glob"]))
+        if not archives:
+            sys.exit(f"peers: no {spec['glob']} in {peers_dir} (point --peers at the folder of the peers' archives)")
+        archive = archives[-1]
+        stem = archive.name.removesuffix(".tar.gz")
+        root = build_dir / stem / spec["top"]
+        binary = root / spec["binary"]
+        stamp = build_dir / f"{archive.name}.built"
+        if stamp.exists() and binary.exists():
+            out[name] = {"archive": str(archive), "root": root, "binary": binary, "built_now": False}
+            log(f"{name}: already built from {archive.name} ({binary.relative_to(build_dir.parent)})")
+            continue
+        if missing:
+            sys.exit(f"peers: building {name} needs {', '.join(missing)} (make setup installs them)")
+        shutil.rmtree(build_dir / stem, ignore_errors=True)
+        (build_dir / stem).mkdir(parents=True)
+        logfile = build_dir / f"{stem}.log"
+        log(f"{name}: building from {archive.name} into {root.relative_to(build_dir.parent)} "
+            f"(log {logfile.name}; E3SM-IO takes about 8 minutes on 2 cores)")
+        started = time.time()
+        with logfile.open("w") as f:
+            subprocess.run(["tar", "xzf", str(archive), "-C", str(build_dir / stem)], check=True, stdout=f, stderr=f)
+            for step in spec["steps"]:
+                f.write(f"\n$ {step}\n")
+                f.flush()
+                rc = subprocess.run(step, shell=True, cwd=root, stdout=f, stderr=subprocess.STDOUT, env=ENV).returncode
+                if rc != 0:
+                    tail = logfile.read_text().splitlines()[-25:]
+                    sys.exit(f"peers: `{step}` failed for {name} (exit {rc}); the end of {logfile}:\n"
+                             + "\n".join(tail))
+        if not binary.exists():
+            sys.exit(f"peers: the build of {name} did not produce {binary} (see {logfile})")
+        stamp.write_text(f"{archive.name}\n{binary}\n")
+        log(f"{name}: built in {time.time() - started:.0f} s")
+        out[name] = {"archive": str(archive), "root": root, "binary": binary, "built_now": True}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads and variants
+
+IOR_APIS = [  # (peer label, IOR arguments, the matching Strata backend)
+    ("IOR -a POSIX", ["-a", "POSIX"], "posix"),
+    ("IOR -a MPIIO", ["-a", "MPIIO"], "mpiio-ind"),
+    ("IOR -a MPIIO -c", ["-a", "MPIIO", "-c"], "mpiio-coll"),
+    ("IOR -a HDF5 -c", ["-a", "HDF5", "-c"], "hdf5"),
+    ("IOR -a NCMPI -c", ["-a", "NCMPI", "-c"], "pnetcdf"),
+]
+IOR_PATTERNS = [  # (ranks, -b, -t, -s, -F)
+    (4, "1m", "64k", 4, False),
+    (4, "4m", "1m", 2, False),
+    (4, "4m", "1m", 2, True),
+    (8, "256k", "4k", 5, False),
+]
+
+
+def ior_workloads(cat: StrataCatalogue, reps: int) -> list[dict]:
+    out = []
+    for ranks, b, t, s, fpp in IOR_PATTERNS:
+        layout = "file-per-process" if fpp else "shared"
+        able = set(cat.backends_with(layout))
+        name = f"IOR -b {b} -t {t} -s {s}{' -F' if fpp else ''} ({ranks} ranks)"
+        pairs, variants = [], []
+        for label, api, backend in IOR_APIS:
+            if backend not in able:
+                continue  # no Strata backend writes this layout (hdf5, pnetcdf: a shared file only)
+            peer = {"label": label + (" -F" if fpp else ""), "side": "peer", "tool": "ior", "api": api}
+            mine = {"label": f"strata {backend}", "side": "strata", "backend": backend}
+            variants += [peer, mine]
+            pairs.append((peer["label"], mine["label"]))
+        engine = {"label": "strata strata (engine)", "side": "strata", "backend": "strata"}
+        if "strata" in able:
+            variants.append(engine)
+        out.append({"name": name, "kind": "ior", "ranks": ranks, "reps": reps, "fpp": fpp,
+                    "bytes": ranks * s * size_bytes(b), "b": b, "t": t, "s": s,
+                    "variants": variants, "pairs": pairs, "engine": engine["label"] if "strata" in able else None})
+    return out
+
+
+def e3sm_workload(cat: StrataCatalogue, e3sm_root: Path, maps_dir: Path | None) -> dict:
+    dats = [(maps_dir or e3sm_root / "datasets") / m for m in E3SM_MAPS]
+    for d in dats:
+        if not d.exists():
+            sys.exit(f"peers: no PIO map {d} (the e3sm-io archive's datasets/ holds them; or give --maps-dir)")
+    peers = [
+        {"label": "E3SM-IO -a pnetcdf -x canonical -j", "side": "peer", "tool": "e3sm-io",
+         "api": ["-a", "pnetcdf", "-x", "canonical", "-j"], "ext": ".nc"},
+        {"label": "E3SM-IO -a hdf5 -x canonical -j", "side": "peer", "tool": "e3sm-io",
+         "api": ["-a", "hdf5", "-x", "canonical", "-j"], "ext": ".h5"},
+        {"label": "E3SM-IO -a hdf5 -x canonical (double)", "side": "peer", "tool": "e3sm-io",
+         "api": ["-a", "hdf5", "-x", "canonical"], "ext": ".h5"},
+    ]
+    backends = [b for b in ("posix", "mpiio-ind", "mpiio-coll", "hdf5", "pnetcdf") if b in cat.backends]
+    mine = [{"label": f"strata {b}", "side": "strata", "backend": b} for b in backends]
+    engine = {"label": "strata strata (engine)", "side": "strata", "backend": "strata"}
+    pairs = []
+    for b in backends:
+        if b == "pnetcdf":
+            pairs.append((peers[0]["label"], "strata pnetcdf"))
+        elif b == "hdf5":
+            pairs += [(peers[1]["label"], "strata hdf5"), (peers[2]["label"], "strata hdf5")]
+        else:
+            pairs.append((None, f"strata {b}"))  # no peer of its own: against the fastest peer
+    return {"name": "E3SM F case, E3SM-IO's map, h0 file (16 ranks)", "kind": "e3sm", "ranks": 16, "reps": 1,
+            "map_nc": e3sm_root / "datasets" / "map_f_case_16p.nc", "maps": ",".join(str(d) for d in dats),
+            "variants": [*peers, *mine, engine], "pairs": pairs, "engine": engine["label"]}
+
+
+def size_bytes(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    return int(text[:-1]) * units[text[-1].lower()] if text[-1].lower() in units else int(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Launches
+
+
+def mpirun(ranks: int, peer_env: list[str]) -> list[str]:
+    cmd = ["mpirun", "-n", str(ranks), "--oversubscribe"]
+    for assignment in peer_env:
+        cmd += ["-x", assignment]
+    return cmd
+
+
+def run(cmd: list[str], timeout: int) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(cmd, 124, e.stdout or "", f"timed out after {timeout} s")
+
+
+def failure(proc: subprocess.CompletedProcess) -> dict:
+    text = (proc.stderr.strip() + "\n" + proc.stdout.strip()).strip()
+    return {"error": f"exit {proc.returncode}: {text[-400:]}"}
+
+
+def run_ior(w: dict, v: dict, ior: Path, tmp: Path, verify: bool, peer_env: list[str]) -> dict:
+    summary, ranks_csv = tmp / "ior-summary.json", tmp / "ior-ranks.csv"
+    summary.unlink(missing_ok=True)
+    ranks_csv.unlink(missing_ok=True)
+    cmd = [*mpirun(w["ranks"], peer_env), str(ior), *v["api"], "-b", w["b"], "-t", w["t"], "-s", str(w["s"]),
+           *(["-F"] if w["fpp"] else []), "-w", "-i", str(w["reps"]), *(["-W"] if verify else []),
+           "-o", str(tmp / "data" / "ior.dat"), "-O", "summaryFormat=JSON", "-O", f"summaryFile={summary}",
+           "-O", f"saveRankPerformanceDetailsCSV={ranks_csv}"]
+    proc = run(cmd, 900)
+    if proc.returncode != 0 or not summary.exists():
+        return failure(proc)
+    results = [r for r in json.loads(summary.read_text())["tests"][0]["Results"] if r["access"] == "write"]
+    # IOR's bandwidth: the aggregate bytes over (latest close - earliest open); its times are
+    # printed to 0.1 ms, so the span is taken back from the bandwidth.
+    span = [w["bytes"] / MIB / r["bwMiB"] for r in results]
+    with ranks_csv.open() as f:
+        rows = [r for r in csv.DictReader(f) if r["access"] == "write"]
+    n = w["ranks"]
+    slowest = [max(float(r["runtime-with-openclose"]) for r in rows[i:i + n]) for i in range(0, len(rows), n)]
+    if len(slowest) != len(span):
+        return {"error": f"IOR wrote {len(rows)} per-rank rows for {len(span)} writes of {n} ranks"}
+    steps = [{"open_s": r["openTime"], "xfer_s": r["wrRdTime"], "close_s": r["closeTime"]} for r in results]
+    return {"own_s": span, "alt_s": slowest, "bytes": w["bytes"], "verified": True if verify else None,
+            "steps": steps}
+
+
+def run_e3sm_io(w: dict, v: dict, e3sm: Path, tmp: Path, peer_env: list[str]) -> dict:
+    cmd = [*mpirun(w["ranks"], peer_env), str(e3sm), str(w["map_nc"]), *v["api"], "-f", "0",
+           "-o", str(tmp / "data" / f"e3sm{v['ext']}")]
+    proc = run(cmd, 1800)
+    if proc.returncode != 0:
+        return failure(proc)
+    p = parse_e3sm_io(proc.stdout)
+    if "end-to-end" not in p.get("max", {}):
+        return {"error": "no timings in E3SM-IO's output: " + proc.stdout[-300:]}
+    phases = ("I/O preparing", "file open/create", "define variables", "posting write requests",
+              "write flushing", "close")
+    # Its own open-to-close figure: the slowest rank's end-to-end (from the barrier before the
+    # create to after the collective close, so it spans the earliest open to the latest close);
+    # the other way: the maxima of its barrier-separated phases added up.
+    phase_sum = sum(p["max"].get(k, 0.0) for k in phases)
+    return {"own_s": [p["max"]["end-to-end"]], "alt_s": [phase_sum], "bytes": p["bytes"], "verified": None,
+            "steps": [p["max"]], "variables": p["variables"], "requests": p.get("requests")}
+
+
+def parse_e3sm_io(text: str) -> dict:
+    out: dict = {"max": {}, "variables": {}}
+    for m in re.finditer(r"^(?:Time of )?(.+?)\s+(?:time\s+)?min/max =\s+([\d.]+) /\s+([\d.]+)", text, re.M):
+        out["max"][m.group(1).strip()] = float(m.group(3))
+    m = re.search(r"Total write amount\s+=\s+([\d.]+) MiB", text)
+    out["bytes"] = float(m.group(1)) * MIB if m else None
+    for m in re.finditer(r"No\. variables use (no decomposition|decomposition D\d)\s*=\s*(\d+)", text):
+        out["variables"][m.group(1)] = int(m.group(2))
+    m = re.search(r"Total no\. climate variables\s*=\s*(\d+)", text)
+    if m:
+        out["variables"]["total"] = int(m.group(1))
+    m = re.search(r"Total no\. noncontiguous requests\s*=\s*(\d+)", text)
+    if m:
+        out["requests"] = int(m.group(1))
+    return out
+
+
+def run_strata(w: dict, v: dict, tmp: Path, verify: bool) -> dict:
+    record_path = tmp / "strata.json"
+    record_path.unlink(missing_ok=True)
+    if w["kind"] == "ior":
+        kernel = ["ior", "--block-size", w["b"].upper(), "--transfer-size", w["t"].upper(), "--segments", str(w["s"])]
+        if w["fpp"]:
+            kernel.append("--file-per-process")
+    else:
+        kernel = ["e3sm", "--maps", w["maps"], "--map-vars", E3SM_MAP_VARS]
+    cmd = [*mpirun(w["ranks"], []), str(STRATA), "run", *kernel, "--backend", v["backend"], "--no-advice",
+           "--repetitions", str(w["reps"]), "--output", str(tmp / "data" / "strata"), "--json", str(record_path),
+           "--quiet", *(["--verify"] if verify else [])]
+    proc = run(cmd, 1800)
+    if proc.returncode != 0 or not record_path.exists():
+        return failure(proc)
+    record = json.loads(record_path.read_text())
+    writes = [r["write"] for r in record["repetitions"]]
+    return {"own_s": [r["time_s"] for r in writes], "alt_s": [], "bytes": writes[0]["bytes"],
+            "verified": record.get("verified") if verify else None,
+            "steps": [{k: r.get(k, 0.0) for k in ("open_s", "xfer_s", "close_s")} for r in writes],
+            "requests": writes[-1].get("requests"), "workarounds": record.get("mpi_workarounds", []),
+            "params": record.get("params"), "io_component": record.get("io_component"),
+            "git_rev": record.get("git_rev")}
+
+
+def cpu_busy(seconds: float = 0.25) -> float:
+    """The fraction of the machine's CPU time that was not idle over `seconds` (from /proc/stat):
+    taken between launches, it is other programs' load, which would distort the numbers."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # total, idle + iowait
+
+    try:
+        total0, idle0 = sample()
+        time.sleep(seconds)
+        total1, idle1 = sample()
+    except OSError:
+        return 0.0
+    return 1.0 - (idle1 - idle0) / max(total1 - total0, 1)
+
+
+BUSY = 0.2  # a launch that starts with the CPU busier than this (others' load) is counted
+
+
+def wait_for_quiet(limit: float, log) -> float:
+    """Waits up to `limit` seconds for other programs' load to fall to BUSY; returns the last
+    measure (what the launch started with)."""
+    started = time.time()
+    busy = cpu_busy()
+    if busy > BUSY:
+        log(f"  the CPU is {busy:.0%} busy between launches (another program): waiting up to {limit:.0f} s")
+    while busy > BUSY and time.time() - started < limit:
+        time.sleep(1.0)
+        busy = cpu_busy()
+    return busy
+
+
+def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, peers: dict, peer_env: list[str], log,
+            busy: list[float], quiet_wait: float) -> dict:
+    samples = {v["label"]: {"own_s": [], "later_s": [], "alt_s": [], "steps": [], "errors": [], "verified": [],
+                            "info": {}} for v in w["variants"]}
+    for r in range(rounds):
+        order = list(w["variants"])
+        rng.shuffle(order)
+        for v in order:
+            log(f"{w['name']}: round {r + 1}/{rounds}, {v['label']}")
+            data = tmp / "data"
+            shutil.rmtree(data, ignore_errors=True)
+            data.mkdir()
+            os.sync()  # no launch pays for the previous one's writeback
+            busy.append(wait_for_quiet(quiet_wait, log))
+            verify = r == 0
+            if v["side"] == "strata":
+                res = run_strata(w, v, tmp, verify)
+            elif v["tool"] == "ior":
+                res = run_ior(w, v, peers["ior"]["binary"], tmp, verify, peer_env)
+            else:
+                res = run_e3sm_io(w, v, peers["e3sm-io"]["binary"], tmp, peer_env)
+            s = samples[v["label"]]
+            if "error" in res:
+                s["errors"].append(res["error"])
+                log(f"  FAILED: {res['error'][-200:]}")
+                continue
+            s["own_s"] += res["own_s"]
+            s["later_s"] += res["own_s"][2:]  # a launch's writes 3, 4, ... (see the engine's note)
+            s["alt_s"] += res["alt_s"]
+            s["steps"] += res["steps"]
+            if res["verified"] is not None:
+                s["verified"].append(res["verified"])
+            s["info"] = {k: res[k] for k in ("bytes", "variables", "requests", "params", "io_component") if k in res}
+    shutil.rmtree(tmp / "data", ignore_errors=True)
+    rows = {}
+    for label, s in samples.items():
+        nbytes = s["info"].get("bytes") or w.get("bytes") or 0
+        row = {"bytes": nbytes, "own_s": s["own_s"], "alt_s": s["alt_s"], "errors": s["errors"],
+               "later_mib_s": statistics.median(nbytes / MIB / t for t in s["later_s"]) if s["later_s"] else None,
+               "verified": all(s["verified"]) if s["verified"] else None, "info": s["info"]}
+        for way in ("own", "alt"):
+            times = s[f"{way}_s"]
+            row[f"{way}_median_s"] = statistics.median(times) if times else None
+            row[f"{way}_mib_s"] = statistics.median(nbytes / MIB / t for t in times) if times else None
+        row["steps_median"] = {k: statistics.median(float(x[k]) for x in s["steps"])
+                               for k in (s["steps"][0] if s["steps"] else {})}
+        rows[label] = row
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+def mark(ratio: float | None) -> str:
+    if ratio is None:
+        return "   n/a"
+    return f"{ratio:6.2f}{' <0.9' if round(ratio, 2) < SLOW else ''}"
+
+
+def fmt(x: float | None, spec: str = "9.1f") -> str:
+    return format(x, spec) if x is not None else "FAILED".rjust(len(format(0.0, spec)))
+
+
+def ior_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
+    lines = [f"{w['name']}: {w['bytes'] / MIB:.0f} MiB per write, {w['reps']} writes per launch"]
+    lines.append(f"  {'peer variant':22s} {'peer MiB/s':>10s} {'(slowest)':>9s}   {'Strata backend':22s} "
+                 f"{'Strata MiB/s':>12s} {'ratio':>6s}")
+    out = []
+    for peer, mine in w["pairs"]:
+        p, s = rows[peer], rows[mine]
+        ratio = s["own_mib_s"] / p["own_mib_s"] if p["own_mib_s"] and s["own_mib_s"] else None
+        lines.append(f"  {peer:22s} {fmt(p['own_mib_s'], '10.1f')} ({fmt(p['alt_mib_s'], '7.1f')})   {mine:22s} "
+                     f"{fmt(s['own_mib_s'], '12.1f')} {mark(ratio)}")
+        out.append({"pattern": w["name"], "peer": peer, "strata": mine, "peer_mib_s": p["own_mib_s"],
+                    "peer_slowest_rank_mib_s": p["alt_mib_s"], "strata_mib_s": s["own_mib_s"], "ratio": ratio,
+                    "timing": "IOR: latest close - earliest open; Strata: its slowest rank's open to close"})
+    peers = {k: v["own_mib_s"] for k, v in rows.items() if k.startswith("IOR") and v["own_mib_s"]}
+    engine = None
+    if w["engine"] and peers:
+        best = max(peers, key=peers.get)
+        e = rows[w["engine"]]["own_mib_s"]
+        later = rows[w["engine"]]["later_mib_s"]
+        engine = {"pattern": w["name"], "fastest_peer": best, "peer_mib_s": peers[best], "strata_mib_s": e,
+                  "ratio": e / peers[best] if e else None, "later_mib_s": later,
+                  "later_ratio": later / peers[best] if later else None}
+    steps = []
+    for label, row in rows.items():
+        st = row["steps_median"]
+        if st and label.startswith("strata"):
+            steps.append(f"{label.removeprefix('strata ')} {st['open_s'] * 1e3:.2f}/{st['xfer_s'] * 1e3:.2f}/"
+                         f"{st['close_s'] * 1e3:.2f}")
+    lines.append("  Strata's steps, median ms open/transfer/close (slowest rank each): " + "; ".join(steps))
+    return lines, out, engine
+
+
+def e3sm_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
+    lines = [f"{w['name']}: one write per launch; seconds (lower is better), ratio = peer s / Strata s"]
+    peers = {k: v["own_median_s"] for k, v in rows.items() if k.startswith("E3SM-IO") and v["own_median_s"]}
+    fastest = min(peers, key=peers.get) if peers else None
+    lines.append(f"  {'peer variant':40s} {'peer s':>7s} {'(phases)':>8s} {'MiB':>6s}   {'Strata backend':16s} "
+                 f"{'Strata s':>8s} {'MiB':>6s} {'ratio':>6s}")
+    out = []
+    for peer, mine in w["pairs"]:
+        note = ""
+        if peer is None:
+            peer, note = fastest, "  (no peer of its own: the fastest peer)"
+        if peer is None:
+            continue
+        p, s = rows[peer], rows[mine]
+        both = p["own_median_s"] and s["own_median_s"]
+        ratio = p["own_median_s"] / s["own_median_s"] if both else None
+        lines.append(f"  {peer:40s} {fmt(p['own_median_s'], '7.2f')} ({fmt(p['alt_median_s'], '6.2f')}) "
+                     f"{(p['bytes'] or 0) / MIB:6.2f}   {mine:16s} {fmt(s['own_median_s'], '8.2f')} "
+                     f"{(s['bytes'] or 0) / MIB:6.2f} {mark(ratio)}{note}")
+        out.append({"pattern": w["name"], "peer": peer, "strata": mine, "peer_s": p["own_median_s"],
+                    "peer_phases_s": p["alt_median_s"], "peer_bytes": p["bytes"], "strata_s": s["own_median_s"],
+                    "strata_bytes": s["bytes"], "ratio": ratio,
+                    "timing": "E3SM-IO: its end-to-end max; Strata: its slowest rank's open to close"})
+    engine = None
+    e = rows[w["engine"]]["own_median_s"]
+    if fastest:
+        engine = {"pattern": w["name"], "fastest_peer": fastest, "peer_s": peers[fastest], "strata_s": e,
+                  "ratio": peers[fastest] / e if e else None}
+    # What each side writes.
+    info = next((r["info"] for k, r in rows.items() if k.startswith("E3SM-IO") and r["info"].get("variables")), {})
+    v = info.get("variables", {})
+    partitioned = sum(n for k, n in v.items() if k.startswith("decomposition"))
+    lines.append(f"  What differs: E3SM-IO writes {v.get('total', '?')} variables ({partitioned} on the maps, "
+                 f"{v.get('no decomposition', '?')} not partitioned, written by one rank) with their attributes and "
+                 f"a netCDF/HDF5 header; Strata writes the {partitioned} partitioned ones ({E3SM_MAP_VARS} per map, "
+                 "float), no attributes. '(double)' writes the same variables as double: twice the bytes.")
+    lines.append("  'peer s' = E3SM-IO's end-to-end max (its open-to-close figure: from the barrier before the create "
+                 "to after the collective close, the header's definition included); '(phases)' = its barrier-separated "
+                 "phases' maxima added up.")
+    for label, row in rows.items():
+        st = row["steps_median"]
+        if st and label.startswith("strata"):
+            lines.append(f"  {label:24s} open {st['open_s']:.3f} s, transfer {st['xfer_s']:.3f} s, "
+                         f"close {st['close_s']:.3f} s; {row['info'].get('requests', '?')} file requests")
+        elif st:
+            lines.append(f"  {label:40s} open {st.get('file open/create', 0):.3f} s, define "
+                         f"{st.get('define variables', 0):.3f} s, post {st.get('posting write requests', 0):.3f} s, "
+                         f"flush {st.get('write flushing', 0):.3f} s, close {st.get('close', 0):.3f} s")
+    return lines, out, engine
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--peers", type=Path, default=ROOT.parent / "shared" / "peers",
+                        help="folder of the peers' archives (default ../shared/peers)")
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "build-peers")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (>= 5 unless --quick)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 round, 2 writes per IOR launch")
+    parser.add_argument("--only", default="ior,e3sm", help="workloads, comma-separated: ior, e3sm")
+    parser.add_argument("--maps-dir", type=Path, help="PIO .dat maps (default: the e3sm-io archive's datasets/)")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--strata", type=Path, default=STRATA, help="the strata program (default build/bin/strata)")
+    parser.add_argument("--quiet-wait", type=float, default=30.0,
+                        help="seconds to wait before a launch for other programs' load to end (0: never wait)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="make -j for the peers' builds")
+    parser.add_argument("--dir", type=Path, help="where data files go (default: a folder in --output)")
+    parser.add_argument("--output", type=Path, default=ROOT / "bench-output")
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    if args.quick:
+        args.rounds = 1
+    elif args.rounds < 5:
+        parser.error("--rounds must be at least 5 (--quick for a smoke run)")
+    ior_reps = 2 if args.quick else 5
+    start = time.time()
+
+    def log(message: str) -> None:
+        print(f"[{time.time() - start:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+    global STRATA
+    STRATA = args.strata.resolve()
+    if not STRATA.exists():
+        sys.exit(f"peers: {STRATA} is missing (make build)")
+    strata_mtime = STRATA.stat().st_mtime
+    peers = build_peers(args.peers, args.build_dir, args.jobs, log)
+    built_s = time.time() - start
+    cat = StrataCatalogue.from_binary(STRATA)
+    workloads = ior_workloads(cat, ior_reps) if "ior" in only else []
+    if "e3sm" in only:
+        workloads.append(e3sm_workload(cat, peers["e3sm-io"]["root"], args.maps_dir))
+
+    args.output.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="peers.", dir=args.dir or args.output))
+    (tmp / "data").mkdir()
+    # The MPI settings Strata applies to itself before MPI_Init: the peers get them too.
+    probe = run_strata({"kind": "ior", "ranks": 2, "reps": 1, "b": "64k", "t": "64k", "s": 1, "fpp": False},
+                       {"backend": "posix"}, tmp, False)
+    if "error" in probe:
+        sys.exit(f"peers: a 2-rank strata run failed: {probe['error']}")
+    peer_env = [a.split(":", 1)[0] for a in probe.get("workarounds", []) if "=" in a.split(":", 1)[0]]
+    rng = random.Random(args.seed)
+    busy: list[float] = []
+    report: dict = {"strata": {"path": str(STRATA), "git_rev": probe.get("git_rev")}, "seed": args.seed,
+                    "rounds": args.rounds, "quick": args.quick, "ior_writes_per_launch": ior_reps,
+                    "peers": {k: {"archive": v["archive"], "binary": str(v["binary"]), "built_now": v["built_now"]}
+                              for k, v in peers.items()},
+                    "peer_env": peer_env, "io_component": probe.get("io_component"), "workloads": [], "pairs": [],
+                    "engine": []}
+    head = "SMOKE RUN (--quick: 1 round, not a result). " if args.quick else ""
+    lines = [f"{head}Strata against its peers (issue 20): {args.rounds} interleaved round(s), shuffle seed "
+             f"{args.seed}, medians of every write; open and close included, fsync not included.",
+             f"Strata {probe.get('git_rev', '?')} ({STRATA}); MPI-IO component {probe.get('io_component', '?')} "
+             "on both sides; the peers run with Strata's own MPI "
+             f"settings ({', '.join(peer_env) or 'none'}); every Strata run --no-advice.",
+             "Verified: round 1 of every IOR and Strata variant (IOR -W, strata --verify, untimed); E3SM-IO has no "
+             "check.",
+             "Timing, every ratio: the wall time from the earliest open to the latest close on both sides. The "
+             "peer's is its own figure (IOR's bandwidth; E3SM-IO's end-to-end max, which spans from its barrier "
+             "to after its collective close).",
+             "Strata's is its JSON's time_s, the slowest rank's open to close after a barrier: every step of a Strata "
+             "write ends in an agreement (MPI_Allreduce), so all ranks end together and the slowest rank's time is "
+             "the span.",
+             "'(slowest)' is IOR's slowest rank alone (its per-rank CSV): IOR -a POSIX ranks never synchronise "
+             "between open and close, so with 4-8 ranks on 2 cores they run one after another and each rank's own "
+             "time understates the span - the reason the ratios do not use it. '(phases)': E3SM-IO's phase maxima "
+             f"added. ratio = Strata / peer in speed; '<0.9' marks a ratio below {SLOW}.", ""]
+    engine_lines = ["Engine vs the fastest peer (timing as above; ratio = strata / peer in speed). The engine "
+                    "keeps the previous output until the new one commits, so a launch's first two writes go to fresh "
+                    "pages (slow on this VM, docs/engine.md); its writes 3+ are shown apart."]
+    for w in workloads:
+        rows = measure(w, args.rounds, rng, tmp, peers, peer_env, log, busy, args.quiet_wait)
+        table, pairs, engine = (ior_lines if w["kind"] == "ior" else e3sm_lines)(w, rows)
+        lines += table + [""]
+        report["workloads"].append({"name": w["name"], "kind": w["kind"], "ranks": w["ranks"], "rows": rows})
+        report["pairs"] += pairs
+        for label, row in rows.items():
+            for err in row["errors"][:1]:
+                lines.insert(-1, f"  {label} FAILED: {err[-200:]}")
+        if engine:
+            report["engine"].append(engine)
+            if w["kind"] == "ior":
+                engine_lines.append(f"  {w['name']:44s} strata {fmt(engine['strata_mib_s'], '9.1f')} MiB/s vs "
+                                    f"{engine['fastest_peer']:22s} {engine['peer_mib_s']:9.1f} MiB/s  "
+                                    f"{mark(engine['ratio'])}")
+                if engine["later_ratio"] is not None:
+                    engine_lines.append(f"  {'':44s} writes 3+ of each launch {engine['later_mib_s']:9.1f} MiB/s, "
+                                        f"ratio {engine['later_ratio']:.2f}")
+            else:
+                engine_lines.append(f"  {w['name']:44s} strata {fmt(engine['strata_s'], '9.2f')} s     vs "
+                                    f"{engine['fastest_peer']:22s} {engine['peer_s']:9.2f} s      "
+                                    f"{mark(engine['ratio'])}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    total = time.time() - start
+    loaded = sum(b > BUSY for b in busy)
+    quiet = (f"the machine was quiet: before each of the {len(busy)} launches the CPU was at most {max(busy):.0%} "
+             "busy" if busy and not loaded else
+             f"WARNING: {loaded} of {len(busy)} launches started with the CPU more than {BUSY:.0%} busy (others' "
+             f"programs; median {statistics.median(busy):.0%}): these numbers are not clean, run again on a quiet "
+             "machine")
+    if STRATA.stat().st_mtime != strata_mtime:
+        quiet += f"; WARNING: {STRATA} was rebuilt during the run (its rows may mix two builds)"
+    lines += engine_lines + ["", f"Took {total / 60:.1f} min ({built_s:.0f} s of it building the peers); {quiet}."]
+    report["seconds"] = {"total": total, "build": built_s}
+    report["cpu_busy_before_launches"] = busy
+    text = "\n".join(lines)
+    print(text)
+    (args.output / "peers.txt").write_text(text + "\n")
+    (args.output / "peers.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+    log(f"table and JSON in {args.output}")
+    failed = any(r["errors"] for w in report["workloads"] for r in w["rows"].values())
+    unverified = any(r["verified"] is False for w in report["workloads"] for r in w["rows"].values())
+    return 1 if failed or unverified else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
