@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 
 #include "backends/backend.hpp"
 #include "backends/transfer_steps.hpp"
@@ -24,30 +25,65 @@ class PosixBackend final : public Backend {
 
   std::string name() const override { return "posix"; }
 
+  // No step makes an MPI call, so none needs an agreement of its own: an error is kept until
+  // close, where the driver's one agreement reports it on every rank (the other steps are skipped).
+  bool agrees_on(BackendStep step) const override { return step != BackendStep::close; }
+
   void open(Access access) override {
     path_ = ctx_.file.path;
-    if (access == Access::write) {
-      // Each file's creator creates it; the others open it once that has happened everywhere.
-      collectively(ctx_.comm, [&] {
-        if (ctx_.file.creator) open_fd(O_WRONLY | O_CREAT);
-      });
-      if (!ctx_.file.creator) open_fd(O_WRONLY);
-      return;
-    }
-    open_fd(O_RDONLY);
-    {
-      struct stat st {};
-      if (::fstat(fd_, &st) != 0) throw_system("cannot stat \"" + path_ + "\"", errno);
-      const uint64_t need = ctx_.file.bytes_needed;
-      if (static_cast<uint64_t>(st.st_size) < need) {
-        throw_runtime("\"" + path_ + "\" holds " + std::to_string(st.st_size) + " bytes but the decomposition needs " +
-                      std::to_string(need) + " (the file is shorter than the decomposition)");
-      }
-    }
+    failure_.reset();
+    // Every rank opens with O_CREAT: creating a file that another rank has just created is not
+    // an error, so nobody waits for the file's creator.
+    failure_ = caught([&] {
+      open_fd(access == Access::write ? O_WRONLY | O_CREAT : O_RDONLY);
+      if (access == Access::read) check_size();
+    });
   }
 
   void transfer(Access access, std::byte* buffer) override {
     requests_ = 0;
+    if (!failure_) failure_ = caught([&] { move(access, buffer); });
+  }
+
+  void close() override {
+    std::optional<Error> failure = std::move(failure_);
+    failure_.reset();
+    if (fd_ >= 0) {
+      int fd = fd_;
+      fd_ = -1;
+      if (!failure && ctx_.io.fsync && writing_ && ::fsync(fd) != 0) {
+        failure = caught([&] { throw_system("fsync of \"" + path_ + "\" failed", errno); });
+      }
+      if (::close(fd) != 0 && !failure) failure = caught([&] { throw_system("close of \"" + path_ + "\" failed", errno); });
+    }
+    if (failure) throw *failure;
+    // The creator extends a file the writes left short. Other ranks may still be writing (no
+    // agreement came between): extending never shortens, and every write lands below the extent.
+    if (writing_) extend_to_extent(ctx_.file);
+  }
+
+  uint64_t requests() const override { return requests_; }
+
+ private:
+  void open_fd(int flags) {
+    writing_ = (flags & O_WRONLY) != 0;
+    fd_ = ::open(path_.c_str(), flags | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      throw_system(std::string("cannot open \"") + path_ + "\" for " + (writing_ ? "writing" : "reading"), errno);
+    }
+  }
+
+  void check_size() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) throw_system("cannot stat \"" + path_ + "\"", errno);
+    const uint64_t need = ctx_.file.bytes_needed;
+    if (static_cast<uint64_t>(st.st_size) < need) {
+      throw_runtime("\"" + path_ + "\" holds " + std::to_string(st.st_size) + " bytes but the decomposition needs " +
+                    std::to_string(need) + " (the file is shorter than the decomposition)");
+    }
+  }
+
+  void move(Access access, std::byte* buffer) {
     const auto pieces = split_extents(d_, flatten(d_), d_.transfer_bytes ? d_.transfer_bytes : kMaxRequestBytes);
     for (const Extent& e : pieces) {
       const Variable& v = d_.variables[static_cast<size_t>(e.var)];
@@ -76,36 +112,13 @@ class PosixBackend final : public Backend {
     }
   }
 
-  void close() override {
-    if (fd_ < 0) return;
-    int fd = fd_;
-    fd_ = -1;
-    if (ctx_.io.fsync && writing_ && ::fsync(fd) != 0) {
-      int err = errno;
-      ::close(fd);
-      throw_system("fsync of \"" + path_ + "\" failed", err);
-    }
-    if (::close(fd) != 0) throw_system("close of \"" + path_ + "\" failed", errno);
-    if (writing_) extend_to_extent(ctx_.file);  // every rank's writes are done (the transfer was agreed)
-  }
-
-  uint64_t requests() const override { return requests_; }
-
- private:
-  void open_fd(int flags) {
-    writing_ = (flags & O_WRONLY) != 0;
-    fd_ = ::open(path_.c_str(), flags | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      throw_system(std::string("cannot open \"") + path_ + "\" for " + (writing_ ? "writing" : "reading"), errno);
-    }
-  }
-
   BackendContext ctx_;
   const Decomposition& d_;
   std::string path_;
   int fd_ = -1;
   bool writing_ = false;
   uint64_t requests_ = 0;
+  std::optional<Error> failure_;  // kept from open or transfer until close
 };
 
 }  // namespace

@@ -50,7 +50,7 @@ CAUSES = {
     "full": r"No space left on device|is full",
     "read-only": r"Read-only file system|Permission denied",
     "removed": r"No such file or directory",
-    "truncated": r"shorter than the decomposition",
+    "truncated": r"shorter than the (decomposition|data declared)|truncated file",  # HDF5 names it itself
     "killed": r"exited on signal 9 \(Killed\)",
 }
 
