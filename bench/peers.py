@@ -514,6 +514,7 @@ def e3sm_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
 
 
 def main() -> int:
+    global STRATA
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--peers", type=Path, default=ROOT.parent / "shared" / "peers",
                         help="folder of the peers' archives (default ../shared/peers)")
@@ -541,7 +542,6 @@ def main() -> int:
     def log(message: str) -> None:
         print(f"[{time.time() - start:7.1f} s] {message}", file=sys.stderr, flush=True)
 
-    global STRATA
     STRATA = args.strata.resolve()
     if not STRATA.exists():
         sys.exit(f"peers: {STRATA} is missing (make build)")
