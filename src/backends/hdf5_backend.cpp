@@ -113,14 +113,17 @@ class Hdf5Backend final : public Backend {
       std::vector<Extent> step_extents =
           steps.count == 1 ? stream.extents()
                            : clip_to_memory(d_, stream.extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes);
+      // Each variable's extents, in one pass (a real decomposition has hundreds of variables and
+      // hundreds of thousands of extents: a scan per variable dominated the whole write).
+      std::vector<std::vector<Extent>> by_var(d_.variables.size());
+      for (const Extent& e : step_extents) by_var[static_cast<size_t>(e.var)].push_back(e);
       for (size_t v = 0; v < d_.variables.size(); ++v) {
         const Variable& var = d_.variables[v];
         uint64_t n = 0;
         std::byte* first = nullptr;
         CallSpan span;
         const uint64_t es = elem_size(var.type);
-        for (const Extent& e : step_extents) {
-          if (e.var != static_cast<int>(v)) continue;
+        for (const Extent& e : by_var[v]) {
           if (first == nullptr) {
             first = stream.data() + e.mem_offset;
             span.lo = offsets_[v] + e.elem_begin * es;
@@ -134,9 +137,9 @@ class Hdf5Backend final : public Backend {
           if (n == 0) {
             check_status(H5Sselect_none(filespace.get()), "H5Sselect_none");
           } else if (steps.count == 1) {
-            select_blocks(filespace.get(), static_cast<int>(v));
+            select_blocks(filespace.get(), v);
           } else {
-            select_boxes(filespace.get(), var, step_extents, static_cast<int>(v));
+            select_boxes(filespace.get(), var, by_var[v]);
           }
           hsize_t mem_n = n == 0 ? 1 : n;
           H5Id memspace(check_id(H5Screate_simple(1, &mem_n, nullptr), "H5Screate_simple"));
@@ -263,20 +266,22 @@ class Hdf5Backend final : public Backend {
     }
   }
 
-  // The OR of the variable's blocks, added in file order of their first element: HDF5 1.10.8
-  // misplaces elements when single-element hyperslabs are OR-ed out of order (seen on the e3sm
-  // F case at 16 ranks: two elements written 70 and 160 places away), and appending in order
-  // is also the cheap case for its span trees.
-  void select_blocks(hid_t space, int var) const {
-    const Variable& v = d_.variables[static_cast<size_t>(var)];
-    std::vector<std::pair<uint64_t, const Block*>> ordered;
-    for (const Block& b : d_.blocks) {
-      if (b.var == var) ordered.push_back({linear_index(v.shape, b.start), &b});
+  // Selects variable `var`'s blocks (blocks_of_).
+  void select_blocks(hid_t space, size_t var) {
+    if (blocks_of_.empty()) {  // every variable's blocks in file order, once
+      blocks_of_.resize(d_.variables.size());
+      std::vector<std::vector<std::pair<uint64_t, const Block*>>> ordered(d_.variables.size());
+      for (const Block& b : d_.blocks) {
+        const size_t v = static_cast<size_t>(b.var);
+        ordered[v].push_back({linear_index(d_.variables[v].shape, b.start), &b});
+      }
+      for (size_t v = 0; v < ordered.size(); ++v) {
+        std::sort(ordered[v].begin(), ordered[v].end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (const auto& [at, bp] : ordered[v]) blocks_of_[v].push_back(bp);
+      }
     }
-    std::sort(ordered.begin(), ordered.end(),
-              [](const auto& x, const auto& y) { return x.first < y.first; });
     bool first = true;
-    for (const auto& [at, bp] : ordered) {
+    for (const Block* bp : blocks_of_[var]) {
       const Block& b = *bp;
       std::vector<hsize_t> start(b.start.begin(), b.start.end()), count(b.count.begin(), b.count.end());
       check_status(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
@@ -286,10 +291,10 @@ class Hdf5Backend final : public Backend {
     }
   }
 
-  void select_boxes(hid_t space, const Variable& v, const std::vector<Extent>& extents, int var) const {
+  // The OR of `extents` (all of one variable) as row-major boxes.
+  void select_boxes(hid_t space, const Variable& v, const std::vector<Extent>& extents) const {
     bool first = true;
     for (const Extent& e : extents) {
-      if (e.var != var) continue;
       for (const Box& box : linear_range_to_boxes(v.shape, e.elem_begin, e.elems)) {
         std::vector<hsize_t> start(box.start.begin(), box.start.end()), count(box.count.begin(), box.count.end());
         check_status(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
@@ -310,6 +315,11 @@ class Hdf5Backend final : public Backend {
   uint64_t requests_ = 0;
   std::vector<uint64_t> offsets_;  // each dataset's file offset (H5Dget_offset)
   std::vector<CallSpan> spans_;    // this rank's file bytes in each collective call
+  // The OR of each variable's blocks, added in file order of their first element: HDF5 1.10.8
+  // misplaces elements when single-element hyperslabs are OR-ed out of order (seen on the e3sm
+  // F case at 16 ranks: two elements written 70 and 160 places away), and appending in order
+  // is also the cheap case for its span trees. Built at the first use.
+  std::vector<std::vector<const Block*>> blocks_of_;
 };
 
 }  // namespace
