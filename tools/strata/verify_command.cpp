@@ -5,10 +5,8 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <map>
-
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
