@@ -129,6 +129,9 @@ struct IndexedFile {
     uint64_t offset = 0, length = 0, hash = 0;
   };
   std::vector<Range> ranges;
+  // Bytes inside the ranges that no rank owned (a whole-span write filled them with zeros):
+  // (offset, length), sorted and disjoint. A reader at another rank count checks no data there.
+  std::vector<std::pair<uint64_t, uint64_t>> holes;
 };
 struct OutputIndex {
   std::vector<IndexedVariable> variables;

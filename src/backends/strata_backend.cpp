@@ -34,10 +34,12 @@ class StrataBackend final : public Backend {
                         [](const auto& h) { return h.first == "strata_commit" && h.second == "in-place"; });
   }
 
-  // open() cannot fail (it only resets the statistics) and close() is the engine's close, one
-  // agreement on the outcome (and the commit) over every rank. transfer() is left to the
-  // driver's agreement: a declaration can fail on one rank before the phase's plan agrees.
-  bool agrees_on(BackendStep step) const override { return step != BackendStep::transfer; }
+  // Every step agrees on its own outcome: open() cannot fail (it only resets the statistics);
+  // transfer() declares (locally: a bad declaration is kept and raised on every rank by the
+  // plan) and plans (one agreement), then a read agrees on its execution and a write defers
+  // its file errors to close(), the engine's close: one agreement on the outcome (and the
+  // commit) over every rank. A driver's agreement after any of them would carry nothing new.
+  bool agrees_on(BackendStep) const override { return true; }
 
   void open(Access access) override {
     access_ = access;

@@ -127,6 +127,29 @@ const DatasetSpec& DatasetSet::dataset(int ds, const char* what) const {
 }
 
 int DatasetSet::define(DatasetSpec spec) {
+  int id = -1;
+  deferring([&] { id = define_now(std::move(spec)); });
+  return id;
+}
+
+void DatasetSet::add_block(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count) {
+  deferring([&] { add_block_now(ds, start, count); });
+}
+
+void DatasetSet::add_flat(int ds, uint64_t elem_offset, uint64_t elems) {
+  deferring([&] { add_flat_now(ds, elem_offset, elems); });
+}
+
+// A declaration is local: its error is kept (the first one) and raised on every rank by the
+// write's or read's first agreement, so a rank with a bad declaration never leaves the others
+// waiting in a collective, and the caller needs no agreement of its own after declaring.
+template <typename F>
+void DatasetSet::deferring(F&& fn) {
+  if (deferred_) return;
+  deferred_ = caught(std::forward<F>(fn));
+}
+
+int DatasetSet::define_now(DatasetSpec spec) {
   if (spec.name.empty()) throw_usage("a dataset needs a name");
   if (spec.shape.empty()) throw_usage("dataset \"" + spec.name + "\" has no dimensions");
   for (uint64_t s : spec.shape) {
@@ -140,7 +163,7 @@ int DatasetSet::define(DatasetSpec spec) {
   return static_cast<int>(specs_.size()) - 1;
 }
 
-void DatasetSet::add_block(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count) {
+void DatasetSet::add_block_now(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count) {
   const DatasetSpec& d = dataset(ds, "add_block");
   const size_t nd = d.shape.size();
   if (start.size() != nd || count.size() != nd) {
@@ -164,7 +187,7 @@ void DatasetSet::add_block(int ds, const std::vector<uint64_t>& start, const std
   }
 }
 
-void DatasetSet::add_flat(int ds, uint64_t elem_offset, uint64_t elems) {
+void DatasetSet::add_flat_now(int ds, uint64_t elem_offset, uint64_t elems) {
   const DatasetSpec& d = dataset(ds, "add_flat");
   if (elem_offset > d.elements() || elems > d.elements() - elem_offset) {
     throw_usage("dataset \"" + d.name + "\": flat block [" + std::to_string(elem_offset) + ", " +
@@ -184,6 +207,7 @@ void DatasetSet::prepare(std::byte* user) {
   // Sorted (and, where memory allows, merged) runs of each dataset.
   sorted_.assign(specs_.size(), {});
   auto coalesce = [&] {
+    if (deferred_) throw *deferred_;
     if (specs_.empty()) throw_usage("no dataset is defined");
     for (size_t d = 0; d < specs_.size(); ++d) sorted_[d] = coalesce_runs(runs_[d], sizes[d], specs_[d].name);
   };

@@ -24,10 +24,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "decomp/decomposition.hpp"
+#include "strata/error.hpp"
 #include "strata/strata.hpp"
 
 namespace strata {
@@ -86,7 +88,10 @@ class DatasetSet {
   DatasetSet(const DatasetSet&) = delete;
   DatasetSet& operator=(const DatasetSet&) = delete;
 
-  // Every rank defines the same datasets in the same order. Returns the dataset's id.
+  // Declarations are local and never throw: the first bad one is raised, on every rank, by
+  // write() or read() (their first agreement), as the engine's Phase does.
+  // Every rank defines the same datasets in the same order. Returns the dataset's id (-1
+  // after a bad declaration).
   int define(DatasetSpec spec);
   // A subarray block of dataset `ds`.
   void add_block(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count);
@@ -111,6 +116,11 @@ class DatasetSet {
  private:
   void prepare(std::byte* user);
   const DatasetSpec& dataset(int ds, const char* what) const;
+  template <typename F>
+  void deferring(F&& fn);
+  int define_now(DatasetSpec spec);
+  void add_block_now(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count);
+  void add_flat_now(int ds, uint64_t elem_offset, uint64_t elems);
 
   Engine& engine_;
   std::string path_;
@@ -128,6 +138,7 @@ class DatasetSet {
   uint64_t extents_ = 0;
   bool reordered_ = false;
   double container_s_ = 0;
+  std::optional<Error> deferred_;  // this rank's first bad declaration
 };
 
 }  // namespace strata

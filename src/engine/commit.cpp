@@ -38,9 +38,12 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // name that exists makes ext4 (auto_da_alloc) write the renamed file's delayed blocks inside
 // rename() — 10–15 ms for 16 MiB here — so a commit never renames onto an existing name: the old
 // file leaves first, under a name that does not exist either.
-bool retire(const std::string& name) {
+// `clear_second`: remove a second name left by a crash first (roll_forward); a commit's own
+// second names are gone already (recycled, removed, or cleared with the folder's leftovers),
+// and a rename would replace one anyway, only more slowly.
+bool retire(const std::string& name, bool clear_second) {
   const std::string second = name + kRetiredSuffix;
-  ::unlink(second.c_str());  // ENOENT almost always: the last one was recycled or removed
+  if (clear_second) ::unlink(second.c_str());
   if (std::rename(name.c_str(), second.c_str()) == 0) return true;
   if (errno == ENOENT) return false;
   throw_system("cannot move \"" + name + "\" aside to \"" + second + "\"", errno);
@@ -51,22 +54,25 @@ bool retire(const std::string& name) {
 // exists (a commit completed after a crash finds some renamed already, and must not move
 // those). Between the two renames the name is briefly absent; a crash there is completed by
 // roll_forward() like any other. `retired` receives the second names of the old files (and
-// of the old index unless `drop_old_index`, which removes it instead).
+// of the old index unless `drop_old_index`: then the old index becomes the spare, for the next
+// commit's intent record, and is not listed). `after_crash`: completing an interrupted commit.
 void finish_commit(const std::string& output, const OutputIndex& index, bool sync, bool drop_old_index,
-                   std::vector<std::string>* retired) {
+                   std::vector<std::string>* retired, bool after_crash = false) {
   for (const IndexedFile& f : index.files) {
     const std::string final_name = resolve_indexed_path(output, f.path);
     const std::string partial = partial_path(final_name);
     if (::access(partial.c_str(), F_OK) != 0) continue;  // renamed already (by the commit this one completes)
-    if (retire(final_name) && retired != nullptr) retired->push_back(final_name + kRetiredSuffix);
+    if (retire(final_name, after_crash) && retired != nullptr) retired->push_back(final_name + kRetiredSuffix);
     if (std::rename(partial.c_str(), final_name.c_str()) != 0) {
       throw_system("cannot rename \"" + partial + "\" to \"" + final_name + "\"", errno);
     }
   }
   const std::string intent = intent_path(output), index_file = index_path(output);
   if (drop_old_index) {
-    ::unlink(index_file.c_str());
-  } else if (retire(index_file) && retired != nullptr) {
+    // Kept as the spare (no unlink: creating the next intent record's inode would cost more
+    // than the whole rest of a small commit on ext4).
+    if (std::rename(index_file.c_str(), spare_index_path(output).c_str()) != 0) ::unlink(index_file.c_str());
+  } else if (retire(index_file, after_crash) && retired != nullptr) {
     retired->push_back(index_file + kRetiredSuffix);
   }
   if (std::rename(intent.c_str(), index_file.c_str()) != 0) {
@@ -84,6 +90,8 @@ std::string final_path(const std::string& file) {
 }
 
 std::string intent_path(const std::string& output) { return output + ".strata-commit.json"; }
+
+std::string spare_index_path(const std::string& output) { return index_path(output) + kRetiredSuffix; }
 
 std::vector<std::string> leftover_partials(const std::string& output, const std::string& suffix) {
   return leftovers(output, {suffix})[0];
@@ -177,10 +185,17 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
   return out;
 }
 
-std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync, bool same_files) {
+std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync, bool same_files,
+                                       bool spare) {
   // Written in place: a crash while writing it leaves a record that does not parse, and then no
-  // rename has happened yet (roll_forward() drops such a record).
-  write_index_file(intent_path(output), index, sync, false);
+  // rename has happened yet (roll_forward() drops such a record). Into the spare and renamed
+  // when there is one: a crash while writing leaves a damaged spare (a retired name that the
+  // next write removes), never a record.
+  if (spare) {
+    write_index_file(intent_path(output), index, sync, true, spare_index_path(output));
+  } else {
+    write_index_file(intent_path(output), index, sync, false);
+  }
   if (sync) sync_directory(folder_of(output));
   // The files replaced keep their second name until the caller removes them (in the
   // background: freeing a large file's pages takes milliseconds), and the old index too, for
@@ -222,7 +237,7 @@ bool roll_forward(const std::string& output) {
     return false;
   }
   if (!intent) return false;
-  finish_commit(output, *intent, true, false, nullptr);
+  finish_commit(output, *intent, true, false, nullptr, true);
   return true;
 }
 
@@ -309,8 +324,17 @@ void PhaseImpl::commit_written(std::optional<Error>& failure, double t0, double*
   constexpr int kTag = 0x5717;
   std::vector<uint64_t> all;
   for (const WrittenHash& h : written_hashes_) all.insert(all.end(), {h.file, h.offset, h.length, h.hash});
+  // The holes this aggregator's whole spans filled with zeros, per file, marked in the file word.
+  for (const RoundIo& round : round_io_) {
+    for (const auto& [global, length] : round.holes) {
+      files_.split(global, length, [&](const SubFile& f, uint64_t local, uint64_t n, uint64_t) {
+        all.insert(all.end(), {files_.index_of(f.begin) | kHoleMark, local, n, 0});
+      });
+    }
+  }
   if (rank_ != 0) {
-    // The message: checksum quadruples, the statistics (as bits), and 1 when this part went well.
+    // The message: checksum quadruples (and hole quadruples), the statistics (as bits), and 1
+    // when this part went well.
     stats_.close_s = MPI_Wtime() - t0;
     double d[kStats];
     stats_array(failure, d);
@@ -365,10 +389,17 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
   index.checksum_chunk = options_.checksum_chunk;
   index.checksum_ranges = true;
   for (size_t k = 0; k + 3 < hashes.size(); k += 4) {
-    if (hashes[k] >= files.size()) throw_runtime("internal: a checksum names file " + std::to_string(hashes[k]));
-    index.files[hashes[k]].ranges.push_back({hashes[k + 1], hashes[k + 2], hashes[k + 3]});
+    const bool hole = (hashes[k] & kHoleMark) != 0;
+    const uint64_t file = hashes[k] & ~kHoleMark;
+    if (file >= files.size()) throw_runtime("internal: a checksum names file " + std::to_string(file));
+    if (hole) {
+      index.files[file].holes.emplace_back(hashes[k + 1], hashes[k + 2]);
+    } else {
+      index.files[file].ranges.push_back({hashes[k + 1], hashes[k + 2], hashes[k + 3]});
+    }
   }
   for (IndexedFile& f : index.files) {
+    std::sort(f.holes.begin(), f.holes.end());
     std::sort(f.ranges.begin(), f.ranges.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
     for (size_t i = 1; i < f.ranges.size(); ++i) {
       if (f.ranges[i].offset < f.ranges[i - 1].offset + f.ranges[i - 1].length) {
@@ -397,8 +428,11 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
   // nothing to say about dropped files: it is replaced, not kept for remove_retired().
   std::vector<std::string> names;
   for (const IndexedFile& f : index.files) names.push_back(f.path);
-  std::vector<std::string> removed = commit_output(path_, index, sync, engine_.committed_files(path_) == names);
+  const bool same_files = engine_.committed_files(path_) == names;
+  const std::string spare = engine::spare_index_path(path_);
+  std::vector<std::string> removed = commit_output(path_, index, sync, same_files, engine_.take_retired(spare));
   engine_.remember_committed(path_, std::move(names));
+  if (same_files) engine_.keep_retired(spare);  // the old index, the next commit's intent record
   // The old shared file is kept (as PATH.strata-retired) for this engine's next write of PATH.
   const std::string retired = path_ + kRetiredSuffix;
   auto kept = std::find(removed.begin(), removed.end(), retired);

@@ -24,12 +24,18 @@ inline constexpr const char* kRetiredSuffix = ".strata-retired";
 // Checksums cover chunks of this many bytes (hint strata_checksum_chunk), hashed in parallel
 // over the ranks.
 inline constexpr uint64_t kChecksumChunk = uint64_t{4} << 20;
+// In a commit message's file word: the quadruple is a hole (file, offset, length, 0) that a
+// whole-span write filled with zeros, not a checksum.
+inline constexpr uint64_t kHoleMark = uint64_t{1} << 63;
 
 std::string partial_path(const std::string& file);
 // A partial file's final name (the name itself when it is not partial).
 std::string final_path(const std::string& file);
 // PATH.strata-commit.json: the index of a commit in progress.
 std::string intent_path(const std::string& output);
+// PATH.strata-index.json.strata-retired: the index a commit replaced with one of the same files,
+// kept by the engine as the spare whose inode the next commit's intent record reuses.
+std::string spare_index_path(const std::string& output);
 // The partial files of `output` (PATH.strata-partial, PATH.subfile.N.strata-partial) in its folder.
 // (With `suffix`: the files of `output` that end so, such as retired ones.)
 std::vector<std::string> leftover_partials(const std::string& output, const std::string& suffix = kPartialSuffix);
@@ -62,9 +68,11 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
 // names (PATH.strata-retired) the previous files and index keep, for the caller to pass there
 // (in the background: freeing a large file's pages takes milliseconds). With `same_files` (the
 // caller knows the previous index lists exactly the new one's files) the old index is simply
-// replaced: nothing it names can be dropped.
+// replaced: nothing it names can be dropped, and it becomes the spare (spare_index_path). With
+// `spare` (the caller kept the last commit's spare), the intent record is written into the
+// spare and renamed, reusing its inode.
 std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync,
-                                       bool same_files = false);
+                                       bool same_files = false, bool spare = false);
 // Removes the old files the new index of `output` dropped (read from the retired old index),
 // then the retired names themselves.
 void remove_retired(const std::string& output, const std::vector<std::string>& retired);

@@ -46,7 +46,7 @@ std::optional<OutputIndex> read_index_file(const std::string& path) {
     }
     for (const auto& f : j.at("files")) {
       IndexedFile file{f.at("path").get<std::string>(), f.at("begin").get<uint64_t>(),
-                       f.at("end").is_null() ? UINT64_MAX : f.at("end").get<uint64_t>(), std::nullopt, {}, {}};
+                       f.at("end").is_null() ? UINT64_MAX : f.at("end").get<uint64_t>(), std::nullopt, {}, {}, {}};
       if (f.contains("size")) file.size = f.at("size").get<uint64_t>();
       if (f.contains("xxh3")) {
         for (const auto& c : f.at("xxh3")) file.checksums.push_back(parse_hex64(c.get<std::string>()));
@@ -59,6 +59,15 @@ std::optional<OutputIndex> read_index_file(const std::string& path) {
           if (range.length == 0 || range.offset < end) throw_usage("checksum ranges must be sorted, disjoint and non-empty");
           end = range.offset + range.length;
           file.ranges.push_back(range);
+        }
+      }
+      if (f.contains("holes")) {
+        uint64_t end = 0;
+        for (const auto& h : f.at("holes")) {
+          const uint64_t offset = h.at(0).get<uint64_t>(), length = h.at(1).get<uint64_t>();
+          if (length == 0 || offset < end) throw_usage("holes must be sorted, disjoint and non-empty");
+          end = offset + length;
+          file.holes.emplace_back(offset, length);
         }
       }
       index.files.push_back(std::move(file));
@@ -85,7 +94,7 @@ void write_output_index(const std::string& output, const OutputIndex& index) {
   write_index_file(index_path(output), index, false);
 }
 
-void write_index_file(const std::string& path, const OutputIndex& index, bool sync, bool atomic) {
+void write_index_file(const std::string& path, const OutputIndex& index, bool sync, bool atomic, const std::string& staging) {
   const int version = index.checksum_chunk == 0 ? 1 : index.checksum_ranges ? 3 : 2;
   nlohmann::json j = {{"format", "strata-index"}, {"version", version}, {"bytes", index.bytes},
                       {"writer_ranks", index.writer_ranks}};
@@ -107,16 +116,24 @@ void write_index_file(const std::string& path, const OutputIndex& index, bool sy
     if (index.checksum_chunk > 0 && version == 3) {
       file["xxh3_ranges"] = nlohmann::json::array();
       for (const IndexedFile::Range& r : f.ranges) file["xxh3_ranges"].push_back({r.offset, r.length, hex64(r.hash)});
+      if (!f.holes.empty()) {
+        file["holes"] = nlohmann::json::array();
+        for (const auto& [offset, length] : f.holes) file["holes"].push_back({offset, length});
+      }
     }
     j["files"].push_back(std::move(file));
   }
-  const std::string tmp = atomic ? path + ".tmp" : path;
+  if (!staging.empty()) atomic = true;
+  const std::string tmp = !staging.empty() ? staging : atomic ? path + ".tmp" : path;
   const std::string text = j.dump(2) + "\n";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Never O_TRUNC on a file that may exist: ext4 (auto_da_alloc) flushes a file truncated to
+  // zero and written again when it is closed, milliseconds on rank 0's critical path. The text
+  // overwrites the file from its start and the file is cut to its length after.
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | (atomic ? 0 : O_TRUNC) | O_CLOEXEC, 0644);
   if (fd < 0) throw_system("cannot write the index \"" + tmp + "\"", errno);
   size_t done = 0;
   while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    const ssize_t n = ::pwrite(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
@@ -124,6 +141,11 @@ void write_index_file(const std::string& path, const OutputIndex& index, bool sy
       throw_system("cannot write the index \"" + tmp + "\"", err);
     }
     done += static_cast<size_t>(n);
+  }
+  if (atomic && ::ftruncate(fd, static_cast<off_t>(text.size())) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw_system("cannot write the index \"" + tmp + "\"", err);
   }
   const int rc = sync ? ::fsync(fd) : 0;
   const int err = errno;

@@ -110,7 +110,7 @@ void PhaseImpl::finish_output() {
   }
   write_output_index(index_output(), index);
   if (options_.tiers.drain) {  // tiers: the drained shared file has its own index
-    index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX, std::nullopt, {}, {}}};
+    index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX, std::nullopt, {}, {}, {}}};
     write_output_index(path_, index);
   }
 }
@@ -125,7 +125,7 @@ OutputIndex PhaseImpl::make_index() const {
   for (const SubFile& f : files_.files()) {
     // Node-local copies are named by their absolute paths (they are not beside the index).
     const std::string name = options_.tiers.node_local ? f.path : std::filesystem::path(final_path(f.path)).filename().string();
-    index.files.push_back({name, f.begin, f.end, std::nullopt, {}, {}});
+    index.files.push_back({name, f.begin, f.end, std::nullopt, {}, {}, {}});
   }
   return index;
 }

@@ -72,14 +72,33 @@ std::optional<std::string> verify_everywhere(MPI_Comm comm, const Decomposition&
   return agree_mismatch(comm, mismatch ? std::optional<std::string>(mismatch->describe()) : std::nullopt);
 }
 
-// The elements the engine's writers wrote, from its index's checksum ranges (index version 3):
-// a byte range of the file maps to the variable that holds it. Nothing for older indexes.
+// The byte ranges of a file that hold written data: its checksum ranges less the holes a
+// whole-span write filled with zeros (both sorted).
+std::vector<std::pair<uint64_t, uint64_t>> data_ranges(const IndexedFile& f) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  size_t h = 0;
+  for (const IndexedFile::Range& r : f.ranges) {
+    uint64_t at = r.offset;
+    const uint64_t end = r.offset + r.length;
+    while (h < f.holes.size() && f.holes[h].first + f.holes[h].second <= at) ++h;
+    for (size_t k = h; k < f.holes.size() && f.holes[k].first < end; ++k) {
+      if (f.holes[k].first > at) out.emplace_back(at, f.holes[k].first);
+      at = std::max(at, f.holes[k].first + f.holes[k].second);
+    }
+    if (at < end) out.emplace_back(at, end);
+  }
+  return out;
+}
+
+// The elements the engine's writers wrote, from its index's checksum ranges (index version 3)
+// less its holes: a byte range of the file maps to the variable that holds it. Nothing for
+// older indexes.
 std::optional<Coverage> written_elements(const OutputIndex& index) {
   Coverage c(index.variables.size());
   for (const IndexedFile& f : index.files) {
     if (f.ranges.empty()) return std::nullopt;
-    for (const IndexedFile::Range& r : f.ranges) {
-      const uint64_t lo = r.offset + f.begin, hi = lo + r.length;  // global bytes
+    for (const auto& [first, last] : data_ranges(f)) {
+      const uint64_t lo = first + f.begin, hi = last + f.begin;  // global bytes
       for (size_t v = 0; v < index.variables.size(); ++v) {
         const IndexedVariable& iv = index.variables[v];
         uint64_t n = 1;

@@ -209,10 +209,24 @@ int main(int argc, char** argv) {
       }
       ok &= same && hints;
     }
-    ok &= expect_failure("undefined dataset", "dataset id 3 is not defined", [&] {
+    // A bad declaration on one rank is raised on every rank by the write, not by the
+    // declaration: the others never wait for it in a collective.
+    ok &= expect_failure("undefined dataset on rank 0", "dataset id 3 is not defined", [&] {
       DatasetSet s(engine, dir + tag + ".bad.dat", PhaseMode::write, Container::raw);
-      s.add_flat(3, 0, 1);
+      s.define({"x", ElemType::i32, {10}, {}});
+      if (rank == 0) s.add_flat(3, 0, 1);
+      std::vector<std::byte> buf(s.local_bytes());
+      s.write(buf.data());
     });
+#ifdef STRATA_HAVE_HDF5
+    ok &= expect_failure("a block past the dataset on the last rank (HDF5 container)", "reaches past", [&] {
+      DatasetSet s(engine, dir + tag + ".bad2.h5", PhaseMode::write, Container::hdf5);
+      s.define({"x", ElemType::i32, {10}, {}});
+      if (rank == size - 1) s.add_block(0, {8}, {4});
+      std::vector<std::byte> buf(s.local_bytes());
+      s.write(buf.data());
+    });
+#endif
   }
   MPI_Finalize();
   return ok ? 0 : 1;

@@ -68,6 +68,8 @@ std::vector<RoundIo> plan_round_io(const std::vector<std::vector<Run>>& rounds, 
           for (size_t k = i + 1; k < j; ++k) {
             const uint64_t b = runs[k - 1].buffer_offset + runs[k - 1].length;
             if (runs[k].buffer_offset > b) io.zero.emplace_back(b, runs[k].buffer_offset - b);
+            const uint64_t f = runs[k - 1].file_offset + runs[k - 1].length;
+            if (runs[k].file_offset > f) io.holes.emplace_back(f, runs[k].file_offset - f);
           }
         }
       }

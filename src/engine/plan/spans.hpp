@@ -28,6 +28,9 @@ struct RoundSpan {
 struct RoundIo {
   std::vector<RoundSpan> spans;
   std::vector<std::pair<uint64_t, uint64_t>> zero;  // buffer ranges to clear before writing (holes)
+  // The same holes in the file (global offset, length): written as zeros but owned by no rank,
+  // so the index can tell a reader they hold no data (IndexedFile::holes).
+  std::vector<std::pair<uint64_t, uint64_t>> holes;
 };
 
 enum class SpanPolicy {
