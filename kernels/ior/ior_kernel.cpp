@@ -5,10 +5,6 @@
 
 namespace strata {
 
-namespace {
-constexpr uint64_t kElem = 8;  // IOR moves bytes; Strata fills them as 64-bit words
-}
-
 void IorKernel::add_options(OptionSet& o) const {
   o.section("ior options (IOR's -b -t -s)");
   o.add("block-size", "BYTES", "contiguous bytes per rank per segment (IOR -b)", "1M");
@@ -30,18 +26,18 @@ KernelSetup IorKernel::build(const OptionSet& o, int rank, int ranks) const {
   if (b % t != 0) {
     throw_usage("--transfer-size (" + std::to_string(t) + ") must divide --block-size (" + std::to_string(b) + ")");
   }
-  if (t % kElem != 0) throw_usage("--transfer-size must be a multiple of 8 bytes (got " + std::to_string(t) + ")");
 
   KernelSetup setup;
   Decomposition& d = setup.decomposition;
-  const uint64_t words = b / kElem;
+  // IOR moves bytes (PnetCDF's NC_BYTE, HDF5's native char): so does this kernel, so that no
+  // backend converts or byte-swaps what IOR never does.
   const uint64_t n = static_cast<uint64_t>(ranks);
-  d.variables.push_back({"ior", ElemType::u64, {n * s * words}});
+  d.variables.push_back({"ior", ElemType::u8, {n * s * b}});
   d.transfer_bytes = t;
   for (uint64_t seg = 0; seg < s; ++seg) {
     const uint64_t r = static_cast<uint64_t>(rank);
     const uint64_t index = layout == "strided" ? seg * n + r : r * s + seg;
-    d.blocks.push_back({0, {index * words}, {words}});
+    d.blocks.push_back({0, {index * b}, {b}});
   }
   setup.params = {{"block_size", b}, {"transfer_size", t}, {"segments", s}, {"layout", layout}};
   return setup;
