@@ -8,13 +8,16 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 
 #include "fs/access.hpp"
 
 namespace strata {
 
-// Collective over `comm`. Opening for writing creates the file (as the library would).
-void check_openable_everywhere(MPI_Comm comm, const std::string& path, Access access);
+// Collective over `comm`. Opening for writing creates the file (as the library would). Returns
+// the fewest bytes free for the file that any rank saw (statvfs of the open file; UINT64_MAX
+// when not writing or not known), agreed in the same reduction as the outcome.
+uint64_t check_openable_everywhere(MPI_Comm comm, const std::string& path, Access access);
 
 }  // namespace strata
