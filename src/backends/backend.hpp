@@ -11,10 +11,12 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "arch/node_map.hpp"
+#include "common/error.hpp"
 #include "backends/collective_calls.hpp"
 #include "common/hints.hpp"
 #include "decomp/decomposition.hpp"
@@ -95,6 +97,27 @@ class Backend {
   // its duration on this rank. Collective over the backend's communicator; call on every rank
   // after the transfer and close succeeded (end_collective_timing() right after the transfer). Not valid for backends without collective calls.
   virtual CollectiveStats collective_calls(double /*transfer_s*/) { return {}; }
+};
+
+// A step's error kept for close (Backend::agrees_on): the first error of open or transfer is
+// held, the rank makes every later call of the access as the others do (a library's collective
+// calls included), and close raises it, where the driver's one agreement reports it on every rank.
+class KeptError {
+ public:
+  template <class F>
+  void run(F&& fn) {
+    if (!error_) error_ = caught(std::forward<F>(fn));
+  }
+  bool failed() const { return error_.has_value(); }
+  // Takes the kept error (and forgets it).
+  std::optional<Error> take() {
+    std::optional<Error> e = std::move(error_);
+    error_.reset();
+    return e;
+  }
+
+ private:
+  std::optional<Error> error_;
 };
 
 // The hints a backend understands.

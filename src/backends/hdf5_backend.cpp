@@ -35,6 +35,15 @@ class Hdf5Backend final : public Backend {
 
   std::string name() const override { return "hdf5"; }
 
+  // The transfer's error is kept for close, whose driver agreement reports it: every rank makes
+  // every collective call of a transfer whatever fails, so an agreement of its own carries
+  // nothing new (open and close keep the driver's: the library's open and close are collective).
+  bool agrees_on(BackendStep step) const override { return step == BackendStep::transfer; }
+
+  void transfer(Access access, std::byte* buffer) override {
+    kept_.run([&] { move_data(access, buffer); });
+  }
+
   void open(Access access) override {
     access_ = access;
     H5Id fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
@@ -104,7 +113,7 @@ class Hdf5Backend final : public Backend {
     if (driver_fapl >= 0) H5Pclose(driver_fapl);
   }
 
-  void transfer(Access access, std::byte* buffer) override {
+  void move_data(Access access, std::byte* buffer) {
     requests_ = 0;
     spans_.clear();
     begin_collective_timing();
@@ -166,10 +175,13 @@ class Hdf5Backend final : public Backend {
 
   void close() override {
     datasets_.clear();
-    if (file_.get() < 0) return;
-    std::optional<Error> failure;
+    std::optional<Error> failure = kept_.take();  // the transfer's, reported first
+    if (file_.get() < 0) {
+      if (failure) throw *failure;
+      return;
+    }
     if (ctx_.io.fsync && access_ == Access::write) {
-      if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) {
+      if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0 && !failure) {
         try {
           throw_hdf5("H5Fflush of \"" + ctx_.file.path + "\" failed");
         } catch (const Error& e) {
@@ -319,6 +331,7 @@ class Hdf5Backend final : public Backend {
   Access access_ = Access::read;
   H5Id file_;
   std::vector<H5Id> datasets_;
+  KeptError kept_;  // the transfer's error, raised by close()
   MPI_File mpi_file_ = MPI_FILE_NULL;
   Hints in_effect_;
   uint64_t requests_ = 0;

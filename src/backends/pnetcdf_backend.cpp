@@ -57,6 +57,15 @@ class PnetcdfBackend final : public Backend {
 
   std::string name() const override { return "pnetcdf"; }
 
+  // The transfer's error is kept for close, whose driver agreement reports it: every rank makes
+  // every collective call of a transfer whatever fails, so an agreement of its own carries
+  // nothing new (open and close keep the driver's: the library's open and close are collective).
+  bool agrees_on(BackendStep step) const override { return step == BackendStep::transfer; }
+
+  void transfer(Access access, std::byte* buffer) override {
+    kept_.run([&] { move_data(access, buffer); });
+  }
+
   void open(Access access) override {
     access_ = access;
     MpiInfo info(ctx_.hints);
@@ -106,7 +115,7 @@ class PnetcdfBackend final : public Backend {
     in_effect_ = merge_hints(effective_hints(mpi_hints, printed_), nc_hints);
   }
 
-  void transfer(Access access, std::byte* buffer) override {
+  void move_data(Access access, std::byte* buffer) {
     requests_ = 0;
     begin_collective_timing();
     wait_calls_ = 0;
@@ -158,11 +167,14 @@ class PnetcdfBackend final : public Backend {
   }
 
   void close() override {
-    if (ncid_ < 0) return;
-    std::optional<Error> failure;
+    std::optional<Error> failure = kept_.take();  // the transfer's, reported first
+    if (ncid_ < 0) {
+      if (failure) throw *failure;
+      return;
+    }
     if (ctx_.io.fsync && access_ == Access::write) {
       int rc = ncmpi_sync(ncid_);
-      if (rc != NC_NOERR) failure = Error(ErrorKind::runtime, "ncmpi_sync of \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
+      if (rc != NC_NOERR && !failure) failure = Error(ErrorKind::runtime, "ncmpi_sync of \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
     }
     int rc = ncmpi_close(ncid_);
     ncid_ = -1;
@@ -273,6 +285,7 @@ class PnetcdfBackend final : public Backend {
   uint64_t requests_ = 0;
   uint64_t wait_calls_ = 0;
   CallSpan span_;
+  KeptError kept_;  // the transfer's error, raised by close()
 };
 
 }  // namespace

@@ -31,10 +31,10 @@ class PosixBackend final : public Backend {
 
   void open(Access access) override {
     path_ = ctx_.file.path;
-    failure_.reset();
+    failure_.take();
     // Every rank opens with O_CREAT: creating a file that another rank has just created is not
     // an error, so nobody waits for the file's creator.
-    failure_ = caught([&] {
+    failure_.run([&] {
       open_fd(access == Access::write ? O_WRONLY | O_CREAT : O_RDONLY);
       if (access == Access::read) check_size();
     });
@@ -42,12 +42,11 @@ class PosixBackend final : public Backend {
 
   void transfer(Access access, std::byte* buffer) override {
     requests_ = 0;
-    if (!failure_) failure_ = caught([&] { move(access, buffer); });
+    failure_.run([&] { move(access, buffer); });
   }
 
   void close() override {
-    std::optional<Error> failure = std::move(failure_);
-    failure_.reset();
+    std::optional<Error> failure = failure_.take();
     if (fd_ >= 0) {
       int fd = fd_;
       fd_ = -1;
@@ -118,7 +117,7 @@ class PosixBackend final : public Backend {
   int fd_ = -1;
   bool writing_ = false;
   uint64_t requests_ = 0;
-  std::optional<Error> failure_;  // kept from open or transfer until close
+  KeptError failure_;  // from open or transfer, until close
 };
 
 }  // namespace
