@@ -80,6 +80,14 @@ def test_a_bad_profile_names_the_key(tmp_path: Path, edit: tuple[str, str], key:
     assert e.value.key == key
 
 
+def test_the_scale_label_names_the_profile_a_campaign_ran_at() -> None:
+    run = paper_checks.Run("a", "ior", "posix", 48, {}, {}, {"nodes": 2, "fs_type": "lustre", "host": "n1"}, True)
+    toml = SCALED  # defines [scale.big]
+    assert paper_checks.scale_of([run], "scaled-big", toml).endswith("profile big (--scale big)")
+    assert paper_checks.scale_of([run], "scaled", toml).endswith("profile the file as written (laptop)")
+    assert paper_checks.scale_of([run], "scaled-big", toml).startswith("48 ranks on 2 node(s), lustre, host n1")
+
+
 # -- strata advise --rule ------------------------------------------------------------------------------
 
 
