@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all setup build test unit-test mpi-test python-test demo bench bench-peers clean test-asan
+.PHONY: all setup build test unit-test mpi-test python-test demo campaigns bench bench-peers clean test-asan
 
 all: build
 
@@ -60,6 +60,16 @@ demo: build
 	$(VENV)/bin/strata-bench run examples/demo.toml --force || status=$$?; \
 	$(VENV)/bin/strata-bench compare $(DEMO_DB) || status=1; \
 	$(VENV)/bin/strata-bench report $(DEMO_DB) -o $(CURDIR)/results/demo || status=1; \
+	exit $$status
+
+# The four papers' studies (docs/campaigns.md): each campaign at laptop scale, then its report
+# with the paper checks. About 15 minutes on 2 cores.
+campaigns: build
+	@status=0; \
+	for c in mslio striping tapioca multidataset; do \
+	  $(VENV)/bin/strata-bench run campaigns/$$c.toml --force || status=$$?; \
+	  $(VENV)/bin/strata-bench report $(CURDIR)/results/$$c/results.sqlite -o $(CURDIR)/results/$$c || status=1; \
+	done; \
 	exit $$status
 
 bench: build

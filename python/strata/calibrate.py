@@ -92,6 +92,8 @@ class Calibration:
     paper: list[PaperComparison]
     skipped: list[tuple[int, str]] = field(default_factory=list)   # (nodes, why) left out of the fit
     notes: list[str] = field(default_factory=list)                 # about the data used (from the loader)
+    slope_exact: Fraction | None = None       # the same line as exact fractions (strata advise --rule reads them)
+    intercept_exact: Fraction | None = None
 
     def to_json(self) -> dict[str, Any]:
         def num(x: float) -> float | None:
@@ -100,6 +102,9 @@ class Calibration:
         return {
             "slope": self.slope,
             "intercept": self.intercept,
+            "slope_exact": str(self.slope_exact if self.slope_exact is not None else Fraction(repr(self.slope))),
+            "intercept_exact": str(self.intercept_exact if self.intercept_exact is not None
+                                   else Fraction(repr(self.intercept))),
             "r2": num(self.r2),
             "rmse": self.rmse,
             "node_counts": self.node_counts,
@@ -193,7 +198,8 @@ def fit(rows: Iterable[Row | tuple[int, int, float]]) -> Calibration:
         p.fitted = float(slope * p.nodes + intercept)
         p.paper = {name: float(ps * p.nodes + pi) for name, (ps, pi, _) in PAPER_FITS.items()}
         p.paper_rounded = {name: advisor_round(ps, pi, p.nodes) for name, (ps, pi, _) in PAPER_FITS.items()}
-    return Calibration(float(slope), float(intercept), r2, rmse, len(points), points, comparisons, skipped)
+    return Calibration(float(slope), float(intercept), r2, rmse, len(points), points, comparisons, skipped,
+                       slope_exact=slope, intercept_exact=intercept)
 
 
 # -- reading a campaign's results --------------------------------------------------------------------

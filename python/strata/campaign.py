@@ -135,6 +135,7 @@ class Campaign:
     strata: Path
     configurations: list[Configuration] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
+    scale: str | None = None   # the [scale.NAME] profile laid over the file, None for the file as written
 
     def reseed(self, seed: int) -> None:
         """Shuffles again with another seed (resuming a campaign whose file left the seed to chance)."""
@@ -240,8 +241,78 @@ def _ranks(reader: _Reader, table: dict[str, Any], where: str, default: list[int
     return list(values)
 
 
-def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogue | None = None) -> Campaign:
-    """Reads and checks a campaign file and expands it into shuffled runs. Raises CampaignError."""
+def scales(path: Path | str) -> list[str]:
+    """The scale profiles a campaign file defines (its [scale.NAME] tables), without checking the rest."""
+    try:
+        doc = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    table = doc.get("scale", {})
+    return sorted(table) if isinstance(table, dict) else []
+
+
+def _apply_scale(reader: _Reader, doc: dict[str, Any], scale: str | None) -> dict[str, Any]:
+    """The document with scale profile `scale` laid over it (None: the file as written).
+
+    A profile ([scale.NAME]) may hold `campaign` and `launcher` tables, whose keys replace the
+    file's; `kernels` and `variants`, either as arrays of tables ([[scale.NAME.kernels]]) that
+    replace the file's whole lists, or as tables keyed by kernel name or variant label: a
+    `kernels.KERNEL` table's `params` are merged option by option into every [[kernels]] table of
+    that kernel and its other keys (ranks, modes) replace the table's; a `variants.LABEL` table's
+    keys replace those of the variant with that label. Without `campaign.name`, the profile's
+    campaign is named NAME-SCALE, so its results never mix with the file's own."""
+    profiles = doc.pop("scale", {})
+    if not isinstance(profiles, dict):
+        raise reader.error("scale", f"expected a table of profiles, got {_type_name(profiles)}", "[scale.NAME] tables")
+    if scale is None:
+        return doc
+    if scale not in profiles:
+        raise reader.error(f"scale.{scale}", "no such scale profile in the file",
+                           ", ".join(sorted(profiles)) or "none: add a [scale.NAME] table")
+    profile = profiles[scale]
+    where = f"scale.{scale}"
+    if not isinstance(profile, dict):
+        raise reader.error(where, f"expected a table, got {_type_name(profile)}")
+    reader.check_keys(profile, where, ("campaign", "launcher", "kernels", "variants"))
+    out = dict(doc)
+    for section in ("campaign", "launcher"):
+        over = reader.get(profile, where, section, dict, {})
+        out[section] = {**reader.get(doc, "", section, dict, {}), **over}
+    if "name" not in reader.get(profile, where, "campaign", dict, {}) and isinstance(out["campaign"].get("name"), str):
+        out["campaign"]["name"] = f"{out['campaign']['name']}-{scale}"
+    for section, key in (("kernels", "name"), ("variants", "label")):
+        over = reader.get(profile, where, section, (dict, list), {})
+        if isinstance(over, list):
+            out[section] = over
+            continue
+        tables = reader.get(doc, "", section, list, [])
+        known = {t.get(key, t.get("backend")) for t in tables if isinstance(t, dict)}
+        for name, changes in over.items():
+            if name not in known:
+                raise reader.error(f"{where}.{section}.{name}", f"no [[{section}]] table with {key} {name!r}",
+                                   ", ".join(sorted(str(k) for k in known)))
+            if not isinstance(changes, dict):
+                raise reader.error(f"{where}.{section}.{name}", f"expected a table, got {_type_name(changes)}")
+        merged = []
+        for t in tables:
+            changes = over.get(t.get(key, t.get("backend"))) if isinstance(t, dict) else None
+            if changes is None:
+                merged.append(t)
+                continue
+            params = {**t.get("params", {}), **changes.get("params", {})} if section == "kernels" else None
+            t = {**t, **changes}
+            if params is not None:
+                t["params"] = params
+            merged.append(t)
+        if tables:
+            out[section] = merged
+    return out
+
+
+def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogue | None = None,
+         scale: str | None = None) -> Campaign:
+    """Reads and checks a campaign file and expands it into shuffled runs, with scale profile
+    `scale` laid over the file when given. Raises CampaignError."""
     file = Path(path)
     reader = _Reader(file)
     try:
@@ -253,7 +324,8 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     except tomllib.TOMLDecodeError as e:
         raise CampaignError(file, "(syntax)", f"not valid TOML: {e}") from e
 
-    reader.check_keys(doc, "", ("campaign", "launcher", "kernels", "variants"))
+    reader.check_keys(doc, "", ("campaign", "launcher", "kernels", "variants", "scale"))
+    doc = _apply_scale(reader, doc, scale)
     top = reader.get(doc, "", "campaign", dict, None)
     if top is None:
         raise reader.error("campaign", "missing table [campaign]", "a [campaign] table with at least name")
@@ -384,7 +456,7 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
         verify=reader.get(top, "campaign", "verify", bool, True),
         fsync=reader.get(top, "campaign", "fsync", bool, False),
         timeout_s=timeout_s, baseline=baseline, keep_data=reader.get(top, "campaign", "keep_data", bool, False),
-        launcher=launcher, strata=strata_bin.resolve(), configurations=configurations, runs=runs)
+        launcher=launcher, strata=strata_bin.resolve(), configurations=configurations, runs=runs, scale=scale)
 
 
 def _kv_pairs(reader: _Reader, table: dict[str, Any], where: str, key: str) -> tuple[tuple[str, str], ...]:

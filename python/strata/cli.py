@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .campaign import CampaignError, load
+from .campaign import CampaignError, load, scales
 from .runner import CampaignStateError, results_path, run_campaign
 from .stats import campaign_stats, ratio_table
 from .store import SchemaError, Store
@@ -22,6 +22,7 @@ EPILOG = """examples:
   strata-bench validate examples/demo.toml
   strata-bench run examples/demo.toml              # results in the campaign's output folder
   strata-bench run examples/demo.toml --resume     # finish an interrupted campaign
+  strata-bench run campaigns/mslio.toml --scale cluster   # the same campaign at its cluster sizes
   strata-bench stats results/demo/results.sqlite
   strata-bench compare results/demo/results.sqlite --baseline hdf5
   strata-bench report results/demo/results.sqlite -o results/demo
@@ -37,13 +38,15 @@ def _error(message: str) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     try:
-        c = load(args.campaign, strata=args.strata)
+        c = load(args.campaign, strata=args.strata, scale=args.scale)
     except CampaignError as e:
         return _error(str(e))
     cells = {cfg.cell for cfg in c.configurations}
+    profiles = scales(args.campaign)
+    scale_text = f", scale {c.scale}" if c.scale else (f", scale profiles: {', '.join(profiles)}" if profiles else "")
     print(f"{c.file}: campaign {c.name!r}: {len(c.configurations)} configurations ({len(cells)} cells × variants), "
-          f"{c.repetitions} launches each, {len(c.runs)} runs, seed {c.seed}, launcher {c.launcher.kind}, "
-          f"results in {results_path(c)}")
+          f"{c.repetitions} launches each, {len(c.runs)} runs, seed {c.seed}, launcher {c.launcher.kind}"
+          f"{scale_text}, results in {results_path(c)}")
     if args.list:
         for run in c.runs:
             cfg = run.configuration
@@ -53,7 +56,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     try:
-        c = load(args.campaign, strata=args.strata)
+        c = load(args.campaign, strata=args.strata, scale=args.scale)
     except CampaignError as e:
         return _error(str(e))
     try:
@@ -64,12 +67,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.script is not None:
         print(f"wrote {outcome.script} ({outcome.total - outcome.skipped} runs); "
               + ("submitted" if args.submit else f"submit it with: sbatch {outcome.script}")
-              + f"; then collect with: strata-bench run {args.campaign} --resume")
+              + f"; then collect with: strata-bench run {args.campaign}"
+              + (f" --scale {args.scale}" if args.scale else "") + " --resume")
         return 0
     print(f"{c.name}: {outcome.done} runs now ({outcome.failed} failed), {outcome.skipped} already stored, "
           f"{outcome.total} in the campaign; results in {outcome.database}", file=sys.stderr)
     if outcome.interrupted:
-        print(f"strata-bench: interrupted; continue with: strata-bench run {args.campaign} --resume", file=sys.stderr)
+        scale = f" --scale {args.scale}" if args.scale else ""
+        print(f"strata-bench: interrupted; continue with: strata-bench run {args.campaign}{scale} --resume",
+              file=sys.stderr)
         return 130
     with Store(outcome.database, readonly=True) as store:
         failed = [r for r in store.runs(store.campaign(c.name)["id"]) if r["status"] != "ok"]
@@ -164,6 +170,8 @@ def parser() -> argparse.ArgumentParser:
         s = sub.add_parser(name, help=help_text, description=help_text)
         s.add_argument("campaign", type=Path, metavar="CAMPAIGN.toml")
         s.add_argument("--strata", type=Path, help="the strata binary (default: STRATA_BIN, build/bin/strata, PATH)")
+        s.add_argument("--scale", metavar="NAME", help="lay the file's [scale.NAME] profile over it (sizes, ranks, "
+                       "launcher; e.g. cluster); the campaign is then named NAME-SCALE unless the profile names it")
         return s
 
     s = campaign_cmd("validate", "check a campaign file and count its runs, without running anything")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
 from pathlib import Path
 
-from . import plot
+from . import paper_checks, plot
+from .launch import find_strata
 from .stats import CampaignStats, CellStats, campaign_stats, ratio_table
 from .store import Store
 
@@ -17,7 +19,8 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f0f0f0; } td.l, th.l { text-align: left; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.3em 0; }
-.fail { color: #a00; } pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 0.85em; }
+.fail { color: #a00; } .ok { color: #070; }
+pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; font-size: 0.85em; }
 .figs { display: flex; flex-wrap: wrap; gap: 0.5em; } .figs img { max-width: 49%; }
 """
 
@@ -72,6 +75,11 @@ def write_report(db_path: Path | str, out: Path | str, name: str | None = None, 
         runs = store.runs(cid)
         envs = store.environments(cid)
         sessions = store.sessions(cid)
+        # The paper checks ask a strata binary: STRATA_BIN, else the campaign's, else this tree's.
+        stored = Path(campaign["strata"]) if campaign is not None else None
+        usable = stored is not None and stored.exists() and not os.environ.get("STRATA_BIN")
+        strata = stored if usable and stored is not None else find_strata()
+        papers = paper_checks.sections(store, cs.name, cid, Path(db_path), strata)
         rank_times: dict[str, dict[tuple[str, str], list[float]]] = {}
         for r in store.rank_times(cid):
             rank_times.setdefault(r["cell"], {}).setdefault((r["label"], r["phase"]), []).append(r["time_s"])
@@ -95,6 +103,7 @@ def write_report(db_path: Path | str, out: Path | str, name: str | None = None, 
                      f"launcher {_e(campaign['launcher'])}, binary <code>{_e(campaign['strata'])}</code>.</p>")
 
     parts.append("<h2>Summary</h2><pre>" + _e(ratio_table(cs)) + "</pre>")
+    parts.append(paper_checks.to_html(papers))
 
     for cell, phases in by_cell.items():
         s = plot.slug(cell)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,19 @@ enum class Strategy { per_dataset, multi_dataset };
 // fit measured on its 168-OST predecessor, 5N + 3 (sec. 5.1.1: it fits ws9 too but predicts
 // fewer OSTs).
 enum class StripeCountFit { hazel_hen, predecessor };
+// A stripe-count rule slope·N + intercept in exact fractions, fitted to one's own file system by
+// strata-bench calibrate (strata advise --rule FILE); it replaces the paper's fits when given.
+struct StripeRule {
+  int64_t slope_num = 0, slope_den = 1;
+  int64_t intercept_num = 0, intercept_den = 1;
+  std::string text;    // "0.8 N + 4", for reasons
+  std::string source;  // where it comes from: the file and what fitted it
+};
+// Reads a rule from the JSON `strata-bench calibrate --json` writes: exact "slope_exact" and
+// "intercept_exact" ("235/42") when present, else the numbers "slope" and "intercept" taken as
+// the decimals they print as. `file` names it in errors and in the source. Throws a usage Error.
+StripeRule stripe_rule_from_json(const std::string& json_text, const std::string& file);
+
 // Which layout the file system and file count favour.
 enum class LayoutChoice { shared_file, file_per_process, either };
 
@@ -53,6 +67,7 @@ struct AdviceInput {
   uint64_t block_bytes = 0;            // bytes one rank writes per write call
   int stripe_divisor = 4;              // k = 1/stripe_divisor, one of 1, 2, 4
   StripeCountFit fit = StripeCountFit::hazel_hen;
+  std::optional<StripeRule> rule;      // a calibrated rule; replaces `fit` when set
   int64_t variables = 1;               // datasets written per output step
   uint64_t dataset_bytes = 0;          // global size of one dataset; 0 = derived (see dataset_size)
   Strategy strategy = Strategy::per_dataset;
@@ -101,6 +116,10 @@ const std::vector<std::string>& known_file_systems();
 // Stripe count for `nodes` nodes: round(5.6·N + 4.9) with halves up, in exact integer tenths
 // ((56·N + 49 + 5) / 10), or 5N + 3; capped at `targets` when targets > 0 (sec. 5.1.1).
 int64_t stripe_count_for_nodes(int64_t nodes, int64_t targets, StripeCountFit fit);
+// The same with a calibrated rule: round(slope·N + intercept), halves up, computed exactly on
+// the fractions; at least 1; capped at `targets` when targets > 0. Throws a usage Error when the
+// fractions are too large for 64-bit arithmetic.
+int64_t stripe_count_for_nodes(int64_t nodes, int64_t targets, const StripeRule& rule);
 
 // `bytes` rounded to the nearest multiple of `step` (halves up), at least one step.
 uint64_t round_to_step(uint64_t bytes, uint64_t step);

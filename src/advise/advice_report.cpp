@@ -50,7 +50,7 @@ nlohmann::json input_json(const AdviceInput& in) {
       {"ranks_per_node", in.ranks_per_node},
       {"block_bytes", in.block_bytes},
       {"stripe_ratio", in.stripe_divisor == 1 ? "1" : "1/" + std::to_string(in.stripe_divisor)},
-      {"stripe_count_fit", fit_name(in.fit)},
+      {"stripe_count_fit", in.rule ? "calibrated: " + in.rule->text : fit_name(in.fit)},
       {"variables", in.variables},
       {"dataset_bytes", dataset_size(in)},
       {"strategy", strategy_name(in.strategy)},

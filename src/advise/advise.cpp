@@ -123,10 +123,15 @@ Advice advise(const AdviceInput& in) {
     a.striping_via_hints = in.fs_type == "lustre";
 
     // Stripe count.
-    a.stripe_count = stripe_count_for_nodes(in.nodes, in.targets, in.fit);
-    const int64_t uncapped = stripe_count_for_nodes(in.nodes, 0, in.fit);
+    a.stripe_count = in.rule ? stripe_count_for_nodes(in.nodes, in.targets, *in.rule)
+                             : stripe_count_for_nodes(in.nodes, in.targets, in.fit);
+    const int64_t uncapped = in.rule ? stripe_count_for_nodes(in.nodes, 0, *in.rule)
+                                     : stripe_count_for_nodes(in.nodes, 0, in.fit);
     t.str("");
-    if (in.fit == StripeCountFit::hazel_hen) {
+    if (in.rule) {
+      t << "round(" << in.rule->text << ") = " << uncapped << " for N = " << in.nodes
+        << " node(s): the rule calibrated on your file system, instead of the paper's 5.6N + 4.9";
+    } else if (in.fit == StripeCountFit::hazel_hen) {
       t << "round(5.6 x " << in.nodes << " + 4.9) = " << uncapped << " for " << in.nodes << " node(s)";
     } else {
       t << "5 x " << in.nodes << " + 3 = " << uncapped << " for " << in.nodes
@@ -142,7 +147,11 @@ Advice advise(const AdviceInput& in) {
     }
     if (in.fs_type == "beegfs") t << "; the fit was measured on Lustre, not on BeeGFS: treat it as a starting point";
     if (ranks == 1) t << "; the fits were measured on files shared by whole nodes, not on a file with one writer";
-    say("stripe count", t.str(), source::stripe_count);
+    if (in.rule) {
+      a.reasons.push_back({"stripe count", t.str(), in.rule->source});
+    } else {
+      say("stripe count", t.str(), source::stripe_count);
+    }
 
     // Stripe size from the block size.
     const uint64_t by_block = stripe_size_for_block(in.block_bytes, in.stripe_divisor, step, in.max_stripe_bytes);

@@ -210,7 +210,7 @@ class DecompositionWorkload final : public Workload {
       collectively(comm, [&] { out.backend = make_backend(o.backend, out.ctx, d, out.target); });
     }
     data_.resize(d.local_bytes());
-    fill(d, values_, data_.data());
+    fill(d, outputs_.front().values, data_.data());  // a lone checkpoint's values are its step's
     if (o.read || o.verify) back_.resize(d.local_bytes());
   }
 

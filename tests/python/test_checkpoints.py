@@ -51,3 +51,15 @@ def test_a_missing_checkpoint_fails_on_every_rank(tmp_path: Path) -> None:
     out = run_ranks(3, [*S3D, "--read", "--verify", "--quiet"], cwd=tmp_path)
     assert out.status != 0
     assert "s3d.dat.step000004" in out.stderr
+
+
+def test_a_single_checkpoint_holds_its_steps_values(tmp_path: Path) -> None:
+    """One checkpoint (--steps 1): the buffer is filled once, with that step's values, so the
+    read-back verifies (it once held step 0's values and failed in every backend)."""
+    one = ["run", "s3d", "--grid", "12x12x12", "--steps", "1", "--backend", "posix", "--output", "s3d.dat"]
+    out = run_ranks(2, [*one, "--write", "--read", "--verify", "--repetitions", "2", "--json", "r.json"],
+                    cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["verified"] is True
+    assert [c["step"] for c in record["repetitions"][1]["checkpoints"]] == [1]

@@ -1,6 +1,7 @@
-"""Every configuration file shipped in examples/ (campaigns) and docs/machines/ (machine
-descriptions) is loaded the way a user would load it, and says what it claims: a new or edited
-example that no longer loads fails here."""
+"""Every configuration file shipped in examples/ and campaigns/ (campaigns, at every scale profile
+they define) and docs/machines/ and campaigns/machines/ (machine descriptions) is loaded the way a
+user would load it, and says what it claims: a new or edited example that no longer loads fails
+here."""
 
 from __future__ import annotations
 
@@ -10,21 +11,36 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, STRATA, catalogue, run_ranks
-from strata.campaign import load
+from strata.campaign import load, scales
 
-CAMPAIGNS = sorted((ROOT / "examples").glob("*.toml"))
-MACHINES = sorted((ROOT / "docs" / "machines").glob("*.toml"))
+CAMPAIGNS = sorted((ROOT / "examples").glob("*.toml")) + sorted((ROOT / "campaigns").glob("*.toml"))
+MACHINES = sorted((ROOT / "docs" / "machines").glob("*.toml")) + \
+    sorted((ROOT / "campaigns" / "machines").glob("*.toml"))
+PROFILES = [(path, scale) for path in CAMPAIGNS for scale in [None, *scales(path)]]
 
 
 def test_there_are_examples() -> None:
     assert CAMPAIGNS and MACHINES
 
 
-@pytest.mark.parametrize("path", CAMPAIGNS, ids=lambda p: p.name)
-def test_campaign_loads_and_uses_what_the_binary_offers(path: Path) -> None:
-    c = load(path, strata=STRATA)
+def test_every_paper_has_a_campaign_with_a_cluster_profile() -> None:
+    for name in ("mslio", "striping", "tapioca", "multidataset"):
+        assert "cluster" in scales(ROOT / "campaigns" / f"{name}.toml"), name
+
+
+@pytest.mark.parametrize(("path", "scale"), PROFILES, ids=lambda x: getattr(x, "name", str(x)))
+def test_campaign_loads_and_uses_what_the_binary_offers(path: Path, scale: str | None) -> None:
+    c = load(path, strata=STRATA, catalogue=catalogue(), scale=scale)
     doc = tomllib.loads(path.read_text())
-    assert c.name == doc["campaign"]["name"] and c.runs
+    if scale is not None:  # the profile changes sizes, ranks and the launcher, and names its own results
+        assert c.name == doc["campaign"]["name"] + "-" + scale
+        doc["kernels"] = doc["scale"][scale].get("kernels", doc["kernels"])
+        if isinstance(doc["kernels"], dict):
+            doc["kernels"] = tomllib.loads(path.read_text())["kernels"]
+        assert c.output != load(path, strata=STRATA, catalogue=catalogue()).output
+    else:
+        assert c.name == doc["campaign"]["name"]
+    assert c.runs
     cat = catalogue()
     assert {k["name"] for k in doc["kernels"]} == {cfg.kernel for cfg in c.configurations}
     for cfg in c.configurations:

@@ -67,6 +67,53 @@ TEST(AdviseStripeCount, PredecessorFit) {
 }
 
 // Hazel Hen sec. 5.1.2: SS = k BS, k in {1, 1/2, 1/4}, nearest multiple of 64 KiB, at least 64 KiB.
+TEST(AdviseStripeRule, CalibratedFitReadExactlyAndRoundedHalvesUp) {
+  // The fit of round(5.6 N + 4.9) for N = 1..8 is 235/42 N + 71/14 exactly (docs/advisor.md).
+  const StripeRule r = stripe_rule_from_json(R"({"slope": 5.595, "slope_exact": "235/42",
+                                                 "intercept_exact": "71/14", "r2": 0.99, "node_counts": 8})",
+                                             "fit.json");
+  EXPECT_EQ(r.slope_num, 235);
+  EXPECT_EQ(r.intercept_den, 14);
+  // 235/42 * 4 + 71/14 = 1153/42 = 27.45 -> 27; at 1 node 10.67 -> 11; capped at 20 OSTs.
+  EXPECT_EQ(stripe_count_for_nodes(4, 0, r), 27);
+  EXPECT_EQ(stripe_count_for_nodes(1, 0, r), 11);
+  EXPECT_EQ(stripe_count_for_nodes(8, 20, r), 20);
+  EXPECT_NE(r.source.find("fit.json"), std::string::npos);
+  // Plain numbers are their decimals: 5.6 N + 4.9 at 6 nodes is 38.5, which goes up.
+  const StripeRule paper = stripe_rule_from_json(R"({"slope": 5.6, "intercept": 4.9})", "p.json");
+  EXPECT_EQ(stripe_count_for_nodes(6, 0, paper), 39);
+  for (int64_t n = 1; n <= 12; ++n) {
+    EXPECT_EQ(stripe_count_for_nodes(n, 0, paper), stripe_count_for_nodes(n, 0, StripeCountFit::hazel_hen)) << n;
+  }
+  // A falling line never advises fewer than one stripe.
+  EXPECT_EQ(stripe_count_for_nodes(9, 0, stripe_rule_from_json(R"({"slope": -0.5, "intercept": 1})", "f")), 1);
+}
+
+TEST(AdviseStripeRule, ReplacesThePapersFitInTheAdvice) {
+  AdviceInput in = lustre(4, 4 * MiB);
+  const int64_t paper = advise(in).stripe_count;
+  in.rule = stripe_rule_from_json(R"({"slope_exact": "2", "intercept_exact": "1"})", "two.json");
+  const Advice a = advise(in);
+  EXPECT_EQ(paper, 27);
+  EXPECT_EQ(a.stripe_count, 9);
+  EXPECT_EQ(a.reasons.front().source.rfind("calibration fit two.json", 0), 0u);
+}
+
+TEST(AdviseStripeRule, BadFilesAreUsageErrorsNamingTheFix) {
+  for (const char* bad : {"{}", "[1, 2]", "not json", R"({"slope": 1})", R"({"slope_exact": "1/0", "intercept": 1})",
+                          R"({"slope": "x", "intercept": 1})", R"({"slope_exact": "1.5e3", "intercept": 1})"}) {
+    try {
+      stripe_rule_from_json(bad, "r.json");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage) << bad;
+      EXPECT_NE(std::string(e.what()).find("strata-bench calibrate"), std::string::npos) << e.what();
+    }
+  }
+  const StripeRule huge = stripe_rule_from_json(R"({"slope_exact": "9223372036854775807/3", "intercept": 1})", "h");
+  EXPECT_THROW(stripe_count_for_nodes(1000, 0, huge), Error);
+}
+
 TEST(AdviseStripeSize, FromTheBlockSize) {
   const uint64_t step = 64 * KiB, max = 4 * GiB;
   const struct {

@@ -30,7 +30,7 @@ const char* kAdviseUsage =
     "the same advice by default (strata run --no-advice turns it off).\n\n"
     "To fit the stripe-count rule to a campaign's measurements on your file system (beside the\n"
     "paper's 5.6N + 4.9 and 5N + 3), run the harness: strata-bench calibrate RESULTS.sqlite\n"
-    "(see its --help and docs/advisor.md).\n";
+    "--json fit.json (see its --help and docs/advisor.md); --rule fit.json then uses that fit.\n";
 
 void add_advise_options(OptionSet& o) {
   o.section("file system");
@@ -53,6 +53,7 @@ void add_advise_options(OptionSet& o) {
   o.section("rules");
   o.add("stripe-ratio", "K", "stripe size = K x block size: 1, 1/2 or 1/4", "1/4");
   o.add("stripe-fit", "F", "stripe count fit: 5.6n+4.9 (Hazel Hen ws9) or 5n+3 (its predecessor)", "5.6n+4.9");
+  o.add("rule", "FILE", "stripe count from a calibrated fit instead: the JSON of strata-bench calibrate --json FILE");
   o.section("output");
   o.add("json", "FILE", "also write the advice as JSON (rank 0)");
   o.add_flag("quiet", "do not print the table");
@@ -128,6 +129,14 @@ advise::AdviceInput input_from(const OptionSet& o, const NodeMap& nodes, int siz
     in.fit = advise::StripeCountFit::predecessor;
   } else {
     throw_usage("--stripe-fit must be 5.6n+4.9 or 5n+3 (got \"" + fit + "\")");
+  }
+  if (o.given("rule")) {
+    if (o.given("stripe-fit")) throw_usage("give --rule FILE or --stripe-fit, not both");
+    std::ifstream f(o.get("rule"));
+    if (!f) throw_usage("cannot read the rule file \"" + o.get("rule") + "\" (--rule)");
+    std::stringstream text;
+    text << f.rdbuf();
+    in.rule = advise::stripe_rule_from_json(text.str(), o.get("rule"));
   }
   return in;
 }

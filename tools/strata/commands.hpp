@@ -17,6 +17,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env);
 int info_command(const std::vector<std::string>& args, const Environment& env);
 int advise_command(const std::vector<std::string>& args, const Environment& env);
 int plan_command(const std::vector<std::string>& args, const Environment& env);
+int cost_command(const std::vector<std::string>& args, const Environment& env);
 // strata info --tiers (collective over comm).
 int tiers_info(MPI_Comm comm, const std::string& json_path);
 // strata info --probe [DIR]: measures the engine's I/O figures and stores them in the machine cache.

@@ -26,6 +26,7 @@ const char* kUsage =
     "               info --catalogue [--json]: this build's kernels, backends, layouts and hints\n"
     "  plan KERNEL  a dry run of the engine: partitions, elected aggregators and tiers, every candidate's cost\n"
     "  advise       striping and MPI-IO hints for a file system and a job, each with its reason\n"
+    "  cost         the aggregator-placement cost model for given per-node loads, every node and tier\n"
 
     "  decomp ...   PIO decomposition maps: describe one (blocks, lengths, coverage) or generate one\n"
     "  verify PATH  checks an engine output: index, files' sizes, checksums; reports uncommitted writes\n"
@@ -89,12 +90,14 @@ int main(int argc, char** argv) {
       status = strata::cli::plan_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "advise") {
       status = strata::cli::advise_command({args.begin() + 1, args.end()}, env);
+    } else if (args[0] == "cost") {
+      status = strata::cli::cost_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "decomp") {
       status = strata::cli::decomp_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "verify") {
       status = strata::cli::verify_command({args.begin() + 1, args.end()}, env);
     } else {
-      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, decomp, verify; see strata --help)");
+      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, cost, decomp, verify; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());
