@@ -198,31 +198,35 @@ std::vector<std::string> commit_output(const std::string& output, const OutputIn
   }
   if (sync) sync_directory(folder_of(output));
   // The files replaced keep their second name until the caller removes them (in the
-  // background: freeing a large file's pages takes milliseconds), and the old index too, for
-  // remove_retired() to read, unless it lists the same files (then nothing can be dropped).
+  // background: freeing a large file's pages takes milliseconds). Unless the old index lists the
+  // same files (then nothing can be dropped), it says which of its files the new index dropped:
+  // those are moved aside to their second names now, so that nothing removed later, in the
+  // background, is ever a name another phase (of this engine or another) may use by then. The
+  // old index itself goes now, for the same reason (its second name is the spare's).
   std::vector<std::string> retired;
   finish_commit(output, index, sync, same_files, &retired);
+  const std::string old_index = spare_index_path(output);
+  auto listed = std::find(retired.begin(), retired.end(), old_index);
+  if (listed != retired.end()) {
+    retired.erase(listed);
+    std::optional<OutputIndex> old;
+    try {
+      old = read_index_file(old_index);
+    } catch (const Error&) {  // a damaged index: its files are left alone
+    }
+    for (const IndexedFile& f : old ? old->files : std::vector<IndexedFile>{}) {
+      if (std::filesystem::path(f.path).is_absolute()) continue;  // node-local copies are not ours
+      const bool kept = std::any_of(index.files.begin(), index.files.end(), [&](const IndexedFile& n) { return n.path == f.path; });
+      if (kept) continue;
+      const std::string name = resolve_indexed_path(output, f.path);
+      if (std::rename(name.c_str(), (name + kRetiredSuffix).c_str()) == 0) retired.push_back(name + kRetiredSuffix);
+    }
+    ::unlink(old_index.c_str());
+  }
   return retired;
 }
 
-void remove_retired(const std::string& output, const std::vector<std::string>& retired) {
-  // The old index (under its retired name) says which of its files the new index dropped.
-  const std::string old_index = index_path(output) + kRetiredSuffix;
-  if (std::find(retired.begin(), retired.end(), old_index) != retired.end()) {
-    std::optional<OutputIndex> old, now;
-    try {
-      old = read_index_file(old_index);
-      now = read_output_index(output);
-    } catch (const Error&) {  // a damaged index: its files are left alone
-    }
-    if (old && now) {
-      for (const IndexedFile& f : old->files) {
-        if (std::filesystem::path(f.path).is_absolute()) continue;  // node-local copies are not ours
-        const bool kept = std::any_of(now->files.begin(), now->files.end(), [&](const IndexedFile& n) { return n.path == f.path; });
-        if (!kept) ::unlink(resolve_indexed_path(output, f.path).c_str());
-      }
-    }
-  }
+void remove_retired(const std::vector<std::string>& retired) {
   for (const std::string& p : retired) ::unlink(p.c_str());
 }
 
@@ -269,7 +273,7 @@ bool PhaseImpl::prepare_commit() {
   if (mode_ != PhaseMode::write || options_.commit == PhaseOptions::Commit::in_place || options_.tiers.node_local) return false;
   struct stat st {};
   if (!clean_ && ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return false;
-  engine_.remove_later(path_, {});  // the last commit's background removals are over
+  engine_.remove_later({});  // the last commit's background removals are over
   std::vector<std::vector<std::string>> left(2);
   if (!clean_) left = leftovers(path_, {kPartialSuffix, kRetiredSuffix});  // one look at the folder
   for (const std::string& p : left[0]) {
@@ -423,7 +427,7 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
       }
     }
   }
-  engine_.remove_later(path_, {});  // the previous commit's removals are over before this one renames
+  engine_.remove_later({});  // the previous commit's removals are over before this one renames
   // When this engine made the output's last commit with the same files, the old index has
   // nothing to say about dropped files: it is replaced, not kept for remove_retired().
   std::vector<std::string> names;
@@ -440,7 +444,7 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
     engine_.keep_retired(retired);
     removed.erase(kept);
   }
-  engine_.remove_later(path_, std::move(removed));
+  engine_.remove_later(std::move(removed));
   if (!files_.subfiled() && files.size() == 1) engine_.clean[path_] = fs_;  // nothing left behind
 }
 

@@ -63,19 +63,19 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
                                                const std::vector<uint64_t>& sizes, uint64_t chunk);
 
 // Rank 0, after every rank's partial files are written (and synced when `sync`): makes
-// `index` (its files named by their final names) the output's. Files of the previous index
-// the new one does not list are removed by remove_retired(): commit_output() returns the second
-// names (PATH.strata-retired) the previous files and index keep, for the caller to pass there
-// (in the background: freeing a large file's pages takes milliseconds). With `same_files` (the
+// `index` (its files named by their final names) the output's. The previous files — those the
+// new index replaces and those it drops — are moved to their second names (PATH.strata-retired),
+// which commit_output() returns for the caller to remove with remove_retired() (in the
+// background: freeing a large file's pages takes milliseconds); only second names are ever
+// removed there, never a name a later phase may use. With `same_files` (the
 // caller knows the previous index lists exactly the new one's files) the old index is simply
 // replaced: nothing it names can be dropped, and it becomes the spare (spare_index_path). With
 // `spare` (the caller kept the last commit's spare), the intent record is written into the
 // spare and renamed, reusing its inode.
 std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync,
                                        bool same_files = false, bool spare = false);
-// Removes the old files the new index of `output` dropped (read from the retired old index),
-// then the retired names themselves.
-void remove_retired(const std::string& output, const std::vector<std::string>& retired);
+// Removes the second names commit_output() returned.
+void remove_retired(const std::vector<std::string>& retired);
 // Completes a commit interrupted after its intent record was written; false when there is none.
 bool roll_forward(const std::string& output);
 // fsync of a directory, so that renames in it are durable.

@@ -87,10 +87,10 @@ const Machine& EngineImpl::machine_once() {
   return *machine;
 }
 
-void EngineImpl::remove_later(const std::string& output, std::vector<std::string> retired) {
+void EngineImpl::remove_later(std::vector<std::string> retired) {
   if (remover.joinable()) remover.join();
   if (retired.empty()) return;
-  remover = std::thread([output, retired = std::move(retired)] { engine::remove_retired(output, retired); });
+  remover = std::thread([retired = std::move(retired)] { engine::remove_retired(retired); });
 }
 
 void EngineImpl::keep_retired(const std::string& path) {

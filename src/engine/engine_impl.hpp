@@ -40,7 +40,7 @@ class EngineImpl {
   // Removes a commit's retired files of `output` on a background thread (engine/commit.hpp's
   // remove_retired; the previous one is joined first, and so is the last one when the engine
   // goes). Rank 0.
-  void remove_later(const std::string& output, std::vector<std::string> retired);
+  void remove_later(std::vector<std::string> retired);
   // Rank 0's retired files kept for the next write of the same output (PATH.strata-retired):
   // take_retired() hands one over once (false when it is not kept); the rest go with the engine.
   void keep_retired(const std::string& path);
