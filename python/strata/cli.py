@@ -101,8 +101,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"{cell.cell} [{cell.phase}]  {test}")
         for c in cell.configs:
             s = c.bandwidth
+            ci = "CI none (one launch)" if s.launches < 2 else \
+                f"CI=[{s.ci_low:.2f}, {s.ci_high:.2f}] ({level_text(s)})"
             print(f"  {c.label:36s} n={s.shape:>5s} median={s.median:10.2f} mean={s.mean:10.2f} std={s.std:9.2f} "
-                  f"CI=[{s.ci_low:.2f}, {s.ci_high:.2f}] ({level_text(s)}) ratio={c.ratio:.3f}  MiB/s")
+                  f"{ci} ratio={c.ratio:.3f}  MiB/s")
     if failures:
         print(f"{len(failures)} failed runs (see `strata-bench compare` or the report)")
     return 0
