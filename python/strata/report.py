@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from . import plot
-from .stats import CampaignStats, CellStats, campaign_stats, level_text, ratio_table
+from .stats import CampaignStats, CellStats, Summary, campaign_stats, level_text, ratio_table
 from .store import Store
 
 CSS = """
@@ -30,6 +30,10 @@ def _f(value: float, digits: int = 1) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
+def _interval(s: Summary) -> str:
+    return "none (one launch)" if s.launches < 2 else f"[{_f(s.ci_low)}, {_f(s.ci_high)}] ({level_text(s)})"
+
+
 def _cell_table(cells: dict[str, CellStats], labels: list[str], baseline: str) -> str:
     rows = ["<table><tr><th class=l>variant</th><th>phase</th><th>launches × repetitions</th><th>median MiB/s</th>"
             "<th>confidence interval (level)</th>"
@@ -45,7 +49,7 @@ def _cell_table(cells: dict[str, CellStats], labels: list[str], baseline: str) -
             name = f"{_e(label)} <i>(baseline)</i>" if label == baseline else _e(label)
             rows.append(
                 f"<tr><td class=l>{name}</td><td>{phase}</td><td>{s.shape}</td><td>{_f(s.median)}</td>"
-                f"<td>[{_f(s.ci_low)}, {_f(s.ci_high)}] ({level_text(s)})</td><td>{_f(s.mean)}</td><td>{_f(s.std)}</td>"
+                f"<td>{_interval(s)}</td><td>{_f(s.mean)}</td><td>{_f(s.std)}</td>"
                 f"<td>{_f(c.ratio, 2)}</td><td>{_f(c.time_s.median * 1e3, 2)}</td>"
                 f"<td>{_f(b['open_s'] * 1e3, 2)} / {_f(b['xfer_s'] * 1e3, 2)} / {_f(b['close_s'] * 1e3, 2)}</td>"
                 f"<td>{c.runs_ok} / {c.runs_failed}</td></tr>")
