@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all setup build test unit-test mpi-test python-test demo campaigns bench bench-peers clean test-asan
+.PHONY: all setup build test unit-test mpi-test python-test demo campaigns bench bench-peers clean test-asan test-slurm
 
 all: build
 
@@ -50,6 +50,14 @@ test-asan: setup $(ASAN_BUILD)/build.ninja
 	mkdir -p $(ASAN_BUILD)/out
 	$(ASAN_MPI_ENV) timeout 300 mpirun -n 2 --oversubscribe -x ASAN_OPTIONS -x LSAN_OPTIONS -x UBSAN_OPTIONS \
 	  $(ASAN_BUILD)/bin/engine_property 20 1 $(CURDIR)/$(ASAN_BUILD)/out
+
+# The harness's Slurm launcher against a real Slurm: installs slurm-wlm and munge, starts a one-node
+# slurmctld + slurmd on this machine from a generated slurm.conf, runs tests/slurm/campaign.toml inside
+# an allocation (salloc + srun) and as a submitted sbatch script, checks the results in SQLite, stops
+# the daemons (tests/slurm/run.sh; docs/testing.md). Needs root. About 1.5 min; not part of `make test`.
+test-slurm: build
+	@bash scripts/setup.sh --with-slurm
+	timeout 900 bash tests/slurm/run.sh
 
 # The demo campaign (examples/demo.toml): every kernel through every backend, 3 launches each,
 # shuffled; results, plots and the HTML report in results/demo. A failed run fails the target,

@@ -2,7 +2,18 @@
 # Install what Strata needs to build and test: Debian packages and a Python venv.
 # Idempotent: when everything is present it only checks and returns (well under a second
 # for the packages; the venv is rebuilt only when python/requirements.txt changes).
+#   --with-slurm   also Slurm (slurm-wlm: slurmctld, slurmd, srun, sbatch) and munge, for
+#                  `make test-slurm` (tests/slurm/run.sh); not needed to build or for `make test`.
 set -euo pipefail
+
+with_slurm=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-slurm) with_slurm=1 ;;
+    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (allowed: --with-slurm)" >&2; exit 2 ;;
+  esac
+done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -22,6 +33,9 @@ packages=(
   # bench/peers.py builds IOR and E3SM-IO from their sources (make bench-peers)
   libtool autoconf automake
 )
+if [ "$with_slurm" -eq 1 ]; then
+  packages+=(slurm-wlm munge)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -67,6 +67,8 @@ struct PhaseStats {
   double predicted_s = 0;       // the cost model's prediction for it (compare with the measured times)
   uint64_t operations = 0;      // one-sided operations this rank issued (puts or gets; packed runs count once)
   uint64_t collectives = 0;     // collective calls of the phase (the same on every rank): fences included
+  double place_s = 0;           // part of plan_s, this rank's: electing the aggregators and their tiers
+  double exchange_s = 0;        // part of plan_s, this rank's: telling each aggregator what it receives
 };
 
 // Where plan() placed the aggregators (the cost model of the aggregation paper, section 4.2):

@@ -15,7 +15,7 @@ from pathlib import Path
 from . import __version__
 from .campaign import CampaignError, load, scales
 from .runner import CampaignStateError, results_path, run_campaign
-from .stats import campaign_stats, ratio_table
+from .stats import campaign_stats, level_text, ratio_table
 from .store import SchemaError, Store
 
 EPILOG = """examples:
@@ -107,8 +107,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"{cell.cell} [{cell.phase}]  {test}")
         for c in cell.configs:
             s = c.bandwidth
-            print(f"  {c.label:36s} n={s.n:3d} median={s.median:10.2f} mean={s.mean:10.2f} std={s.std:9.2f} "
-                  f"CI95=[{s.ci_low:.2f}, {s.ci_high:.2f}] ratio={c.ratio:.3f}  MiB/s")
+            ci = "CI none (one launch)" if s.launches < 2 else \
+                f"CI=[{s.ci_low:.2f}, {s.ci_high:.2f}] ({level_text(s)})"
+            print(f"  {c.label:36s} n={s.shape:>5s} median={s.median:10.2f} mean={s.mean:10.2f} std={s.std:9.2f} "
+                  f"{ci} ratio={c.ratio:.3f}  MiB/s")
     if failures:
         print(f"{len(failures)} failed runs (see `strata-bench compare` or the report)")
     return 0
@@ -194,7 +196,8 @@ def parser() -> argparse.ArgumentParser:
         s.add_argument("--baseline", help="variant label to compute ratios against (default: the campaign's)")
         return s
 
-    s = results_cmd("stats", "per configuration: median, mean, std, bootstrap 95 %% CI; Kruskal-Wallis per cell")
+    s = results_cmd("stats", "per configuration: launches x repetitions, median of the launch medians, mean, std, "
+                    "the confidence interval over launches and its level; Kruskal-Wallis over launch medians per cell")
     s.add_argument("--json", action="store_true", help="print JSON instead of text")
     s.set_defaults(func=cmd_stats)
     s = results_cmd("compare", "print the ratio table: median bandwidth per variant against the baseline")

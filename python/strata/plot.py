@@ -1,6 +1,7 @@
 """Plots of a campaign's statistics, as PNG files (matplotlib's Agg backend: no display needed).
 
-- bandwidth by variant with the bootstrap 95 % CI of the median as error bars, per cell;
+- bandwidth by variant (median of the launch medians) with its confidence interval over launches as error bars
+  (none for a single launch), per cell;
 - a line over each swept parameter (ranks or a kernel parameter), per kernel;
 - a violin of the time samples (per rank when the records carry per-rank times, else per
   repetition), per cell;
@@ -19,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .stats import CampaignStats, CellStats, ConfigStats, _natural  # noqa: E402
+from .stats import CampaignStats, CellStats, ConfigStats, _natural, level_text  # noqa: E402
 
 PHASE_COLOURS = {"write": "#3b6ea5", "read": "#e08a2c"}
 BREAKDOWN_COLOURS = {"open_s": "#8fb3d9", "xfer_s": "#3b6ea5", "close_s": "#f2b45c"}
@@ -50,7 +51,7 @@ def _cells(cs: CampaignStats) -> dict[str, dict[str, CellStats]]:
 def _err(configs: Sequence[ConfigStats]) -> np.ndarray:
     lows = [max(c.bandwidth.median - c.bandwidth.ci_low, 0.0) for c in configs]
     highs = [max(c.bandwidth.ci_high - c.bandwidth.median, 0.0) for c in configs]
-    return np.array([lows, highs])
+    return np.nan_to_num(np.array([lows, highs]))  # one launch: no interval, no error bar
 
 
 def bandwidth_bars(cell: str, phases: dict[str, CellStats], labels: Sequence[str], baseline: str,
@@ -63,8 +64,11 @@ def bandwidth_bars(cell: str, phases: dict[str, CellStats], labels: Sequence[str
         configs = {c.label: c for c in cs.configs}
         sel = [configs[lb] for lb in present if lb in configs]
         pos = [x[present.index(c.label)] + (i - (len(phases) - 1) / 2) * width for c in sel]
+        levels = sorted({level_text(c.bandwidth) for c in sel})
+        shapes = sorted({c.bandwidth.shape for c in sel})
         ax.bar(pos, [c.bandwidth.median for c in sel], width, yerr=_err(sel), capsize=3,
-               color=PHASE_COLOURS.get(phase), label=f"{phase} (median, 95 % CI)")
+               color=PHASE_COLOURS.get(phase),
+               label=f"{phase} (median of launch medians, {'/'.join(levels)} CI; n = {', '.join(shapes)})")
     ax.set_xticks(x, [f"{lb}\n(baseline)" if lb == baseline else lb for lb in present], rotation=20, ha="right",
                   fontsize=8)
     ax.set_ylabel("bandwidth [MiB/s]")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import paper_checks, plot
 from .launch import find_strata
-from .stats import CampaignStats, CellStats, campaign_stats, ratio_table
+from .stats import CampaignStats, CellStats, Summary, campaign_stats, level_text, ratio_table
 from .store import Store
 
 CSS = """
@@ -33,8 +33,13 @@ def _f(value: float, digits: int = 1) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
+def _interval(s: Summary) -> str:
+    return "none (one launch)" if s.launches < 2 else f"[{_f(s.ci_low)}, {_f(s.ci_high)}] ({level_text(s)})"
+
+
 def _cell_table(cells: dict[str, CellStats], labels: list[str], baseline: str) -> str:
-    rows = ["<table><tr><th class=l>variant</th><th>phase</th><th>n</th><th>median MiB/s</th><th>95 % CI</th>"
+    rows = ["<table><tr><th class=l>variant</th><th>phase</th><th>launches × repetitions</th><th>median MiB/s</th>"
+            "<th>confidence interval (level)</th>"
             "<th>mean</th><th>std</th><th>× baseline</th><th>median time ms</th><th>open / xfer / close ms</th>"
             "<th>runs ok / failed</th></tr>"]
     for label in labels:
@@ -46,8 +51,8 @@ def _cell_table(cells: dict[str, CellStats], labels: list[str], baseline: str) -
             b = c.breakdown
             name = f"{_e(label)} <i>(baseline)</i>" if label == baseline else _e(label)
             rows.append(
-                f"<tr><td class=l>{name}</td><td>{phase}</td><td>{s.n}</td><td>{_f(s.median)}</td>"
-                f"<td>[{_f(s.ci_low)}, {_f(s.ci_high)}]</td><td>{_f(s.mean)}</td><td>{_f(s.std)}</td>"
+                f"<tr><td class=l>{name}</td><td>{phase}</td><td>{s.shape}</td><td>{_f(s.median)}</td>"
+                f"<td>{_interval(s)}</td><td>{_f(s.mean)}</td><td>{_f(s.std)}</td>"
                 f"<td>{_f(c.ratio, 2)}</td><td>{_f(c.time_s.median * 1e3, 2)}</td>"
                 f"<td>{_f(b['open_s'] * 1e3, 2)} / {_f(b['xfer_s'] * 1e3, 2)} / {_f(b['close_s'] * 1e3, 2)}</td>"
                 f"<td>{c.runs_ok} / {c.runs_failed}</td></tr>")
@@ -56,11 +61,13 @@ def _cell_table(cells: dict[str, CellStats], labels: list[str], baseline: str) -
     for phase, cell in cells.items():
         k = cell.kruskal
         if k is None:
-            tests.append(f"{phase}: Kruskal–Wallis not applicable (fewer than two variants or identical values)")
+            tests.append(f"{phase}: Kruskal–Wallis not applicable (fewer than two variants with two launches or "
+                         "more, or identical values)")
         else:
             verdict = "the variants differ" if k.p < 0.01 else "no significant difference"
-            tests.append(f"{phase}: Kruskal–Wallis H = {k.h:.2f}, p = {k.p:.3g} over {k.groups} variants "
-                         f"({verdict} at p &lt; 0.01)")
+            launches = sum(c.bandwidth.launches for c in cell.configs if c.bandwidth.launches > 1)
+            tests.append(f"{phase}: Kruskal–Wallis H = {k.h:.2f}, p = {k.p:.3g} over {k.groups} variants' launch "
+                         f"medians ({launches} launches; {verdict} at p &lt; 0.01)")
     return "\n".join(rows) + "<p>" + "<br>".join(tests) + "</p>"
 
 
@@ -95,9 +102,12 @@ def write_report(db_path: Path | str, out: Path | str, name: str | None = None, 
              f"<h1>Strata campaign <code>{_e(cs.name)}</code></h1>",
              f"<p>{cs.runs_ok} runs ok, {cs.runs_failed} failed, of {cs.total_runs} planned; "
              f"runs in shuffled order (seed {cs.seed}); ratios against <b>{_e(cs.baseline)}</b>. "
-             "Bandwidth is all ranks' bytes over the slowest rank's open + transfer + close time; "
-             "the interval is a bootstrap 95 % confidence interval of the median "
-             f"(fixed seed, so the report is reproducible). <b>{_e(cs.conditions.capitalize())}.</b></p>"]
+             "Bandwidth is all ranks' bytes over the slowest rank's open + transfer + close time. "
+             "A launch is the unit of replication: each figure is the median of the launch medians (the median of "
+             "a launch's repetitions), its interval the distribution-free confidence interval of that median over "
+             "the launches, at the level shown beside it (95 % needs 6 launches or more; with 3 it is the "
+             "smallest to the largest launch median, 75 %), and the Kruskal–Wallis tests compare launch medians. "
+             f"<b>{_e(cs.conditions.capitalize())}.</b></p>"]
     if campaign is not None:
         parts.append(f"<p>Campaign file: <code>{_e(campaign['file'])}</code>, started {_e(campaign['created'])}, "
                      f"launcher {_e(campaign['launcher'])}, binary <code>{_e(campaign['strata'])}</code>.</p>")

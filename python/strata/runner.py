@@ -229,7 +229,9 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
         pending = [r for r in campaign.runs if (r.configuration.key, r.repetition) not in finished]
         skipped = len(campaign.runs) - len(pending)
 
-        if campaign.launcher.kind == "slurm" and not in_slurm_allocation():
+        # Outside an allocation, the runs still to do go into a batch script; once a batch job has done
+        # them all and they are ingested above, nothing is left to script (the old script stays).
+        if campaign.launcher.kind == "slurm" and not in_slurm_allocation() and pending:
             script = campaign.output / "campaign.sbatch"
             script.write_text(sbatch_script(campaign, pending, run_dirs))
             script.chmod(0o755)

@@ -1,14 +1,30 @@
 """Statistics over a campaign's results.
 
-A sample is every repetition of every successful run of one configuration (kernel, parameters,
-ranks and variant) for one phase. I/O times are not normally distributed (long right tails from
-contention), so the summary leads with the median and a bootstrap 95 % confidence interval of the
-median, and configurations of one cell are compared with the Kruskal–Wallis H test, which needs no
-normality. Ratios are medians divided by the baseline variant's median in the same cell.
+A launch is the unit of replication. The repetitions inside one launch share its job placement,
+its page cache and whatever else the machine was doing at that moment, so they are correlated and
+are not independent samples: treating 3 launches × 3 repetitions as 9 samples narrows the
+intervals and shrinks the p-values of the tests. Every figure here therefore starts from the
+*launch medians* (the median of each launch's in-launch repetitions):
+
+- the summary's median is the median of the launch medians;
+- its confidence interval is the distribution-free one over the launch medians: the k-th smallest
+  and k-th largest launch median, which hold the median of the launch medians' distribution with
+  probability 1 − 2·P(Binomial(n, ½) < k) for n launches, whatever that distribution. k is the
+  largest that keeps this at 95 % or more; with 5 launches or fewer no k reaches 95 %, and the
+  interval is the smallest to the largest launch median at its own level (2 launches 50 %, 3: 75 %,
+  4: 87.5 %, 5: 93.75 %; 6 launches reach 96.9 %). The level is said beside every interval;
+- configurations of one cell are compared with the Kruskal–Wallis H test over their launch medians,
+  which needs no normality.
+
+Ratios are medians divided by the baseline variant's median in the same cell. Every figure carries
+how many launches and repetitions stand behind it. (The harness once bootstrapped every repetition
+as an independent sample; with correlated repetitions that interval is too narrow and holds the
+median far less often than the 95 % it claims: tests/python/test_harness_stats.py measures both.)
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -20,44 +36,68 @@ from scipy import stats as sps
 
 from .store import Store
 
-BOOTSTRAP_SEED = 20260421
-BOOTSTRAP_RESAMPLES = 10_000
-CONFIDENCE = 0.95
+CONFIDENCE = 0.95  # the interval's level when there are launches enough (6 or more)
 
 
 @dataclass(frozen=True)
 class Summary:
-    n: int
-    median: float
-    mean: float
-    std: float           # sample standard deviation (ddof = 1); 0 for a single value
-    ci_low: float        # bootstrap confidence interval of the median
+    n: int               # values: every in-launch repetition of every launch
+    launches: int        # launches: the unit of replication, what the interval and the tests use
+    median: float        # median of the launch medians
+    mean: float          # mean of every value
+    std: float           # sample standard deviation of every value (ddof = 1); 0 for a single value
+    ci_low: float        # confidence interval of the median over launch medians; NaN for one launch
     ci_high: float
+    ci_level: float      # its confidence level: 0.95 or more from 6 launches on, less below (0 for one)
+
+    @property
+    def shape(self) -> str:
+        """'3×3': launches × repetitions per launch ('3 launches, 8 values' when they differ)."""
+        if self.launches == 0:
+            return "0"
+        if self.n % self.launches == 0:
+            return f"{self.launches}×{self.n // self.launches}"
+        return f"{self.launches} launches, {self.n} values"
 
 
-def bootstrap_median_ci(values: Sequence[float], confidence: float = CONFIDENCE,
-                        resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """Percentile bootstrap interval of the median; the fixed seed makes reports reproducible."""
-    x = np.asarray(values, dtype=float)
+def launch_medians(launches: Sequence[Sequence[float]]) -> np.ndarray:
+    """The median of each non-empty launch's values."""
+    return np.asarray([float(np.median(np.asarray(v, dtype=float))) for v in launches if len(v) > 0])
+
+
+@functools.lru_cache(maxsize=1024)
+def order_statistic_level(n: int, k: int) -> float:
+    """Probability that the k-th smallest and k-th largest of n independent values hold their
+    distribution's median: 1 − 2·P(Binomial(n, ½) ≤ k − 1)."""
+    return float(1.0 - 2.0 * sps.binom.cdf(k - 1, n, 0.5)) if 1 <= k <= n // 2 + n % 2 else 0.0
+
+
+def launch_interval(medians: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """(low, high, level): the distribution-free interval of the median over launch medians.
+
+    The k-th smallest and k-th largest launch median for the largest k whose level reaches
+    `confidence`; with too few launches for that, the smallest and the largest at their own level.
+    NaN and level 0 for fewer than two launches (one launch says nothing about the next one)."""
+    x = np.sort(np.asarray(medians, dtype=float))
+    n = int(x.size)
+    if n < 2:
+        return (math.nan, math.nan, 0.0)
+    k = 1
+    while order_statistic_level(n, k + 1) >= confidence:
+        k += 1
+    return (float(x[k - 1]), float(x[n - k]), order_statistic_level(n, k))
+
+
+def summarize(launches: Sequence[Sequence[float]]) -> Summary:
+    """Summary of one configuration and phase: `launches` holds each launch's values."""
+    groups = [list(v) for v in launches if len(v) > 0]
+    x = np.asarray([value for g in groups for value in g], dtype=float)
     if x.size == 0:
-        return (math.nan, math.nan)
-    if x.size == 1:
-        return (float(x[0]), float(x[0]))
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, x.size, size=(resamples, x.size))
-    medians = np.median(x[idx], axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(medians, [alpha, 1.0 - alpha])
-    return (float(low), float(high))
-
-
-def summarize(values: Sequence[float], seed: int = BOOTSTRAP_SEED) -> Summary:
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        return Summary(0, math.nan, math.nan, math.nan, math.nan, math.nan)
-    low, high = bootstrap_median_ci(x, seed=seed)
+        return Summary(0, 0, math.nan, math.nan, math.nan, math.nan, math.nan, 0.0)
+    medians = launch_medians(groups)
+    low, high, level = launch_interval(medians)
     std = float(np.std(x, ddof=1)) if x.size > 1 else 0.0
-    return Summary(int(x.size), float(np.median(x)), float(np.mean(x)), std, low, high)
+    return Summary(int(x.size), len(groups), float(np.median(medians)), float(np.mean(x)), std, low, high, level)
 
 
 @dataclass(frozen=True)
@@ -68,8 +108,9 @@ class KruskalResult:
 
 
 def kruskal_wallis(groups: Sequence[Sequence[float]]) -> KruskalResult | None:
-    """H and p over the non-empty groups; None when fewer than two or when every value is equal."""
-    data = [np.asarray(g, dtype=float) for g in groups if len(g) > 0]
+    """H and p over the groups of at least two values (launch medians); None when fewer than two
+    such groups remain or when every value is equal."""
+    data = [np.asarray(g, dtype=float) for g in groups if len(g) > 1]
     if len(data) < 2:
         return None
     if np.unique(np.concatenate(data)).size < 2:
@@ -103,9 +144,10 @@ class ConfigStats:
     runs_failed: int
     bandwidth: Summary
     time_s: Summary
-    breakdown: dict[str, float]          # median open_s, xfer_s, close_s
-    values: list[float] = field(repr=False)  # bandwidth samples
-    times: list[float] = field(repr=False)   # total time samples
+    breakdown: dict[str, float]          # open_s, xfer_s, close_s: medians of the launch medians
+    values: list[float] = field(repr=False)  # bandwidth samples, every repetition of every launch
+    times: list[float] = field(repr=False)   # total time samples, the same
+    launch_bandwidths: list[float] = field(repr=False, default_factory=list)  # one median per launch
     ratio: float = math.nan               # median bandwidth / baseline's median bandwidth
 
 
@@ -197,14 +239,18 @@ def campaign_stats(store: Store, name: str | None = None, baseline: str | None =
                 rows = grouped.get((cell, phase, label))
                 if not rows:
                     continue
-                bw = [float(x["bandwidth_mib_s"]) for x in rows]
-                times = [float(x["time_s"]) for x in rows]
-                breakdown = {k: float(np.median([x[k] or 0.0 for x in rows])) for k in ("open_s", "xfer_s", "close_s")}
+                by_launch = _by_launch(rows)
+                bw = [[float(x["bandwidth_mib_s"]) for x in launch] for launch in by_launch]
+                times = [[float(x["time_s"]) for x in launch] for launch in by_launch]
+                breakdown = {k: float(np.median(launch_medians([[x[k] or 0.0 for x in launch]
+                                                                for launch in by_launch])))
+                             for k in ("open_s", "xfer_s", "close_s")}
                 kernel, ranks, params = meta[cell]
                 configs.append(ConfigStats(
                     cell, label, kernel, backend_of[label], ranks, params, phase, int(rows[0]["bytes"]),
                     ok_by.get((cell, label), 0), failed_by.get((cell, label), 0), summarize(bw), summarize(times),
-                    breakdown, bw, times))
+                    breakdown, [v for launch in bw for v in launch], [v for launch in times for v in launch],
+                    [float(m) for m in launch_medians(bw)]))
             if not configs:
                 continue
             # A cell never run with the campaign's baseline (an application kernel's modes) is
@@ -216,11 +262,19 @@ def campaign_stats(store: Store, name: str | None = None, baseline: str | None =
                 c.ratio = ratio(c.bandwidth.median, base_cfg.bandwidth.median) if base_cfg else math.nan
             kernel, ranks, params = meta[cell]
             cells.append(CellStats(cell, kernel, ranks, params, phase, configs,
-                                   kruskal_wallis([c.values for c in configs]), cell_base))
+                                   kruskal_wallis([c.launch_bandwidths for c in configs]), cell_base))
     ok = sum(1 for r in runs if r["status"] == "ok")
     all_verified = all(r["verified"] == 1 for r in runs if r["status"] == "ok")
     return CampaignStats(row["name"], cid, int(row["seed"]), base, int(row["total_runs"]), ok, len(runs) - ok,
                          cells, labels, bool(row["verify"]), bool(row["fsync"]), all_verified)
+
+
+def _by_launch(rows: Sequence[Any]) -> list[list[Any]]:
+    """The samples of one configuration and phase, grouped by the launch (run) they came from."""
+    groups: dict[int, list[Any]] = {}
+    for row in rows:
+        groups.setdefault(int(row["run_id"]), []).append(row)
+    return list(groups.values())
 
 
 def _natural(text: str) -> list[Any]:
@@ -240,8 +294,9 @@ def _natural(text: str) -> list[Any]:
 def ratio_table(cs: CampaignStats, failures: Sequence[Any] = ()) -> str:
     """The terminal table: per cell, median write and read bandwidth with CI, ratio to the baseline."""
     lines = [f"campaign {cs.name}: {cs.runs_ok} runs ok, {cs.runs_failed} failed of {cs.total_runs}; {cs.conditions}",
-             f"median bandwidth in MiB/s [bootstrap 95 % CI], x = ratio to {cs.baseline}, "
-             "p = Kruskal-Wallis over the variants"]
+             f"median of the launch medians in MiB/s [confidence interval over launches, its level in the last "
+             f"column], x = ratio to {cs.baseline},",
+             "p = Kruskal-Wallis over the variants' launch medians, n = launches x repetitions per launch"]
     by_cell: dict[str, dict[str, CellStats]] = {}
     for cell in cs.cells:
         by_cell.setdefault(cell.cell, {})[cell.phase] = cell
@@ -252,22 +307,27 @@ def ratio_table(cs: CampaignStats, failures: Sequence[Any] = ()) -> str:
         own = next(iter(phases.values())).baseline
         against = f", x against {own}" if own and own != cs.baseline else ""
         lines.append(f"{cell}   ({p_text}{against})")
-        header = f"  {'variant':{width}s}  {'write MiB/s':>11s} {'[95 % CI]':>17s} {'x':>5s}   " \
-                 f"{'read MiB/s':>10s} {'[95 % CI]':>17s} {'x':>5s}  {'n':>3s}"
+        header = f"  {'variant':{width}s}  {'write MiB/s':>11s} {'[CI]':>17s} {'x':>5s}   " \
+                 f"{'read MiB/s':>10s} {'[CI]':>17s} {'x':>5s}  {'n':>5s}  {'CI':>4s}"
         lines.append(header)
         for label in cs.labels:
             w = _find(phases.get("write"), label)
             r = _find(phases.get("read"), label)
             if w is None and r is None:
                 continue
-            n = (w or r).bandwidth.n if (w or r) else 0
-            lines.append(f"  {label:{width}s}  {_cols(w)}   {_cols(r, 10)}  {n:3d}")
+            s = (w or r).bandwidth
+            lines.append(f"  {label:{width}s}  {_cols(w)}   {_cols(r, 10)}  {s.shape:>5s}  {level_text(s):>4s}")
     if failures:
         lines.append("")
         lines.append("failed runs:")
         for f in failures:
             lines.append(f"  run {f['order_index']} {f['cell']} | {f['label']}: exit {f['exit_code']}: {f['message']}")
     return "\n".join(lines)
+
+
+def level_text(s: Summary) -> str:
+    """'95 %', '75 %', or '-' when one launch gives no interval."""
+    return f"{math.floor(s.ci_level * 100):.0f} %" if s.launches > 1 else "-"
 
 
 def _find(cell: CellStats | None, label: str) -> ConfigStats | None:
@@ -280,7 +340,7 @@ def _cols(c: ConfigStats | None, width: int = 11) -> str:
     if c is None:
         return f"{'-':>{width}s} {'':17s} {'':5s}"
     s = c.bandwidth
-    ci = f"[{s.ci_low:.0f}, {s.ci_high:.0f}]"
+    ci = "[one launch]" if math.isnan(s.ci_low) else f"[{s.ci_low:.0f}, {s.ci_high:.0f}]"
     x = "-" if math.isnan(c.ratio) else f"{c.ratio:.2f}"
     return f"{s.median:{width}.1f} {ci:>17s} {x:>5s}"
 

@@ -51,7 +51,9 @@ void PhaseImpl::plan_steps() {
   choose_phase_files();
   // 6. Ranges: what each aggregator receives (and the overlaps), the transfers, the window.
   const std::vector<ReceivedRange> direct_all = direct_runs_to_know(all);
+  const double exchange_t0 = MPI_Wtime();
   const ReceivedRanges received = ranges_to_receive(all);
+  stats_.exchange_s = MPI_Wtime() - exchange_t0;
   const Machine& machine = engine_.machine_once();
   const uint64_t pack_from = options_.pack == PhaseOptions::Choice::on    ? 1
                              : options_.pack == PhaseOptions::Choice::off ? 0
@@ -599,7 +601,9 @@ void PhaseImpl::place_on_tiers() {
   pin.persistent = options_.tiers.persistent;
   pin.forced = options_.tiers.forced;
   pin.want_table = options_.tiers.cost_table;
+  const double place_t0 = MPI_Wtime();
   Placement placed = place_aggregators(comm_, pin);
+  stats_.place_s = MPI_Wtime() - place_t0;
   placement_ = PlacementReport{};
   placement_.machine = machine.name + " (" + machine.source + ")";
   placement_.forced_tier = options_.tiers.forced ? tier_name(*options_.tiers.forced) : "";

@@ -222,6 +222,9 @@ def test_slurm_script_results_are_collected_by_resume(tmp_path: Path, monkeypatc
     subprocess.run(["bash", str(script)], check=True, env=env, timeout=120)
     outcome = run_campaign(c, resume=True, progress=False)
     assert (outcome.skipped, outcome.done, outcome.failed) == (2, 0, 0), "the script's runs are ingested, not re-run"
+    assert outcome.script is None, "nothing left to script once the batch job's runs are ingested"
+    assert sum(line.startswith("strata_run ") for line in script.read_text().splitlines()) == 2, \
+        "the submitted script is kept, not overwritten by an empty one"
     from strata.store import Store
 
     with Store(outcome.database, readonly=True) as store:

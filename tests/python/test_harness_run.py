@@ -130,7 +130,7 @@ def test_compare_prints_ratios_against_the_baseline(campaign_dir: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.startswith("  ")}
     assert rows["mpiio-coll"][4] == "1.00" and rows["mpiio-coll"][8] == "1.00"
-    assert rows["posix"][-1] == "4", "n = 2 launches x 2 repetitions"
+    assert rows["posix"][-3:] == ["2×2", "50", "%"], "n = 2 launches x 2 repetitions, a 50 % interval"
     alt = bench("compare", str(campaign_dir / "out" / "results.sqlite"), "--baseline", "posix")
     rows = {line.split()[0]: line.split() for line in alt.stdout.splitlines() if line.startswith("  ")}
     assert rows["posix"][4] == "1.00"
