@@ -431,11 +431,17 @@ def file_requests(f: LoggedFile, ranks: int, seed: int, byte_factor: int = 1,
             consec, seq = int(r.get("POSIX_CONSEC_WRITES", 0)), int(r.get("POSIX_SEQ_WRITES", 0))
         else:  # a stream: no histogram; every rank appends
             hist, common, consec, seq = [], [], writes, writes
-        sizes = [max(1, s // byte_factor) for s in synthetic_sizes(writes, total, hist, common, rng)]
+        # Sampled before it is made: one request in `sample`, the sizes' mix and mean kept.
+        kept = -(-writes // sample)
+        if kept < writes:
+            hist = spread(kept, hist) if sum(hist) == writes else hist
+            common = [(size, -(-count * kept // writes)) for size, count in common]
+            total = max(kept, total * kept // writes)
+        sizes = [max(1, s // byte_factor) for s in synthetic_sizes(kept, total, hist, common, rng)]
         rank = int(r["rank"])
         # A shared record sums every rank's writes: spread them over the job's ranks.
-        share = 1 if rank >= 0 else min(ranks, writes)
-        mine = [Stream(rank if rank >= 0 else k, sizes[k::share][::sample]) for k in range(share)]
+        share = 1 if rank >= 0 else min(ranks, kept)
+        mine = [Stream(rank if rank >= 0 else k, sizes[k::share]) for k in range(share)]
         set_breaks(mine, consec, seq, writes)
         streams += mine
     extent = (int(max(float(r.get(p + "MAX_BYTE_WRITTEN", 0)) for r in f.records)) + 1) // byte_factor
