@@ -41,7 +41,7 @@ const char* kHelp =
 
 const char* kExample =
     "\nexample:\n"
-    "  mpirun -np 4 strata replay \"$(.venv/bin/python -m strata.replay --examples | grep ior_hdf5)\" --verify\n"
+    "  mpirun -np 4 --oversubscribe strata replay \"$(.venv/bin/python -m strata.replay --examples | grep ior_hdf5)\" --verify\n"
     "\nThe converter runs with STRATA_PYTHON, else the source tree's .venv/bin/python, else python3 on PATH.\n";
 
 void declare(OptionSet& o) {

@@ -102,10 +102,23 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
   notes.push_back(std::to_string(dxt_files) + " of " + std::to_string(files.size()) +
                   " file(s) replay DXT's exact requests; the others a synthetic pattern matching their counters "
                   "(sizes from the access-size histogram, consecutive and sequential writes, bytes per rank)");
-  if (scale.value("bytes_divided_by", 1ULL) > 1 || scale.value("one_request_in", 1ULL) > 1) {
-    notes.push_back("scaled down: offsets and lengths divided by " + std::to_string(scale.value("bytes_divided_by", 1ULL)) +
-                    ", one request in " + std::to_string(scale.value("one_request_in", 1ULL)) +
-                    " kept per rank: the trace is a miniature of the job");
+  const uint64_t divided = scale.value("bytes_divided_by", 1ULL), sampled = scale.value("one_request_in", 1ULL);
+  if (divided > 1 || sampled > 1) {
+    notes.push_back("scaled down: " +
+                    (divided > 1 ? "offsets and lengths divided by " + std::to_string(divided) : std::string()) +
+                    (divided > 1 && sampled > 1 ? ", " : "") +
+                    (sampled > 1 ? "one request in " + std::to_string(sampled) + " kept per rank" : std::string()) +
+                    ": the trace is a miniature of the job");
+  }
+  uint64_t overwritten = 0;  // counters-only files that wrote more bytes than they span: rewrites
+  for (const json& f : files) {
+    const json& l = f["log"];
+    overwritten += f["origin"] == "counters" && l["bytes"].get<int64_t>() > l["max_byte"].get<int64_t>() + 1;
+  }
+  if (overwritten > 0) {
+    notes.push_back(std::to_string(overwritten) + " file(s) without DXT wrote more bytes than they span (rewrites "
+                    "the counters do not place, or a stream such as stdout whose offsets each rank counts): their synthetic pattern writes each byte once, "
+                    "further out");
   }
   if (rewrites > 0) {
     notes.push_back(std::to_string(rewrites) + " rewrite(s) of bytes written before went into variables of their own "
