@@ -33,7 +33,8 @@ darshan = pytest.importorskip("darshan", reason="pydarshan is in python/requirem
 
 MAX_BYTES = 4 << 20      # a replay writes at most this much ...
 MAX_REQUESTS = 3000      # ... in about this many requests
-RANK_CAP = 4             # the job's rank count, capped (oversubscribed)
+RANK_CAP = 3             # the job's rank count, capped (oversubscribed): 3 folds 16, 512 and 2048 ranks unevenly
+DXT_RANK_CAP = 4         # ior_hdf5_example's 4 ranks replay unfolded
 REPLAY_BACKENDS = "posix,mpiio-coll,strata"
 
 
@@ -43,6 +44,11 @@ def _unique_logs() -> list[Path]:
     for log in shipped_logs():
         seen.setdefault(hashlib.sha256(log.read_bytes()).hexdigest(), log)
     return sorted(seen.values())
+
+
+def _has_dxt(log: Path) -> bool:
+    """Whether the log holds DXT write records (its header says; the records are not read)."""
+    return "DXT_POSIX" in darshan.DarshanReport(str(log), read_all=False).modules
 
 
 def _dxt_per_rank(log: Path) -> dict[str, dict[int, list[int]]]:
@@ -67,7 +73,7 @@ LOGS = _unique_logs()
 def test_the_wheel_ships_logs_with_write_records() -> None:
     """The acceptance is over real logs: they are there, and some have DXT records."""
     assert len(LOGS) >= 10, LOGS
-    assert sum(1 for log in LOGS if _dxt_per_rank(log)) >= 3
+    assert sum(1 for log in LOGS if _has_dxt(log) and _dxt_per_rank(log)) >= 3
 
 
 # --- the converter's pieces ------------------------------------------------------------------------
@@ -140,11 +146,11 @@ def _replay(trace_path: Path, np: int, tmp_path: Path, backends: str = REPLAY_BA
 
 @pytest.mark.parametrize("log", LOGS, ids=[p.name[:40] for p in LOGS])
 def test_every_shipped_log_replays_verified(log: Path, tmp_path: Path) -> None:
-    dxt = _dxt_per_rank(log)
+    dxt = _dxt_per_rank(log) if _has_dxt(log) else {}
     trace = convert(log) if dxt else convert(log, max_bytes=MAX_BYTES, max_requests=MAX_REQUESTS)
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(trace))
-    np = min(trace["ranks"], RANK_CAP)
+    np = min(trace["ranks"], DXT_RANK_CAP if dxt else RANK_CAP)
     report = _replay(path, np, tmp_path)
     expected = [[0, 0] for _ in range(np)]  # per replay rank: the trace's requests and bytes, folded
     for f in trace["files"]:

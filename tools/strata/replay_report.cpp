@@ -218,6 +218,15 @@ std::string replay_table(const json& report) {
         << " request(s) (" << fixed(l["read_time_s"], 4) << " s): not replayed; --verify reads back the writes\n";
   }
 
+  if (!l["histogram_posix"].empty()) {  // Darshan's bins, in its order (the JSON object sorts its keys)
+    out << "\naccess sizes of the POSIX files (Darshan's bins), log / trace:\n ";
+    for (const char* bin : {"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
+                            "100M_1G", "1G_PLUS"}) {
+      const uint64_t lv = l["histogram_posix"].value(bin, 0ULL), tv = t["histogram_posix"].value(bin, 0ULL);
+      if (lv + tv > 0) out << " " << bin << " " << lv << " / " << tv << ";";
+    }
+    out << "\n";
+  }
   out << "\nper file (the " << std::min<size_t>(10, report["files"].size()) << " largest of " << report["files"].size()
       << "; --json lists all):\n";
   std::snprintf(line, sizeof line, "  %-36s %-8s %9s %9s %11s %11s %11s %11s\n", "file", "origin", "writes",
