@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -36,8 +37,7 @@ const char* kHelp =
     "(python -m strata.replay, with pydarshan: DXT's exact requests, or a synthetic pattern matching\n"
     "the counters), then the trace kernel writes it through each backend in turn, verified with\n"
     "--verify, and a table sets the log's figures (requests, bytes, sizes, time in I/O) beside each\n"
-    "replay's. A job of more ranks than N replays folded: job rank r on rank r mod N.\n"
-    "\n";
+    "replay's. A job of more ranks than N replays folded: job rank r on rank r mod N.\n";
 
 const char* kExample =
     "\nexample:\n"
@@ -48,8 +48,8 @@ void declare(OptionSet& o) {
   o.section("replay options");
   o.add("backend", "NAMES", "backends to replay through, in turn, comma-separated", "posix,mpiio-coll,strata");
   o.add("output", "PATH",
-        "the replay's output; with several backends PATH.<backend> each (default strata-replay and the backend's "
-        "extension)",
+        "the replay's output; with several backends PATH.<backend> each (default strata-replay[.<backend>] and the "
+        "backend's extension)",
         "");
   o.add_flag("verify", "read every replayed byte back and compare it with the generator");
   o.add("json", "FILE", "write the report as JSON (- prints it instead of the table)", "");
@@ -74,7 +74,7 @@ std::vector<std::string> split_names(const std::string& list) {
 
 bool is_trace(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw_usage("cannot read \"" + path + "\"");
+  if (!in) throw_usage("cannot read \"" + path + "\": " + std::strerror(errno));
   char c = 0;
   while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
   }
@@ -174,9 +174,12 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
     return 0;
   }
   const std::string& log = positional[0];
+  // PATH, or PATH.<backend> for several; without --output strata-replay[.<backend>] and the backend's extension.
   auto output_of = [&](const std::string& backend) {
-    if (o.get("output").empty()) return default_output("replay", backend, IoOptions{});
-    return backends.size() == 1 ? o.get("output") : o.get("output") + "." + backend;
+    const std::string given = o.get("output");
+    const std::string base = given.empty() ? "strata-replay" : given;
+    const std::string path = backends.size() == 1 ? base : base + "." + backend;
+    return given.empty() ? path + backend_row(backend).can.file_extension : path;
   };
   // The trace: the log itself when it is one, else the converter's output (rank 0 converts).
   std::string trace_path = log;
