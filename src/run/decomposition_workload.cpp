@@ -56,6 +56,8 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
   std::vector<uint64_t> every(2 * static_cast<size_t>(size));
   MPI_Allgather(counts, 2, MPI_UINT64_T, every.data(), 2, MPI_UINT64_T, comm);
   PhaseTiming p;
+  p.rank_xfer_s.resize(static_cast<size_t>(size));
+  MPI_Allgather(&local[1], 1, MPI_DOUBLE, p.rank_xfer_s.data(), 1, MPI_DOUBLE, comm);
   for (int r = 0; r < size; ++r) {
     p.rank_bytes.push_back(every[2 * static_cast<size_t>(r)]);
     p.rank_requests.push_back(every[2 * static_cast<size_t>(r) + 1]);

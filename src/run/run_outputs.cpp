@@ -48,6 +48,7 @@ void accumulate(std::optional<PhaseTiming>& total, const PhaseTiming& p) {
   for (size_t r = 0; r < total->rank_requests.size() && r < p.rank_requests.size(); ++r) {
     total->rank_requests[r] += p.rank_requests[r];
     total->rank_bytes[r] += p.rank_bytes[r];
+    total->rank_xfer_s[r] += p.rank_xfer_s[r];
   }
   if (!p.engine.is_null()) total->engine = p.engine;  // the last output's breakdown
 }

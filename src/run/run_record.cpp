@@ -18,6 +18,7 @@ nlohmann::json PhaseTiming::to_json() const {
   if (!rank_time_s.empty()) j["rank_time_s"] = rank_time_s;
   if (!rank_requests.empty()) j["rank_requests"] = rank_requests;
   if (!rank_bytes.empty()) j["rank_bytes"] = rank_bytes;
+  if (!rank_xfer_s.empty()) j["rank_xfer_s"] = rank_xfer_s;
   return j;
 }
 
