@@ -158,9 +158,14 @@ def test_every_shipped_log_replays_verified(log: Path, tmp_path: Path) -> None:
             expected[int(rank) % np][0] += n
             expected[int(rank) % np][1] += b
     assert [r["backend"] for r in report["replays"]] == REPLAY_BACKENDS.split(",")
+    # The report sets the log's figures (from Darshan's counters) beside the trace's and the replays'.
+    assert report["log_figures"]["writes"] == trace["job"]["log_writes"] > 0
+    assert report["log_figures"]["bytes"] == trace["job"]["log_bytes"] > 0
+    assert report["trace_figures"]["bytes"] == sum(b for _n, b in expected)
     for r in report["replays"]:
         assert r["verified"], r
         assert r["rank_bytes"] == [b for _n, b in expected], r["backend"]
+        assert r["bytes"] == report["trace_figures"]["bytes"] and r["write_time_all_ranks_s"] > 0
     posix = report["replays"][0]
     assert posix["rank_requests"] == [n for n, _b in expected]  # one pwrite per traced request
     assert posix["rank_requests_equal_trace"] and posix["rank_bytes_equal_trace"]
