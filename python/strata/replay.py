@@ -47,6 +47,11 @@ SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10
 _BIN_TOP = (100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600, 1073741824)
 
 
+# Scaled down past these unless told otherwise (strata replay's --max-bytes and --max-requests too).
+DEFAULT_MAX_BYTES = 1 << 30
+DEFAULT_MAX_REQUESTS = 1_000_000
+
+
 class ReplayError(Exception):
     """A log that cannot be converted, with the reason."""
 
@@ -511,7 +516,9 @@ def summary(trace: dict[str, Any]) -> str:
     lines = [f"{job['log']}: job {job['jobid']}, {job['ranks']} ranks, {job['files']} file(s) written, "
              f"{len(trace['variables'])} variable(s); requests from {' and '.join(job['origins'])}"]
     if scale["bytes_divided_by"] > 1 or scale["one_request_in"] > 1:
-        lines.append(f"scaled down: bytes / {scale['bytes_divided_by']}, one request in {scale['one_request_in']}")
+        parts = ([f"offsets and lengths / {scale['bytes_divided_by']}"] if scale["bytes_divided_by"] > 1 else []) + \
+                ([f"one request in {scale['one_request_in']} per rank"] if scale["one_request_in"] > 1 else [])
+        lines.append("scaled down: " + ", ".join(parts))
     lines.append(f"{'file':40} {'origin':8} {'log writes':>10} {'trace':>8} {'log bytes':>12} {'trace':>12} "
                  f"{'rewrites':>8}")
     shown = sorted(trace["files"], key=lambda f: -f["log"]["bytes"])[:12]
@@ -536,10 +543,11 @@ def parser(prog: str = "python -m strata.replay") -> argparse.ArgumentParser:
     p.add_argument("log", type=Path, nargs="?", metavar="LOG.darshan")
     p.add_argument("-o", "--output", type=Path, metavar="TRACE.json", help="where to write the trace "
                    "(default: print the summary only)")
-    p.add_argument("--max-bytes", type=_size, metavar="SIZE", help="scale requests down so the trace writes at "
-                   "most SIZE bytes (offsets and lengths divided by one factor)")
-    p.add_argument("--max-requests", type=int, metavar="N", help="keep one request in k per rank so at most "
-                   "about N remain")
+    p.add_argument("--max-bytes", type=_size, metavar="SIZE", default=DEFAULT_MAX_BYTES,
+                   help="scale requests down so the trace writes at most SIZE bytes (offsets and lengths divided "
+                   "by one factor; 0: no limit; default 1G, as strata replay)")
+    p.add_argument("--max-requests", type=int, metavar="N", default=DEFAULT_MAX_REQUESTS,
+                   help="keep one request in k per rank so at most about N remain (0: no limit; default 1000000)")
     p.add_argument("--seed", type=int, default=1, help="seed of the synthetic patterns (default 1)")
     p.add_argument("--json", action="store_true", help="print the trace's job, scale and files as JSON "
                    "(without the requests)")
