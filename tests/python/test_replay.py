@@ -197,6 +197,22 @@ def test_replay_without_the_converter_fails_clearly_on_every_rank(tmp_path: Path
     assert "cannot run the converter's Python" in out.stderr and "STRATA_PYTHON" in out.stderr
 
 
+def test_file_per_process_gives_each_rank_its_requests_in_a_file(tmp_path: Path) -> None:
+    """--file-per-process: replay rank r's requests (job ranks r, r + 2, ...) one after another in PATH.<r>."""
+    trace = {"format": "strata-trace", "version": 1, "ranks": 3,
+             "variables": [{"name": "f0", "requests": [[0, 0, 100], [1, 100, 30], [2, 130, 7]]},
+                           {"name": "f1", "requests": [[1, 0, 5], [1, 5, 5]]}]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    out = run_ranks(2, ["replay", str(path), "--backend", "posix", "--output", str(tmp_path / "o"), "--verify",
+                        "--file-per-process", "--json", "-"])
+    assert out.status == 0, out.stderr
+    report = json.loads(out.stdout[out.stdout.index("{"):out.stdout.rindex("}") + 1])
+    posix = report["replays"][0]
+    assert posix["verified"] and posix["rank_requests"] == [2, 3] and posix["rank_bytes"] == [107, 40]
+    assert (tmp_path / "o.00000000").stat().st_size == 107 and (tmp_path / "o.00000001").stat().st_size == 40
+
+
 def test_a_trace_with_overlapping_requests_is_refused(tmp_path: Path) -> None:
     trace = {"format": "strata-trace", "version": 1, "ranks": 2,
              "variables": [{"name": "f0", "requests": [[0, 0, 100], [1, 64, 100]]}]}

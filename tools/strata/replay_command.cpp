@@ -58,6 +58,9 @@ void declare(OptionSet& o) {
         "1000000");
   o.add("trace-out", "FILE", "where the converter writes the trace (default: PATH.trace.json, kept)", "");
   o.add("hints", "K=V,K=V", "MPI-IO hints for every backend (as strata run --hints)", "");
+  o.add_flag("file-per-process",
+             "each rank writes its requests one after another into its own file PATH.<rank> (as strata run "
+             "--file-per-process: a file-per-process job's layout, without the log's offsets)");
   o.add_flag("quiet", "print nothing but errors");
 }
 
@@ -209,6 +212,7 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
                                          "--output", output_of(backend), "--quiet"};
     if (o.flag("verify")) run_args.push_back("--verify");
     if (!o.get("hints").empty()) run_args.insert(run_args.end(), {"--hints", o.get("hints")});
+    if (o.flag("file-per-process")) run_args.push_back("--file-per-process");
     RunOptions options;
     collectively(comm, [&] { options = RunOptions::parse(run_args); });
     replays.emplace_back(backend, run(options, comm, run_env));
@@ -216,7 +220,7 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
 
   int size = 1;
   MPI_Comm_size(comm, &size);
-  const nlohmann::json report = replay_report(log, trace_path, trace, size, replays);
+  const nlohmann::json report = replay_report(log, trace_path, trace, size, replays, o.flag("file-per-process"));
   collectively(comm, [&] {
     if (rank != 0 || o.get("json").empty() || o.get("json") == "-") return;
     std::ofstream out(o.get("json"));

@@ -22,14 +22,14 @@ double mean_size(uint64_t bytes, uint64_t requests) {
   return requests > 0 ? static_cast<double>(bytes) / static_cast<double>(requests) : 0.0;
 }
 
-// Per replay rank: [requests, bytes] the trace gives it (job rank r on rank r mod ranks).
-std::vector<std::pair<uint64_t, uint64_t>> expected_per_rank(const json& files, int ranks) {
+// Per replay rank: [requests, bytes] the trace's variables give it (job rank r on rank r mod ranks).
+std::vector<std::pair<uint64_t, uint64_t>> expected_per_rank(const json& variables, int ranks) {
   std::vector<std::pair<uint64_t, uint64_t>> out(static_cast<size_t>(ranks));
-  for (const json& f : files) {
-    for (auto it = f["trace"]["per_rank"].begin(); it != f["trace"]["per_rank"].end(); ++it) {
-      auto& slot = out[std::stoull(it.key()) % static_cast<uint64_t>(ranks)];
-      slot.first += it.value()[0].get<uint64_t>();
-      slot.second += it.value()[1].get<uint64_t>();
+  for (const json& v : variables) {
+    for (const json& r : v["requests"]) {  // [job rank, offset, length], checked by the kernel
+      auto& slot = out[r[0].get<uint64_t>() % static_cast<uint64_t>(ranks)];
+      slot.first += 1;
+      slot.second += r[2].get<uint64_t>();
     }
   }
   return out;
@@ -38,7 +38,7 @@ std::vector<std::pair<uint64_t, uint64_t>> expected_per_rank(const json& files, 
 }  // namespace
 
 json replay_report(const std::string& log, const std::string& trace_path, const json& trace, int ranks,
-                   const std::vector<std::pair<std::string, RunRecord>>& replays) {
+                   const std::vector<std::pair<std::string, RunRecord>>& replays, bool file_per_process) {
   if (trace.is_null()) return nullptr;
   const json files = trace.value("files", json::array());
   json log_fig = {{"writes", 0ULL}, {"bytes", 0ULL}, {"write_time_s", 0.0}, {"reads", 0ULL}, {"read_bytes", 0ULL},
@@ -51,7 +51,6 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
     const json& t = f["trace"];
     for (const char* k : {"writes", "bytes", "reads", "read_bytes"}) log_fig[k] = log_fig[k].get<uint64_t>() + l[k].get<uint64_t>();
     for (const char* k : {"write_time_s", "read_time_s"}) log_fig[k] = log_fig[k].get<double>() + l[k].get<double>();
-    for (const char* k : {"writes", "bytes"}) trace_fig[k] = trace_fig[k].get<uint64_t>() + t[k].get<uint64_t>();
     if (!l["histogram"].is_null()) {  // sizes are compared where the log has them: POSIX files
       add_histogram(log_fig["histogram_posix"], l["histogram"]);
       add_histogram(trace_fig["histogram_posix"], t["histogram"]);
@@ -63,9 +62,14 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
     row["trace"].erase("per_rank");
     file_rows.push_back(row);
   }
-  const auto per_rank = expected_per_rank(files, ranks);
+  const auto per_rank = expected_per_rank(trace.value("variables", json::array()), ranks);
   json expected = json::array();
-  for (const auto& [n, b] : per_rank) expected.push_back({n, b});
+  trace_fig["writes"] = trace_fig["bytes"] = 0ULL;  // what is replayed: every variable's requests
+  for (const auto& [n, b] : per_rank) {
+    expected.push_back({n, b});
+    trace_fig["writes"] = trace_fig["writes"].get<uint64_t>() + n;
+    trace_fig["bytes"] = trace_fig["bytes"].get<uint64_t>() + b;
+  }
   trace_fig["per_rank"] = expected;
   trace_fig["mean_request_bytes"] = mean_size(trace_fig["bytes"], trace_fig["writes"]);
   log_fig["mean_request_bytes"] = mean_size(log_fig["bytes"], log_fig["writes"]);
@@ -99,10 +103,11 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
 
   // What is faithful, in words.
   json notes = json::array();
-  const json& job = trace["job"];
-  const json& scale = trace["scale"];
+  const json job = trace.value("job", json::object());
+  const json scale = trace.value("scale", json::object());
   const uint64_t job_ranks = trace.value("ranks", 0ULL);
-  notes.push_back(std::to_string(dxt_files) + " of " + std::to_string(files.size()) +
+  if (files.empty()) notes.push_back("the trace describes no log (written by hand?): its requests are replayed as they are");
+  if (!files.empty()) notes.push_back(std::to_string(dxt_files) + " of " + std::to_string(files.size()) +
                   " file(s) replay DXT's exact requests; the others a synthetic pattern matching their counters "
                   "(sizes from the access-size histogram, consecutive and sequential writes, bytes per rank)");
   const uint64_t divided = scale.value("bytes_divided_by", 1ULL), sampled = scale.value("one_request_in", 1ULL);
@@ -127,11 +132,21 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
     notes.push_back(std::to_string(rewrites) + " rewrite(s) of bytes written before went into variables of their own "
                     "(every request is replayed, at its size and rank, but not over the bytes it rewrote)");
   }
+  uint64_t shared = 0;
+  for (const json& f : files) shared += f["log"].value("shared", false);
+  if (files.size() > 1 || (!files.empty() && file_per_process)) {
+    notes.push_back("the job wrote " + std::to_string(files.size()) + " file(s), " + std::to_string(shared) +
+                    " shared by several ranks and " + std::to_string(files.size() - shared) + " by one rank each; " +
+                    (file_per_process ? "the replay writes each rank's requests one after another into a file of its "
+                                        "own (--file-per-process: the log's offsets are not kept)"
+                                      : "the replay writes them as variables of one output (--file-per-process "
+                                        "gives each rank a file of its own)"));
+  }
   if (job_ranks != static_cast<uint64_t>(ranks)) {
     notes.push_back("the job's " + std::to_string(job_ranks) + " ranks are folded onto " + std::to_string(ranks) +
                     ": job rank r writes from rank r mod " + std::to_string(ranks));
   }
-  notes.push_back(trace_fig["writes"] == log_fig["writes"] && trace_fig["bytes"] == log_fig["bytes"]
+  if (!files.empty()) notes.push_back(trace_fig["writes"] == log_fig["writes"] && trace_fig["bytes"] == log_fig["bytes"]
                       ? "the trace holds the log's write requests and bytes exactly"
                       : "the trace holds " + std::to_string(trace_fig["writes"].get<uint64_t>()) + " of the log's " +
                             std::to_string(log_fig["writes"].get<uint64_t>()) + " write requests and " +
@@ -157,7 +172,7 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
   }
   return {{"log", log},           {"trace", trace_path}, {"job", job},   {"scale", scale},
           {"ranks", ranks},       {"job_ranks", job_ranks}, {"log_figures", log_fig}, {"trace_figures", trace_fig},
-          {"replays", runs},      {"files", file_rows},  {"faithful", notes}};
+          {"replays", runs},      {"files", file_rows},  {"faithful", notes}, {"file_per_process", file_per_process}};
 }
 
 std::string replay_table(const json& report) {

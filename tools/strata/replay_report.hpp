@@ -13,9 +13,11 @@
 namespace strata::cli {
 
 // The report as JSON (rank 0: `trace` is the parsed trace; null elsewhere, and so is the result).
-// `ranks`: the replay's rank count; `replays`: each backend's record, in order.
+// `ranks`: the replay's rank count; `replays`: each backend's record, in order; `file_per_process`:
+// each rank wrote a file of its own.
 nlohmann::json replay_report(const std::string& log, const std::string& trace_path, const nlohmann::json& trace,
-                             int ranks, const std::vector<std::pair<std::string, RunRecord>>& replays);
+                             int ranks, const std::vector<std::pair<std::string, RunRecord>>& replays,
+                             bool file_per_process);
 // The report for people.
 std::string replay_table(const nlohmann::json& report);
 
