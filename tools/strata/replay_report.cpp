@@ -183,10 +183,15 @@ std::string replay_table(const json& report) {
   const json& l = report["log_figures"];
   const json& t = report["trace_figures"];
   const json& runs = report["replays"];
+  const bool has_log = !report["files"].empty();  // a hand-written trace describes no log
   out << "strata replay " << report["log"].get<std::string>() << "\n";
-  out << "  job " << job.value("jobid", 0ULL) << ": " << report["job_ranks"].get<uint64_t>() << " ranks, run time "
-      << job.value("run_time_s", 0.0) << " s, " << report["files"].size() << " file(s) written"
-      << (job.value("exe", std::string()).empty() ? "" : ", " + job["exe"].get<std::string>()) << "\n";
+  if (has_log) {
+    out << "  job " << job.value("jobid", 0ULL) << ": " << report["job_ranks"].get<uint64_t>() << " ranks, run time "
+        << job.value("run_time_s", 0.0) << " s, " << report["files"].size() << " file(s) written"
+        << (job.value("exe", std::string()).empty() ? "" : ", " + job["exe"].get<std::string>()) << "\n";
+  } else {
+    out << "  a trace of a " << report["job_ranks"].get<uint64_t>() << "-rank job that describes no log\n";
+  }
   out << "  replayed on " << report["ranks"].get<int>() << " rank(s); trace " << report["trace"].get<std::string>() << "\n\n";
 
   std::snprintf(line, sizeof line, "%-22s %12s %12s", "", "log", "trace");
@@ -197,7 +202,7 @@ std::string replay_table(const json& report) {
   }
   out << "\n";
   auto row = [&](const char* name, const std::string& lv, const std::string& tv, auto&& cell) {
-    std::snprintf(line, sizeof line, "%-22s %12s %12s", name, lv.c_str(), tv.c_str());
+    std::snprintf(line, sizeof line, "%-22s %12s %12s", name, has_log ? lv.c_str() : "-", tv.c_str());
     out << line;
     for (const json& r : runs) {
       std::snprintf(line, sizeof line, " %12s", r.contains("bytes") ? cell(r).c_str() : "-");
