@@ -12,7 +12,8 @@ requests in time order; the rest describes where they came from, for the report:
   write time, and the same for reads) beside the trace's ("trace": the same figures computed from
   the requests, and per job rank the requests and bytes), the origin of its requests ("dxt": the
   exact requests the DXT module recorded; "counters": a synthetic pattern matching the counters)
-  and the variables that hold it;
+  and the variables that hold it; with DXT, also "reads": the job's read requests of the file
+  ([rank, offset, length] in time order, unscaled), kept for the record;
 - "scale": what was scaled down (`--max-bytes`, `--max-requests`) and by how much.
 
 A file becomes one variable; a write that overlaps an earlier one of the same file (a rewrite:
@@ -297,7 +298,8 @@ class LoggedFile:
     name: str
     module: str  # POSIX or STDIO
     records: list[dict[str, Any]]  # the module's counter rows of this file (rank -1: shared)
-    dxt: list[tuple[float, int, int, int]] = field(default_factory=list)  # (start, rank, offset, length)
+    dxt: list[tuple[float, int, int, int]] = field(default_factory=list)  # writes: (start, rank, offset, length)
+    dxt_reads: list[tuple[float, int, int, int]] = field(default_factory=list)
 
     def counter(self, name: str) -> float:
         return sum(float(r.get(name, 0) or 0) for r in self.records)
@@ -368,11 +370,14 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[LoggedFile]]:
         if "DXT_POSIX" in report.records:
             for rec in report.records["DXT_POSIX"].to_df():
                 lf = files.get(("POSIX", int(rec["id"])))
-                seg = rec["write_segments"]
-                if lf is None or len(seg) == 0:
+                if lf is None:
                     continue
-                for off, length, start in zip(seg["offset"], seg["length"], seg["start_time"], strict=True):
-                    lf.dxt.append((float(start), int(rec["rank"]), int(off), int(length)))
+                for kind, into in (("write_segments", lf.dxt), ("read_segments", lf.dxt_reads)):
+                    seg = rec[kind]
+                    if len(seg) == 0:
+                        continue
+                    for off, length, start in zip(seg["offset"], seg["length"], seg["start_time"], strict=True):
+                        into.append((float(start), int(rec["rank"]), int(off), int(length)))
     job = report.metadata["job"]
     exe = report.metadata.get("exe", "")
     meta = {"log": str(path), "jobid": int(job.get("jobid", 0)), "ranks": int(job["nprocs"]),
@@ -482,11 +487,14 @@ def convert(path: Path | str, max_bytes: int | None = None, max_requests: int | 
             variables.append({"name": vname, "requests": [list(q) for q in layer]})
             held.append(vname)
         fig = figures(reqs)
-        files.append({
+        entry = {
             "name": f.name, "origin": origin, "variables": held, "rewrites": sum(len(x) for x in layers[1:]),
             "log": log_figures(f),
             "trace": dict(fig.to_json(), per_rank={str(k): v for k, v in sorted(per_rank(reqs).items())}),
-        })
+        }
+        if f.dxt and f.dxt_reads:  # DXT's reads of the file, for the record: the replay does not read them
+            entry["reads"] = [[rank, off, length] for _t, rank, off, length in sorted(f.dxt_reads)]
+        files.append(entry)
     job = dict(meta)
     job["files"] = len(files)
     job["log_writes"] = sum(x["log"]["writes"] for x in files)

@@ -131,6 +131,7 @@ def test_a_dxt_trace_holds_the_logs_requests_rank_by_rank() -> None:
     # The HDF5 file's superblock is written twice: the rewrite has a variable of its own.
     h5 = next(f for f in dxt_files if f["name"].endswith(".h5"))
     assert h5["rewrites"] == 1 and len(h5["variables"]) == 2
+    assert len(h5["reads"]) == h5["log"]["reads"] == 36  # DXT's reads, kept in the trace
 
 
 # --- replays ---------------------------------------------------------------------------------------
