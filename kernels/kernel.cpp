@@ -10,6 +10,7 @@
 #include "noncontig3d/noncontig3d_kernel.hpp"
 #include "hacc/hacc_kernel.hpp"
 #include "s3d/s3d_kernel.hpp"
+#include "trace/trace_kernel.hpp"
 
 namespace strata {
 
@@ -21,7 +22,8 @@ const std::vector<const Kernel*>& kernel_list() {
   static const Noncontig3dKernel noncontig3d;
   static const HaccKernel hacc;
   static const S3dKernel s3d;
-  static const std::vector<const Kernel*> list = {&ior, &array1d, &blocks, &e3sm, &noncontig3d, &hacc, &s3d};
+  static const TraceKernel trace;
+  static const std::vector<const Kernel*> list = {&ior, &array1d, &blocks, &e3sm, &noncontig3d, &hacc, &s3d, &trace};
   return list;
 }
 

@@ -27,6 +27,7 @@ EPILOG = """examples:
   strata-bench compare results/demo/results.sqlite --baseline hdf5
   strata-bench report results/demo/results.sqlite -o results/demo
   strata-bench calibrate results/stripes/results.sqlite --backend mpiio-coll
+  strata-bench replay LOG.darshan -o trace.json    # a Darshan log as a trace (docs/replay.md)
 
 The campaign file format and the database schema: docs/harness.md."""
 
@@ -162,6 +163,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .replay import main as replay_main  # noqa: PLC0415  (pydarshan loads only for this command)
+
+    return replay_main(args.rest, prog="strata-bench replay")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="strata-bench", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -218,10 +225,18 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--unverified", action="store_true", help="also use runs whose data was not verified")
     s.add_argument("--json", metavar="FILE", help="also write the fit as JSON to FILE (- prints only the JSON)")
     s.set_defaults(func=cmd_calibrate)
+
+    help_text = "turn a Darshan log into a trace that `strata replay` runs (python -m strata.replay; docs/replay.md)"
+    s = sub.add_parser("replay", help=help_text, description=help_text, add_help=False)
+    s.add_argument("rest", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_replay)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["replay"]:  # its own parser, options and --help (strata.replay)
+        return cmd_replay(argparse.Namespace(rest=argv[1:]))
     args = parser().parse_args(argv)
     try:
         return int(args.func(args))

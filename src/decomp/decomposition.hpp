@@ -59,6 +59,10 @@ struct Decomposition {
   std::vector<Variable> variables;
   std::vector<Block> blocks;    // this rank's blocks, in memory order
   uint64_t transfer_bytes = 0;  // largest request per I/O call (IOR's -t); 0 = one call
+  // True: each block is a request of its own; neighbouring blocks contiguous in file and memory
+  // are not merged into one extent, so a backend issuing a request per extent (posix, mpiio-ind)
+  // issues one per block (a replayed trace keeps the job's requests: kernels/trace).
+  bool blocks_apart = false;
 
   // Bytes this rank holds.
   uint64_t local_bytes() const;

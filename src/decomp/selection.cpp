@@ -7,8 +7,11 @@ namespace strata {
 std::vector<Extent> flatten(const Decomposition& d) {
   std::vector<Extent> out;
   uint64_t mem = 0;
-  auto push = [&out](const Extent& e, size_t esize) {
-    if (!out.empty()) {
+  bool block_start = false;  // the next extent opens a block (never merged when blocks stay apart)
+  auto push = [&out, &d, &block_start](const Extent& e, size_t esize) {
+    const bool may_merge = !(d.blocks_apart && block_start);
+    block_start = false;
+    if (may_merge && !out.empty()) {
       Extent& last = out.back();
       if (last.var == e.var && last.elem_begin + last.elems == e.elem_begin &&
           last.mem_offset + last.elems * esize == e.mem_offset) {
@@ -33,6 +36,7 @@ std::vector<Extent> flatten(const Decomposition& d) {
     }
     uint64_t runs = b.elements() / (run == 0 ? 1 : run);
     if (b.elements() == 0) continue;
+    block_start = true;
     // Iterate over the outer (nd - run_dims) dimensions.
     std::vector<uint64_t> idx(b.start);
     const size_t outer = nd - run_dims;

@@ -18,7 +18,8 @@ struct Extent {
   uint64_t mem_offset = 0;   // byte offset in the rank's buffer
 };
 
-// Extents in memory order; neighbours contiguous in both file and memory are merged.
+// Extents in memory order; neighbours contiguous in both file and memory are merged (not across
+// blocks when the decomposition keeps its blocks apart).
 std::vector<Extent> flatten(const Decomposition& d);
 
 // True when memory order equals the variables' file order (variables in declaration order,

@@ -50,15 +50,24 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
   const CollectiveStats collective = backend.collective_calls(t2 - t1);
   double local[4] = {t1 - t0, t2 - t1, t3 - t2, t3 - t0}, worst[4];
   MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, comm);
-  unsigned long long counts[2] = {local_bytes, backend.requests()}, sums[2];
-  MPI_Allreduce(counts, sums, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const uint64_t counts[2] = {local_bytes, backend.requests()};
+  std::vector<uint64_t> every(2 * static_cast<size_t>(size));
+  MPI_Allgather(counts, 2, MPI_UINT64_T, every.data(), 2, MPI_UINT64_T, comm);
   PhaseTiming p;
+  p.rank_xfer_s.resize(static_cast<size_t>(size));
+  MPI_Allgather(&local[1], 1, MPI_DOUBLE, p.rank_xfer_s.data(), 1, MPI_DOUBLE, comm);
+  for (int r = 0; r < size; ++r) {
+    p.rank_bytes.push_back(every[2 * static_cast<size_t>(r)]);
+    p.rank_requests.push_back(every[2 * static_cast<size_t>(r) + 1]);
+    p.bytes += p.rank_bytes.back();
+    p.requests += p.rank_requests.back();
+  }
   p.open_s = worst[0];
   p.xfer_s = worst[1];
   p.close_s = worst[2];
   p.time_s = worst[3];
-  p.bytes = sums[0];
-  p.requests = sums[1];
   p.engine = backend.details();
   if (collective.valid) p.collective = collective.to_json();
   return p;

@@ -45,6 +45,11 @@ void accumulate(std::optional<PhaseTiming>& total, const PhaseTiming& p) {
   total->close_s += p.close_s;
   total->time_s += p.time_s;
   total->requests += p.requests;
+  for (size_t r = 0; r < total->rank_requests.size() && r < p.rank_requests.size(); ++r) {
+    total->rank_requests[r] += p.rank_requests[r];
+    total->rank_bytes[r] += p.rank_bytes[r];
+    total->rank_xfer_s[r] += p.rank_xfer_s[r];
+  }
   if (!p.engine.is_null()) total->engine = p.engine;  // the last output's breakdown
 }
 

@@ -16,6 +16,9 @@ nlohmann::json PhaseTiming::to_json() const {
   if (!collective.is_null()) j["collective"] = collective;
   if (!kernel.is_null()) j["kernel"] = kernel;
   if (!rank_time_s.empty()) j["rank_time_s"] = rank_time_s;
+  if (!rank_requests.empty()) j["rank_requests"] = rank_requests;
+  if (!rank_bytes.empty()) j["rank_bytes"] = rank_bytes;
+  if (!rank_xfer_s.empty()) j["rank_xfer_s"] = rank_xfer_s;
   return j;
 }
 

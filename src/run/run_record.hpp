@@ -23,6 +23,9 @@ struct PhaseTiming {
   nlohmann::json collective;  // collective calls, rounds, Equation 1's split (collective_calls.hpp), or null
   nlohmann::json kernel;  // an application kernel's own measurements, or null
   std::vector<double> rank_time_s;  // per-rank times, when known (the harness stores them)
+  std::vector<uint64_t> rank_requests;  // per-rank I/O library calls, bytes and transfer time, when known
+  std::vector<uint64_t> rank_bytes;
+  std::vector<double> rank_xfer_s;
   double bandwidth_mib_s() const { return time_s > 0 ? static_cast<double>(bytes) / time_s / 1048576.0 : 0.0; }
   nlohmann::json to_json() const;
 };

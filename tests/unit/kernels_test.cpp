@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <numeric>
 
 #include "array1d/array1d_kernel.hpp"
@@ -123,4 +124,52 @@ TEST(BlocksKernel, ShuffledMemoryIsNotInFileOrder) {
   EXPECT_FALSE(memory_in_file_order(flatten(s.decomposition)));
   auto f = options_for(k, {"--shape", "16x16", "--tiles-per-rank", "6", "--memory-order", "file"});
   EXPECT_GT(k.build(f, 0, 2).decomposition.blocks.size(), 3u);
+}
+
+namespace {
+// A trace file in the test's temporary folder; returns its path.
+std::string write_trace(const std::string& name, const std::string& json) {
+  const std::string path = ::testing::TempDir() + name;
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(json.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+}  // namespace
+
+TEST(TraceKernel, FoldsJobRanksAndKeepsEachRequestApart) {
+  // A 3-rank job: rank 0 writes two neighbouring requests, rank 2 one, in a second variable too.
+  const std::string path = write_trace("trace_fold.json", R"({"format": "strata-trace", "version": 1, "ranks": 3,
+    "variables": [{"name": "a", "requests": [[0, 0, 10], [0, 10, 6], [2, 16, 4]]},
+                  {"name": "b", "requests": [[1, 5, 3]]}]})");
+  const Kernel& k = find_kernel("trace");
+  auto o = options_for(k, {"--trace", path});
+  // On 2 ranks: job ranks 0 and 2 write from rank 0, job rank 1 from rank 1.
+  const Decomposition d0 = k.build(o, 0, 2).decomposition;
+  ASSERT_EQ(d0.variables.size(), 2u);
+  EXPECT_EQ(d0.variables[0].shape[0], 20u);  // the furthest byte of "a"
+  EXPECT_EQ(d0.variables[1].shape[0], 8u);
+  ASSERT_EQ(d0.blocks.size(), 3u);
+  EXPECT_EQ(d0.blocks[2].start[0], 16u);
+  EXPECT_EQ(d0.local_bytes(), 20u);
+  EXPECT_EQ(flatten(d0).size(), 3u);  // the neighbours stay two requests
+  const Decomposition d1 = k.build(o, 1, 2).decomposition;
+  ASSERT_EQ(d1.blocks.size(), 1u);
+  EXPECT_EQ(d1.blocks[0].var, 1);
+  EXPECT_NO_THROW(d0.validate());
+}
+
+TEST(TraceKernel, RefusesOverlapsAndBadTraces) {
+  const Kernel& k = find_kernel("trace");
+  const std::string overlap = write_trace("trace_overlap.json", R"({"format": "strata-trace", "version": 1,
+    "ranks": 2, "variables": [{"name": "a", "requests": [[0, 0, 10], [1, 8, 4]]}]})");
+  EXPECT_THROW(k.build(options_for(k, {"--trace", overlap}), 0, 2), Error);
+  const std::string rank = write_trace("trace_rank.json", R"({"format": "strata-trace", "version": 1,
+    "ranks": 2, "variables": [{"name": "a", "requests": [[2, 0, 10]]}]})");
+  EXPECT_THROW(k.build(options_for(k, {"--trace", rank}), 0, 2), Error);
+  const std::string empty = write_trace("trace_empty.json", R"({"format": "strata-trace", "version": 1,
+    "ranks": 2, "variables": [{"name": "a", "requests": [[0, 0, 0]]}]})");
+  EXPECT_THROW(k.build(options_for(k, {"--trace", empty}), 0, 2), Error);
+  EXPECT_THROW(k.build(options_for(k, {}), 0, 2), Error);                         // no --trace
+  EXPECT_THROW(k.build(options_for(k, {"--trace", "/nonexistent.json"}), 0, 2), Error);
 }

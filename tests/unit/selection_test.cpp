@@ -38,6 +38,20 @@ TEST(Selection, MergesFullRowsIntoOneRun) {
   EXPECT_EQ(e[0].elems, 30u);
 }
 
+TEST(Selection, KeepsBlocksApartWhenAsked) {
+  // Two neighbouring blocks, contiguous in file and memory: one extent, or one each when the
+  // decomposition keeps its blocks apart (a replayed trace's requests); rows of one block still merge.
+  auto d = two_d({4, 10}, {{0, {0, 0}, {1, 10}}, {0, {1, 0}, {2, 10}}});
+  ASSERT_EQ(flatten(d).size(), 1u);
+  d.blocks_apart = true;
+  const auto e = flatten(d);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].elems, 10u);
+  EXPECT_EQ(e[1].elem_begin, 10u);
+  EXPECT_EQ(e[1].elems, 20u);
+  EXPECT_EQ(e[1].mem_offset, 80u);
+}
+
 TEST(Selection, DetectsMemoryOutOfFileOrder) {
   auto in_order = two_d({100}, {{0, {0}, {10}}, {0, {50}, {10}}});
   EXPECT_TRUE(memory_in_file_order(flatten(in_order)));

@@ -24,5 +24,6 @@ int tiers_info(MPI_Comm comm, const std::string& json_path);
 int probe_info(MPI_Comm comm, const std::string& dir, const std::string& json_path);
 int decomp_command(const std::vector<std::string>& args, const Environment& env);
 int verify_command(const std::vector<std::string>& args, const Environment& env);
+int replay_command(const std::vector<std::string>& args, const Environment& env);
 
 }  // namespace strata::cli

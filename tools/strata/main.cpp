@@ -30,6 +30,7 @@ const char* kUsage =
 
     "  decomp ...   PIO decomposition maps: describe one (blocks, lengths, coverage) or generate one\n"
     "  verify PATH  checks an engine output: index, files' sizes, checksums; reports uncommitted writes\n"
+    "  replay LOG   replays a Darshan log's writes through backends, verified, beside the log's figures\n"
     "\n"
     "The experiment harness (campaigns, statistics, reports, the stripe-count fit) is its own\n"
     "program, strata-bench; it runs this one under mpirun or srun.\n"
@@ -96,8 +97,10 @@ int main(int argc, char** argv) {
       status = strata::cli::decomp_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "verify") {
       status = strata::cli::verify_command({args.begin() + 1, args.end()}, env);
+    } else if (args[0] == "replay") {
+      status = strata::cli::replay_command({args.begin() + 1, args.end()}, env);
     } else {
-      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, cost, decomp, verify; see strata --help)");
+      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, cost, decomp, verify, replay; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());

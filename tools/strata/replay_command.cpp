@@ -1,0 +1,238 @@
+// strata replay LOG: a recorded job's writes replayed through backends. Rank 0 turns a Darshan
+// log into a trace with the harness's converter (python -m strata.replay, which reads the log
+// with pydarshan); every rank then runs the `trace` kernel through each backend with strata::run,
+// and rank 0 sets the log's figures beside each replay's (replay_report.hpp). docs/replay.md.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "backends/backend.hpp"
+#include "commands.hpp"
+#include "common/error.hpp"
+#include "common/options.hpp"
+#include "common/units.hpp"
+#include "replay_report.hpp"
+#include "run/run.hpp"
+
+extern char** environ;
+
+namespace strata::cli {
+
+namespace {
+
+const char* kHelp =
+    "usage: mpirun -np N strata replay LOG.darshan|TRACE.json [--backend NAMES] [--output PATH] [--verify]\n"
+    "                                  [--json FILE] [--max-bytes SIZE] [--max-requests N] [--trace-out FILE]\n"
+    "\n"
+    "Replays a recorded job's writes through backends: rank 0 turns the Darshan log into a trace\n"
+    "(python -m strata.replay, with pydarshan: DXT's exact requests, or a synthetic pattern matching\n"
+    "the counters), then the trace kernel writes it through each backend in turn, verified with\n"
+    "--verify, and a table sets the log's figures (requests, bytes, sizes, time in I/O) beside each\n"
+    "replay's. A job of more ranks than N replays folded: job rank r on rank r mod N.\n";
+
+const char* kExample =
+    "\nexample:\n"
+    "  mpirun -np 4 --oversubscribe strata replay \"$(.venv/bin/python -m strata.replay --examples | grep ior_hdf5)\" --verify\n"
+    "\nThe converter runs with STRATA_PYTHON, else the source tree's .venv/bin/python, else python3 on PATH.\n";
+
+void declare(OptionSet& o) {
+  o.section("replay options");
+  o.add("backend", "NAMES", "backends to replay through, in turn, comma-separated", "posix,mpiio-coll,strata");
+  o.add("output", "PATH",
+        "the replay's output; with several backends PATH.<backend> each (default strata-replay[.<backend>] and the "
+        "backend's extension)",
+        "");
+  o.add_flag("verify", "read every replayed byte back and compare it with the generator");
+  o.add("json", "FILE", "write the report as JSON (- prints it instead of the table)", "");
+  o.add("max-bytes", "SIZE", "scale a large job down: the trace writes at most SIZE bytes (converter)", "1G");
+  o.add("max-requests", "N", "scale a large job down: keep one request in k per rank, at most about N (converter)",
+        "1000000");
+  o.add("trace-out", "FILE", "where the converter writes the trace (default: PATH.trace.json, kept)", "");
+  o.add("hints", "K=V,K=V", "MPI-IO hints for every backend (as strata run --hints)", "");
+  o.add_flag("file-per-process",
+             "each rank writes its requests one after another into its own file PATH.<rank> (as strata run "
+             "--file-per-process: a file-per-process job's layout, without the log's offsets)");
+  o.add_flag("quiet", "print nothing but errors");
+}
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> names;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) names.push_back(item);
+  }
+  if (names.empty()) throw_usage("--backend needs at least one backend name");
+  for (const std::string& n : names) (void)backend_row(n);  // a usage Error naming the backends for a bad one
+  return names;
+}
+
+bool is_trace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_usage("cannot read \"" + path + "\": " + std::strerror(errno));
+  char c = 0;
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  return c == '{';
+}
+
+bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+// The interpreter that runs the converter: STRATA_PYTHON, the source tree's venv, python3.
+std::string python_interpreter() {
+  if (const char* p = std::getenv("STRATA_PYTHON"); p != nullptr && *p != '\0') return p;
+  const std::string venv = std::string(STRATA_SOURCE_DIR) + "/.venv/bin/python";
+  return executable(venv) ? venv : "python3";
+}
+
+// Runs the converter (rank 0 alone); a usage Error with its message when it fails.
+void convert(const std::string& log, const std::string& trace, const OptionSet& o) {
+  const std::string python = python_interpreter();
+  std::vector<std::string> args = {python, "-m", "strata.replay", log, "-o", trace, "--quiet",
+                                   "--max-bytes", o.get("max-bytes"), "--max-requests", o.get("max-requests")};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // The converter's package: the source tree's python/ folder first, when it is there.
+  std::vector<std::string> env_text;
+  const std::string tree = std::string(STRATA_SOURCE_DIR) + "/python";
+  struct stat st {};
+  const bool has_tree = ::stat(tree.c_str(), &st) == 0;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (has_tree && std::string(*e).rfind("PYTHONPATH=", 0) == 0) continue;
+    env_text.emplace_back(*e);
+  }
+  if (has_tree) {
+    const char* old = std::getenv("PYTHONPATH");
+    env_text.push_back("PYTHONPATH=" + tree + (old != nullptr && *old != '\0' ? ":" + std::string(old) : ""));
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char errors[] = "/tmp/strata-replay-XXXXXX";
+  const int err_fd = ::mkstemp(errors);
+  if (err_fd < 0) throw_system("cannot create a temporary file for the converter's messages", errno);
+  ::unlink(errors);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  if (spawned == 0) {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::string message;
+  char buf[4096];
+  ::lseek(err_fd, 0, SEEK_SET);
+  for (ssize_t n; (n = ::read(err_fd, buf, sizeof buf)) > 0;) message.append(buf, static_cast<size_t>(n));
+  ::close(err_fd);
+  while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back()))) message.pop_back();
+  if (spawned != 0) {
+    throw_usage("cannot run the converter's Python \"" + python + "\" (" + std::strerror(spawned) +
+                "): run make setup, or set STRATA_PYTHON to a python with the strata package and darshan");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const size_t last = message.rfind('\n');
+    const std::string tail = last == std::string::npos ? message : message.substr(last + 1);
+    throw_usage("converting \"" + log + "\" with " + python + " -m strata.replay failed" +
+                (tail.empty() ? "" : ": " + tail) +
+                (message.find("No module named") != std::string::npos
+                     ? " (run make setup, or set STRATA_PYTHON to a python with the strata package and darshan)"
+                     : ""));
+  }
+}
+
+}  // namespace
+
+int replay_command(const std::vector<std::string>& args, const Environment& env) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  OptionSet o;
+  declare(o);
+  std::vector<std::string> positional;
+  std::vector<std::string> backends;
+  collectively(comm, [&] {
+    positional = o.parse(args);
+    if (o.help_requested()) return;
+    if (positional.size() != 1) throw_usage("strata replay needs one LOG.darshan or TRACE.json (see strata replay --help)");
+    backends = split_names(o.get("backend"));
+    (void)parse_size(o.get("max-bytes"), "--max-bytes");
+    (void)parse_count(o.get("max-requests"), "--max-requests");
+  });
+  if (o.help_requested()) {
+    if (rank == 0) std::fputs((kHelp + o.help_text() + kExample).c_str(), stdout);
+    return 0;
+  }
+  const std::string& log = positional[0];
+  // PATH, or PATH.<backend> for several; without --output strata-replay[.<backend>] and the backend's extension.
+  auto output_of = [&](const std::string& backend) {
+    const std::string given = o.get("output");
+    const std::string base = given.empty() ? "strata-replay" : given;
+    const std::string path = backends.size() == 1 ? base : base + "." + backend;
+    return given.empty() ? path + backend_row(backend).can.file_extension : path;
+  };
+  // The trace: the log itself when it is one, else the converter's output (rank 0 converts).
+  std::string trace_path = log;
+  collectively(comm, "replay: convert", [&] {
+    if (is_trace(log)) return;
+    const std::string base = o.get("output").empty() ? "strata-replay" : o.get("output");
+    trace_path = o.get("trace-out").empty() ? base + ".trace.json" : o.get("trace-out");
+    if (rank == 0) convert(log, trace_path, o);
+  });
+  nlohmann::json trace;
+  collectively(comm, [&] {
+    if (rank != 0) return;
+    std::ifstream in(trace_path);
+    try {
+      trace = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw_usage("trace file \"" + trace_path + "\" is not JSON: " + e.what());
+    }
+  });
+
+  RunEnvironment run_env;
+  run_env.mpi_workarounds = env.mpi_workarounds;
+  run_env.git_rev = STRATA_GIT_REV;
+  std::vector<std::pair<std::string, RunRecord>> replays;
+  for (const std::string& backend : backends) {
+    std::vector<std::string> run_args = {"trace", "--trace", trace_path, "--backend", backend,
+                                         "--output", output_of(backend), "--quiet"};
+    if (o.flag("verify")) run_args.push_back("--verify");
+    if (!o.get("hints").empty()) run_args.insert(run_args.end(), {"--hints", o.get("hints")});
+    if (o.flag("file-per-process")) run_args.push_back("--file-per-process");
+    RunOptions options;
+    collectively(comm, [&] { options = RunOptions::parse(run_args); });
+    replays.emplace_back(backend, run(options, comm, run_env));
+  }
+
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const nlohmann::json report = replay_report(log, trace_path, trace, size, replays, o.flag("file-per-process"));
+  collectively(comm, [&] {
+    if (rank != 0 || o.get("json").empty() || o.get("json") == "-") return;
+    std::ofstream out(o.get("json"));
+    out << report.dump(2) << "\n";
+    if (!out) throw_system("cannot write the JSON report \"" + o.get("json") + "\"", errno);
+  });
+  if (rank == 0 && o.get("json") == "-") std::printf("%s\n", report.dump(2).c_str());
+  if (rank == 0 && !o.flag("quiet") && o.get("json") != "-") std::fputs(replay_table(report).c_str(), stdout);
+  for (const auto& [backend, record] : replays) {
+    if (record.failure) throw Error(ErrorKind::verification, backend + " replay: verification failed: " + *record.failure);
+  }
+  return 0;
+}
+
+}  // namespace strata::cli

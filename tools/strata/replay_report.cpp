@@ -1,0 +1,285 @@
+#include "replay_report.hpp"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "common/units.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// Sums two {bin: count} histograms.
+void add_histogram(json& into, const json& h) {
+  if (h.is_null()) return;
+  for (auto it = h.begin(); it != h.end(); ++it) into[it.key()] = into.value(it.key(), 0ULL) + it.value().get<uint64_t>();
+}
+
+double mean_size(uint64_t bytes, uint64_t requests) {
+  return requests > 0 ? static_cast<double>(bytes) / static_cast<double>(requests) : 0.0;
+}
+
+// Per replay rank: [requests, bytes] the trace's variables give it (job rank r on rank r mod ranks).
+std::vector<std::pair<uint64_t, uint64_t>> expected_per_rank(const json& variables, int ranks) {
+  std::vector<std::pair<uint64_t, uint64_t>> out(static_cast<size_t>(ranks));
+  for (const json& v : variables) {
+    for (const json& r : v["requests"]) {  // [job rank, offset, length], checked by the kernel
+      auto& slot = out[r[0].get<uint64_t>() % static_cast<uint64_t>(ranks)];
+      slot.first += 1;
+      slot.second += r[2].get<uint64_t>();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json replay_report(const std::string& log, const std::string& trace_path, const json& trace, int ranks,
+                   const std::vector<std::pair<std::string, RunRecord>>& replays, bool file_per_process) {
+  if (trace.is_null()) return nullptr;
+  const json files = trace.value("files", json::array());
+  json log_fig = {{"writes", 0ULL}, {"bytes", 0ULL}, {"write_time_s", 0.0}, {"reads", 0ULL}, {"read_bytes", 0ULL},
+                  {"read_time_s", 0.0}, {"histogram_posix", json::object()}};
+  json trace_fig = {{"writes", 0ULL}, {"bytes", 0ULL}, {"histogram_posix", json::object()}};
+  uint64_t rewrites = 0, dxt_files = 0;
+  json file_rows = json::array();
+  for (const json& f : files) {
+    const json& l = f["log"];
+    const json& t = f["trace"];
+    for (const char* k : {"writes", "bytes", "reads", "read_bytes"}) log_fig[k] = log_fig[k].get<uint64_t>() + l[k].get<uint64_t>();
+    for (const char* k : {"write_time_s", "read_time_s"}) log_fig[k] = log_fig[k].get<double>() + l[k].get<double>();
+    if (!l["histogram"].is_null()) {  // sizes are compared where the log has them: POSIX files
+      add_histogram(log_fig["histogram_posix"], l["histogram"]);
+      add_histogram(trace_fig["histogram_posix"], t["histogram"]);
+    }
+    rewrites += f.value("rewrites", 0ULL);
+    dxt_files += f["origin"] == "dxt";
+    json row = {{"name", f["name"]}, {"origin", f["origin"]}, {"variables", f["variables"]},
+                {"rewrites", f.value("rewrites", 0ULL)}, {"log", l}, {"trace", t}};
+    row["trace"].erase("per_rank");
+    file_rows.push_back(row);
+  }
+  const auto per_rank = expected_per_rank(trace.value("variables", json::array()), ranks);
+  json expected = json::array();
+  trace_fig["writes"] = trace_fig["bytes"] = 0ULL;  // what is replayed: every variable's requests
+  for (const auto& [n, b] : per_rank) {
+    expected.push_back({n, b});
+    trace_fig["writes"] = trace_fig["writes"].get<uint64_t>() + n;
+    trace_fig["bytes"] = trace_fig["bytes"].get<uint64_t>() + b;
+  }
+  trace_fig["per_rank"] = expected;
+  trace_fig["mean_request_bytes"] = mean_size(trace_fig["bytes"], trace_fig["writes"]);
+  log_fig["mean_request_bytes"] = mean_size(log_fig["bytes"], log_fig["writes"]);
+
+  json runs = json::array();
+  for (const auto& [backend, record] : replays) {
+    const PhaseTiming* w = nullptr;
+    for (const Repetition& r : record.repetitions) {
+      if (r.write) w = &*r.write;
+    }
+    json row = {{"backend", backend}, {"verify_requested", record.verify_requested}, {"verified", record.verified}};
+    if (record.failure) row["failure"] = *record.failure;
+    if (w != nullptr) {
+      bool requests_equal = w->rank_requests.size() == per_rank.size();
+      bool bytes_equal = w->rank_bytes.size() == per_rank.size();
+      for (size_t r = 0; r < per_rank.size(); ++r) {
+        requests_equal = requests_equal && w->rank_requests[r] == per_rank[r].first;
+        bytes_equal = bytes_equal && w->rank_bytes[r] == per_rank[r].second;
+      }
+      double summed_s = 0;  // time in the transfer step, summed over ranks, as Darshan sums its write time
+      for (double s : w->rank_xfer_s) summed_s += s;
+      row.update({{"bytes", w->bytes}, {"requests", w->requests}, {"rank_requests", w->rank_requests},
+                  {"write_time_all_ranks_s", summed_s},
+                  {"rank_bytes", w->rank_bytes}, {"time_s", w->time_s}, {"xfer_s", w->xfer_s},
+                  {"bandwidth_mib_s", w->bandwidth_mib_s()}, {"mean_request_bytes", mean_size(w->bytes, w->requests)},
+                  {"rank_requests_equal_trace", requests_equal}, {"rank_bytes_equal_trace", bytes_equal}});
+    }
+    row["record"] = to_json(record);
+    runs.push_back(row);
+  }
+
+  // What is faithful, in words.
+  json notes = json::array();
+  const json job = trace.value("job", json::object());
+  const json scale = trace.value("scale", json::object());
+  const uint64_t job_ranks = trace.value("ranks", 0ULL);
+  if (files.empty()) notes.push_back("the trace describes no log (written by hand?): its requests are replayed as they are");
+  if (!files.empty()) notes.push_back(std::to_string(dxt_files) + " of " + std::to_string(files.size()) +
+                  " file(s) replay DXT's exact requests; the others a synthetic pattern matching their counters "
+                  "(sizes from the access-size histogram, consecutive and sequential writes, bytes per rank)");
+  const uint64_t divided = scale.value("bytes_divided_by", 1ULL), sampled = scale.value("one_request_in", 1ULL);
+  if (divided > 1 || sampled > 1) {
+    notes.push_back("scaled down: " +
+                    (divided > 1 ? "offsets and lengths divided by " + std::to_string(divided) : std::string()) +
+                    (divided > 1 && sampled > 1 ? ", " : "") +
+                    (sampled > 1 ? "one request in " + std::to_string(sampled) + " kept per rank" : std::string()) +
+                    ": the trace is a miniature of the job");
+  }
+  uint64_t overwritten = 0;  // counters-only files that wrote more bytes than they span: rewrites
+  for (const json& f : files) {
+    const json& l = f["log"];
+    overwritten += f["origin"] == "counters" && l["bytes"].get<int64_t>() > l["max_byte"].get<int64_t>() + 1;
+  }
+  if (overwritten > 0) {
+    notes.push_back(std::to_string(overwritten) + " file(s) without DXT wrote more bytes than they span (rewrites "
+                    "the counters do not place, or a stream such as stdout whose offsets each rank counts): their synthetic pattern writes each byte once, "
+                    "further out");
+  }
+  if (rewrites > 0) {
+    notes.push_back(std::to_string(rewrites) + " rewrite(s) of bytes written before went into variables of their own "
+                    "(every request is replayed, at its size and rank, but not over the bytes it rewrote)");
+  }
+  uint64_t shared = 0;
+  for (const json& f : files) shared += f["log"].value("shared", false);
+  if (files.size() > 1 || (!files.empty() && file_per_process)) {
+    notes.push_back("the job wrote " + std::to_string(files.size()) + " file(s), " + std::to_string(shared) +
+                    " shared by several ranks and " + std::to_string(files.size() - shared) + " by one rank each; " +
+                    (file_per_process ? "the replay writes each rank's requests one after another into a file of its "
+                                        "own (--file-per-process: the log's offsets are not kept)"
+                                      : "the replay writes them as variables of one output (--file-per-process "
+                                        "gives each rank a file of its own)"));
+  }
+  if (job_ranks != static_cast<uint64_t>(ranks)) {
+    notes.push_back("the job's " + std::to_string(job_ranks) + " ranks are folded onto " + std::to_string(ranks) +
+                    ": job rank r writes from rank r mod " + std::to_string(ranks));
+  }
+  if (!files.empty()) notes.push_back(trace_fig["writes"] == log_fig["writes"] && trace_fig["bytes"] == log_fig["bytes"]
+                      ? "the trace holds the log's write requests and bytes exactly"
+                      : "the trace holds " + std::to_string(trace_fig["writes"].get<uint64_t>()) + " of the log's " +
+                            std::to_string(log_fig["writes"].get<uint64_t>()) + " write requests and " +
+                            format_size(trace_fig["bytes"]) + " of its " + format_size(log_fig["bytes"]));
+  if (!log_fig["histogram_posix"].empty()) {
+    notes.push_back(log_fig["histogram_posix"] == trace_fig["histogram_posix"]
+                        ? "the POSIX files' access-size histogram is the log's"
+                        : "the POSIX files' access-size histogram differs from the log's (scaling moves sizes to "
+                          "smaller bins, or the counters could not all be met)");
+  }
+  for (const json& r : runs) {
+    if (!r.contains("rank_requests_equal_trace")) continue;
+    const std::string b = r["backend"];
+    if (r["rank_requests_equal_trace"].get<bool>() && r["rank_bytes_equal_trace"].get<bool>()) {
+      notes.push_back(b + ": every rank issued the trace's requests and bytes, one I/O call per request");
+    } else if (r["rank_bytes_equal_trace"].get<bool>()) {
+      notes.push_back(b + ": every rank moved the trace's bytes, in " + std::to_string(r["requests"].get<uint64_t>()) +
+                      " I/O call(s) of its own making instead of the trace's " +
+                      std::to_string(trace_fig["writes"].get<uint64_t>()) + " requests");
+    } else {
+      notes.push_back(b + ": the ranks' bytes differ from the trace's");
+    }
+  }
+  return {{"log", log},           {"trace", trace_path}, {"job", job},   {"scale", scale},
+          {"ranks", ranks},       {"job_ranks", job_ranks}, {"log_figures", log_fig}, {"trace_figures", trace_fig},
+          {"replays", runs},      {"files", file_rows},  {"faithful", notes}, {"file_per_process", file_per_process}};
+}
+
+std::string replay_table(const json& report) {
+  if (report.is_null()) return {};
+  std::ostringstream out;
+  char line[512];
+  const json& job = report["job"];
+  const json& l = report["log_figures"];
+  const json& t = report["trace_figures"];
+  const json& runs = report["replays"];
+  const bool has_log = !report["files"].empty();  // a hand-written trace describes no log
+  out << "strata replay " << report["log"].get<std::string>() << "\n";
+  if (has_log) {
+    out << "  job " << job.value("jobid", 0ULL) << ": " << report["job_ranks"].get<uint64_t>() << " ranks, run time "
+        << job.value("run_time_s", 0.0) << " s, " << report["files"].size() << " file(s) written"
+        << (job.value("exe", std::string()).empty() ? "" : ", " + job["exe"].get<std::string>()) << "\n";
+  } else {
+    out << "  a trace of a " << report["job_ranks"].get<uint64_t>() << "-rank job that describes no log\n";
+  }
+  out << "  replayed on " << report["ranks"].get<int>() << " rank(s); trace " << report["trace"].get<std::string>() << "\n\n";
+
+  std::snprintf(line, sizeof line, "%-22s %12s %12s", "", "log", "trace");
+  out << line;
+  for (const json& r : runs) {
+    std::snprintf(line, sizeof line, " %12s", r["backend"].get<std::string>().c_str());
+    out << line;
+  }
+  out << "\n";
+  auto row = [&](const char* name, const std::string& lv, const std::string& tv, auto&& cell) {
+    std::snprintf(line, sizeof line, "%-22s %12s %12s", name, has_log ? lv.c_str() : "-", tv.c_str());
+    out << line;
+    for (const json& r : runs) {
+      std::snprintf(line, sizeof line, " %12s", r.contains("bytes") ? cell(r).c_str() : "-");
+      out << line;
+    }
+    out << "\n";
+  };
+  auto num = [](uint64_t v) { return std::to_string(v); };
+  auto fixed = [](double v, int digits) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return std::string(b);
+  };
+  row("write requests", num(l["writes"]), num(t["writes"]), [&](const json& r) { return num(r["requests"]); });
+  row("write bytes", format_size(l["bytes"]), format_size(t["bytes"]),
+      [&](const json& r) { return format_size(r["bytes"]); });
+  row("mean request", format_size(static_cast<uint64_t>(l["mean_request_bytes"].get<double>())),
+      format_size(static_cast<uint64_t>(t["mean_request_bytes"].get<double>())),
+      [&](const json& r) { return format_size(static_cast<uint64_t>(r["mean_request_bytes"].get<double>())); });
+  row("write s, all ranks", fixed(l["write_time_s"], 4), "-",
+      [&](const json& r) { return fixed(r["write_time_all_ranks_s"], 4); });
+  row("write s, slowest rank", "-", "-", [&](const json& r) { return fixed(r["time_s"], 4); });
+  row("bandwidth (MiB/s)", "-", "-", [&](const json& r) { return fixed(r["bandwidth_mib_s"], 1); });
+  row("ranks' requests=trace", "-", "-", [&](const json& r) {
+    return std::string(r["rank_requests_equal_trace"].get<bool>() ? "yes" : "no");
+  });
+  row("ranks' bytes=trace", "-", "-", [&](const json& r) {
+    return std::string(r["rank_bytes_equal_trace"].get<bool>() ? "yes" : "no");
+  });
+  row("verified", "-", "-", [&](const json& r) {
+    return std::string(!r["verify_requested"].get<bool>() ? "not asked" : r["verified"].get<bool>() ? "yes" : "FAILED");
+  });
+  out << "  all ranks: time in write calls summed over ranks (the log's: Darshan's write time of every file; a\n"
+         "  replay's: its transfer step, collective waits included); slowest rank: a replay's open + write + close.\n"
+         "  Requests: the log's write calls; a replay's, its backend's I/O calls (posix: pwrite, mpiio-coll:\n"
+         "  MPI-IO calls, strata: its aggregators' file requests).\n";
+  if (l["reads"].get<uint64_t>() > 0) {
+    out << "  the log also reads " << format_size(l["read_bytes"]) << " in " << l["reads"].get<uint64_t>()
+        << " request(s) (" << fixed(l["read_time_s"], 4) << " s): not replayed; --verify reads back the writes\n";
+  }
+
+  if (!l["histogram_posix"].empty()) {  // Darshan's bins, in its order (the JSON object sorts its keys)
+    out << "\naccess sizes of the POSIX files (Darshan's bins), log / trace:\n ";
+    for (const char* bin : {"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
+                            "100M_1G", "1G_PLUS"}) {
+      const uint64_t lv = l["histogram_posix"].value(bin, 0ULL), tv = t["histogram_posix"].value(bin, 0ULL);
+      if (lv + tv > 0) out << " " << bin << " " << lv << " / " << tv << ";";
+    }
+    out << "\n";
+  }
+  out << "\nper file (the " << std::min<size_t>(10, report["files"].size()) << " largest of " << report["files"].size()
+      << "; --json lists all):\n";
+  std::snprintf(line, sizeof line, "  %-36s %-8s %9s %9s %11s %11s %11s %11s\n", "file", "origin", "writes",
+                "(trace)", "bytes", "(trace)", "consec/seq", "(trace)");
+  out << line;
+  std::vector<const json*> files;
+  for (const json& f : report["files"]) files.push_back(&f);
+  std::stable_sort(files.begin(), files.end(), [](const json* a, const json* b) {
+    return (*a)["log"]["bytes"].get<uint64_t>() > (*b)["log"]["bytes"].get<uint64_t>();
+  });
+  for (size_t i = 0; i < files.size() && i < 10; ++i) {
+    const json& f = *files[i];
+    std::string name = f["name"];
+    if (name.size() > 36) name = "..." + name.substr(name.size() - 33);
+    const json& fl = f["log"];
+    const json& ft = f["trace"];
+    const std::string lcs = fl["consecutive"].is_null() ? "-" : num(fl["consecutive"]) + "/" + num(fl["sequential"]);
+    std::snprintf(line, sizeof line, "  %-36s %-8s %9llu %9llu %11s %11s %11s %11s\n", name.c_str(),
+                  f["origin"].get<std::string>().c_str(), static_cast<unsigned long long>(fl["writes"].get<uint64_t>()),
+                  static_cast<unsigned long long>(ft["writes"].get<uint64_t>()), format_size(fl["bytes"]).c_str(),
+                  format_size(ft["bytes"]).c_str(), lcs.c_str(),
+                  (num(ft["consecutive"]) + "/" + num(ft["sequential"])).c_str());
+    out << line;
+  }
+  out << "\nfaithful?\n";
+  for (const json& n : report["faithful"]) out << "  - " << n.get<std::string>() << "\n";
+  return out.str();
+}
+
+}  // namespace strata::cli
