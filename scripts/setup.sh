@@ -19,6 +19,8 @@ packages=(
   libgtest-dev
   libxxhash-dev
   python3-venv
+  # the Fortran module (use strata) and its example: Open MPI's mpifort calls gfortran
+  gfortran
   # bench/peers.py builds IOR and E3SM-IO from their sources (make bench-peers)
   libtool autoconf automake
 )
