@@ -76,4 +76,4 @@ bench-peers: build
 	$(PY) bench/peers.py $(PEERS_ARGS)
 
 clean:
-	rm -rf $(BUILD) demo-output bench-output results/demo
+	rm -rf $(BUILD) demo-output bench-output results/demo python/strata/_phase*.so

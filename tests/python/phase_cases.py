@@ -107,24 +107,25 @@ def api(folder: Path) -> None:
     def records() -> object:
         # An array of structures: each rank's records (id int64, x float64); x alone is strided
         # memory, written as the second variable after the ids.
+        def move(mode: str, rec: np.ndarray, first: int) -> None:
+            with strata.Phase(comm, str(folder / "rec.dat"), mode) as phase:
+                ids = phase.define_variable("id", (size * n,), np.int64)
+                xs = phase.define_variable("x", (size * n,), np.float64)
+                phase.add_subarray(ids, (first,), rec["id"])
+                phase.add_subarray(xs, (first,), rec["x"])
+                if mode == "w":
+                    phase.write()
+                else:
+                    phase.read()
+
         rec = np.zeros(n, dtype=[("id", np.int64), ("x", np.float64)])
         rec["id"] = mine
         rec["x"] = mine * 0.5
-        with strata.Phase(comm, str(folder / "rec.dat"), "w") as phase:
-            ids = phase.define_variable("id", (size * n,), np.int64)
-            xs = phase.define_variable("x", (size * n,), np.float64)
-            phase.add_subarray(ids, (rank * n,), rec["id"])
-            phase.add_subarray(xs, (rank * n,), rec["x"])
-            phase.write()
+        move("w", rec, rank * n)
         # Read back by another decomposition: rank r reads the block of rank size-1-r.
         other = size - 1 - rank
-        back = np.zeros(n, dtype=[("id", np.int64), ("x", np.float64)])
-        with strata.Phase(comm, str(folder / "rec.dat"), "r") as phase:
-            ids = phase.define_variable("id", (size * n,), np.int64)
-            xs = phase.define_variable("x", (size * n,), np.float64)
-            phase.add_subarray(ids, (other * n,), back["id"])
-            phase.add_subarray(xs, (other * n,), back["x"])
-            phase.read()
+        back = np.zeros_like(rec)
+        move("r", back, other * n)
         want = np.arange(other * n, (other + 1) * n)
         return bool(np.array_equal(back["id"], want) and np.array_equal(back["x"], want * 0.5))
 
