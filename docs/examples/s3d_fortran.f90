@@ -57,7 +57,11 @@ program s3d_fortran
   ! The block of this rank, as S3D-IO's topology module places it.
   dims = 0
   call MPI_Dims_create(nprocs, 3, dims, ierr)
-  if (any(mod(grid, int(dims, int64)) /= 0)) call fail(2, "each grid dimension must divide by the process grid")
+  if (any(mod(grid, int(dims, int64)) /= 0)) then
+    write (arg, '("grid ", i0, "x", i0, "x", i0, " does not divide evenly over ", i0, "x", i0, "x", i0, &
+                & " ranks (as S3D requires)")') grid, dims
+    call fail(2, trim(arg))
+  end if
   local = grid / dims
   first = [mod(rank, dims(1)), mod(rank / dims(1), dims(2)), rank / (dims(1) * dims(2))] * local
   allocate(yspecies(local(1), local(2), local(3), n_spec), u(local(1), local(2), local(3), 3))
@@ -198,7 +202,7 @@ contains
     integer :: ierr
     if (rank == 0) write (error_unit, '("s3d_fortran: ", a)') message
     call MPI_Finalize(ierr)
-    error stop status
+    stop status, quiet=.true.  ! no "STOP" line, no backtrace: the message above says it
   end subroutine fail
 
 end program s3d_fortran

@@ -73,6 +73,7 @@ class PyEngine {
   explicit PyEngine(nb::handle comm) {
     MPI_Comm* c = PyMPIComm_Get(comm.ptr());
     if (c == nullptr) throw nb::python_error();
+    if (*c == MPI_COMM_NULL) strata::throw_usage("strata.Engine needs a communicator, not MPI.COMM_NULL");
     const MPI_Comm mpi_comm = *c;
     nb::gil_scoped_release release;
     engine_ = std::make_unique<strata::Engine>(mpi_comm);
