@@ -194,7 +194,11 @@ class PyPhase {
     }
     if (auto c = strata::caught([&] { container_ = strata::container_from_name(container); })) record(c->what());
     if (hints) {
-      for (auto [key, value] : *hints) hints_.emplace_back(nb::str(key).c_str(), nb::str(value).c_str());
+      for (auto [key, value] : *hints) {  // values as text; True and False as the engine spells them
+        const std::string text = nb::isinstance<nb::bool_>(value) ? (nb::cast<bool>(value) ? "true" : "false")
+                                                                  : std::string(nb::str(value).c_str());
+        hints_.emplace_back(nb::str(key).c_str(), text);
+      }
     }
   }
   ~PyPhase() {

@@ -95,7 +95,8 @@ def api(folder: Path) -> None:
 
     def statistics() -> object:
         with strata.Engine(comm) as engine:
-            with strata.Phase(engine, str(folder / "ints.dat"), "w", hints={"strata_buffers": 3}) as phase:
+            hints = {"strata_buffers": 3, "strata_fsync": True}  # numbers and booleans, as the engine spells them
+            with strata.Phase(engine, str(folder / "ints.dat"), "w", hints=hints) as phase:
                 v = phase.define_variable("i", (size * n,), np.int64)
                 phase.add_extent(v, rank * n * 8, mine)
                 phase.plan()
