@@ -104,17 +104,20 @@ class PyEngine {
   std::unique_ptr<strata::Engine> engine_;
 };
 
-// numpy's description of a dtype: kind ('f', 'i', 'u', ...), bytes, name ("float64").
+// numpy's description of a dtype: kind ('f', 'i', 'u', ...), bytes, name ("float64"), and
+// whether it is in this machine's byte order.
 struct DType {
   char kind = 'u';
   size_t itemsize = 1;
   std::string name;
+  bool native = true;
+  std::string spelled;  // str(dtype): ">f8"
 };
 
 DType numpy_dtype(nb::handle dtype) {
   nb::object d = nb::module_::import_("numpy").attr("dtype")(dtype);
   return {nb::cast<std::string>(d.attr("kind"))[0], nb::cast<size_t>(d.attr("itemsize")),
-          nb::cast<std::string>(d.attr("name"))};
+          nb::cast<std::string>(d.attr("name")), nb::cast<bool>(d.attr("isnative")), nb::str(d).c_str()};
 }
 
 char dlpack_kind(const nb::dlpack::dtype& t) {
@@ -213,6 +216,10 @@ class PyPhase {
       v.dtype = numpy_dtype(dtype);
     } catch (const nb::python_error&) {
       record("variable \"" + name + "\": dtype " + nb::repr(dtype).c_str() + " is not a numpy dtype");
+    }
+    if (!v.dtype.native) {
+      record("variable \"" + name + "\": dtype " + v.dtype.spelled + " is not in this machine's byte order (arrays are "
+             "taken without copies, and only in native order)");
     }
     if (container_ == strata::Container::hdf5) {
       if (offset) record("variable \"" + name + "\": an HDF5 container places its datasets itself (give no offset)");
@@ -394,8 +401,9 @@ class PyPhase {
   std::optional<Array> array(const Variable* v, nb::handle data, const char* what) {
     Array a;
     if (!nb::try_cast(data, a, false)) {
-      record(std::string(what) + ": " + nb::type_name(data.type()).c_str() +
-             " is not an array (pass a numpy array of the variable's dtype)");
+      record(std::string(what) + ": a " + nb::type_name(data.type()).c_str() +
+             " cannot be taken as an array without a copy (pass a numpy array of a numeric dtype in native byte "
+             "order)");
       return std::nullopt;
     }
     if (v == nullptr) return std::nullopt;

@@ -76,14 +76,21 @@ def errors(folder: Path) -> None:
             phase.read()
         return good["bytes"]
 
+    def byte_order() -> object:  # arrays are taken as they are: only in native byte order
+        with strata.Phase(engine, str(folder / "order.dat"), "w") as phase:
+            phase.add_subarray(phase.define_variable("v", shape, ">f8"), (rank * 2, 0), rows.astype(">f8"))
+            phase.write()
+            return phase.close()
+
     def bad_hint() -> object:  # the engine's hints, passed through as a dict
         with strata.Phase(engine, str(folder / "hint.dat"), "w", hints={"strata_fsync": "maybe"}) as phase:
             phase.add_subarray(phase.define_variable("v", shape, np.float64), (rank * 2, 0), rows)
             phase.write()
             return phase.close()
 
-    for name, fn in [("past_the_end", past_the_end), ("wrong_dtype", wrong_dtype), ("bad_hint", bad_hint),
-                     ("scattered_hdf5", scattered_hdf5), ("overlap_hdf5", overlap_hdf5), ("read_only", read_only)]:
+    for name, fn in [("past_the_end", past_the_end), ("wrong_dtype", wrong_dtype), ("byte_order", byte_order),
+                     ("bad_hint", bad_hint), ("scattered_hdf5", scattered_hdf5), ("overlap_hdf5", overlap_hdf5),
+                     ("read_only", read_only)]:
         report(name, fn)
     engine.close()
 

@@ -76,7 +76,7 @@ def test_example_hdf5_container_reads_back_with_h5py(tmp_path: Path) -> None:
 def test_bad_declarations_raise_on_every_rank_and_leave_no_file(tmp_path: Path) -> None:
     found = cases(3, "errors", tmp_path / "files")
     want = {"past_the_end": "reaches past", "wrong_dtype": "float32, another dtype than the variable's float64",
-            "bad_hint": "strata_fsync", "scattered_hdf5": "evenly spaced",
+            "byte_order": "byte order", "bad_hint": "strata_fsync", "scattered_hdf5": "evenly spaced",
             "overlap_hdf5": "overlap", "read_only": "read-only"}
     for name, fragment in want.items():
         outcome = found.get(name, {})
