@@ -24,7 +24,7 @@ build: setup $(BUILD)/build.ninja
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
-	$(VENV)/bin/ruff check bench python tests/python
+	$(VENV)/bin/ruff check bench python tests/python examples/python
 	$(PY) -m pytest -q tests/python
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: a separate build (build-asan) of the library and
@@ -94,4 +94,4 @@ bench-peers: build
 	$(PY) bench/peers.py $(PEERS_ARGS)
 
 clean:
-	rm -rf $(BUILD) demo-output bench-output results/demo
+	rm -rf $(BUILD) demo-output bench-output results/demo python/strata/_phase*.so

@@ -30,6 +30,10 @@ packages=(
   libgtest-dev
   libxxhash-dev
   python3-venv
+  # Python's headers for the binding (python/CMakeLists.txt) when the venv is made from Debian's Python
+  python3-dev
+  # the Fortran module (use strata) and its example: Open MPI's mpifort calls gfortran
+  gfortran
   # bench/peers.py builds IOR and E3SM-IO from their sources (make bench-peers)
   libtool autoconf automake
 )
@@ -66,7 +70,10 @@ if [ -f "$req" ]; then
     echo "setup: creating Python venv in .venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip >/dev/null
-    "$venv/bin/pip" install -q -r "$req"
+    # mpi4py is built from source (python/requirements.txt says why): at -O0 without debug
+    # information its generated C (several MB) compiles several times faster than at Python's
+    # default -O3 -g, and nothing here is bound by mpi4py's own speed.
+    CFLAGS="${CFLAGS:-} -O0 -g0" "$venv/bin/pip" install -q -r "$req"
     if [ -f "$here/python/pyproject.toml" ]; then
       # quiet unless it fails: setuptools warns about every editable install
       if ! log=$("$venv/bin/pip" install -q -e "$here/python" 2>&1); then

@@ -38,6 +38,9 @@ typedef struct {
 } strata_stats;
 
 int strata_engine_create(MPI_Comm comm, strata_engine** engine);
+/* The same from a Fortran communicator handle: `use mpi`'s integer, or mpi_f08's comm%MPI_VAL
+ * (MPI_Comm_f2c converts it). The Fortran module's strata_engine_create calls it. */
+int strata_engine_create_f(MPI_Fint comm, strata_engine** engine);
 int strata_engine_free(strata_engine* engine);
 /* hints: "key=value,key=value" or NULL. */
 int strata_phase_open(strata_engine* engine, const char* path, strata_mode mode, const char* hints,
@@ -47,6 +50,13 @@ int strata_define_variable(strata_phase* phase, const char* name, size_t element
 int strata_add_extent(strata_phase* phase, int var, uint64_t file_offset, uint64_t length, void* memory);
 int strata_add_subarray(strata_phase* phase, int var, const uint64_t* start, const uint64_t* count, void* memory,
                         size_t memory_stride);
+/* The same with the number of entries of start and count, checked against the variable's
+ * dimensions (a mismatch fails strata_plan on every rank instead of reading past the arrays). */
+int strata_add_subarray_nd(strata_phase* phase, int var, int ndims, const uint64_t* start, const uint64_t* count,
+                           void* memory, size_t memory_stride);
+/* Records a problem the caller found in its own declarations: strata_plan fails with it on every
+ * rank (as it does for the engine's own checks), so no rank is left waiting in a collective. */
+int strata_fail(strata_phase* phase, const char* message);
 int strata_plan(strata_phase* phase);
 int strata_write(strata_phase* phase);
 int strata_read(strata_phase* phase);

@@ -26,6 +26,32 @@ Container container_from_name(const std::string& name) {
   throw_usage("unknown container \"" + name + "\" (available: raw, hdf5)");
 }
 
+std::vector<uint64_t> container_offsets(MPI_Comm comm, const std::string& path, PhaseMode mode, Container container,
+                                        const std::vector<DatasetSpec>& datasets) {
+  if (container == Container::hdf5) {
+#ifdef STRATA_HAVE_HDF5
+    return mode == PhaseMode::write ? create_hdf5_container(comm, path, datasets)
+                                    : hdf5_container_offsets(comm, path, datasets);
+#else
+    container_from_name("hdf5");  // throws: not built in
+#endif
+  }
+  std::vector<uint64_t> offsets;
+  uint64_t at = 0;
+  for (const DatasetSpec& d : datasets) {
+    offsets.push_back(at);
+    at += d.elements() * elem_size(d.type);
+  }
+  return offsets;
+}
+
+std::vector<Phase::Hint> container_phase_hints(Container container, PhaseMode mode, std::vector<Phase::Hint> hints) {
+  const bool has_commit =
+      std::any_of(hints.begin(), hints.end(), [](const Phase::Hint& h) { return h.first == "strata_commit"; });
+  if (container != Container::raw && mode == PhaseMode::write && !has_commit) hints.emplace_back("strata_commit", "in-place");
+  return hints;
+}
+
 uint64_t DatasetSpec::elements() const {
   uint64_t n = 1;
   for (uint64_t s : shape) n *= s;
@@ -245,29 +271,11 @@ void DatasetSet::prepare(std::byte* user) {
     base = staging_.data();
     if (mode_ == PhaseMode::write) reorder_to_file(sorted_, sizes, user, base);
   }
-  // The file offset of every dataset.
-  std::vector<uint64_t> offsets(specs_.size(), 0);
   const double t0 = MPI_Wtime();
-  if (container_ == Container::raw) {
-    uint64_t at = 0;
-    for (size_t d = 0; d < specs_.size(); ++d) {
-      offsets[d] = at;
-      at += specs_[d].elements() * sizes[d];
-    }
-  } else {
-#ifdef STRATA_HAVE_HDF5
-    offsets = mode_ == PhaseMode::write ? create_hdf5_container(engine_.comm(), path_, specs_)
-                                        : hdf5_container_offsets(engine_.comm(), path_, specs_);
-#endif
-  }
+  const std::vector<uint64_t> offsets = container_offsets(engine_.comm(), path_, mode_, container_, specs_);
   container_s_ = MPI_Wtime() - t0;
   // One phase: every dataset a variable at its offset, every coalesced run one extent.
-  // An HDF5 container's metadata is written by HDF5 before the phase fills its datasets: the
-  // phase writes into that file in place (no partial file to commit, engine/commit.hpp).
-  std::vector<Phase::Hint> hints = hints_;
-  const bool has_commit = std::any_of(hints.begin(), hints.end(), [](const Phase::Hint& h) { return h.first == "strata_commit"; });
-  if (container_ != Container::raw && mode_ == PhaseMode::write && !has_commit) hints.emplace_back("strata_commit", "in-place");
-  phase_ = std::make_unique<Phase>(engine_, path_, mode_, hints);
+  phase_ = std::make_unique<Phase>(engine_, path_, mode_, container_phase_hints(container_, mode_, hints_));
   extents_ = 0;
   uint64_t pos = 0;
   for (size_t d = 0; d < specs_.size(); ++d) {

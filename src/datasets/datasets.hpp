@@ -80,6 +80,17 @@ void reorder_to_file(const std::vector<std::vector<ElementRun>>& runs, const std
 void reorder_from_file(const std::vector<std::vector<ElementRun>>& runs, const std::vector<size_t>& elem_sizes,
                        const std::byte* src, std::byte* dst);
 
+// The file offset of every dataset of a phase that writes or reads `container` at `path`:
+// one after another from 0 (raw: the layout every raw backend writes), or where HDF5 placed
+// them (hdf5: collective; writing creates the container, reading checks its datasets' shapes
+// and types).
+std::vector<uint64_t> container_offsets(MPI_Comm comm, const std::string& path, PhaseMode mode, Container container,
+                                        const std::vector<DatasetSpec>& datasets);
+// The hints of the engine phase that fills `container`: HDF5 wrote the container's metadata
+// before the phase, so the phase writes into that file in place (no partial file to commit,
+// engine/commit.hpp) unless the hints name a strata_commit.
+std::vector<Phase::Hint> container_phase_hints(Container container, PhaseMode mode, std::vector<Phase::Hint> hints);
+
 class DatasetSet {
  public:
   DatasetSet(Engine& engine, std::string path, PhaseMode mode, Container container,

@@ -42,6 +42,20 @@ int strata_engine_create(MPI_Comm comm, strata_engine** engine) {
   return guarded([&] { *engine = new strata_engine(comm); });
 }
 
+int strata_engine_create_f(MPI_Fint comm, strata_engine** engine) {
+  return guarded([&] {
+    const MPI_Comm c = MPI_Comm_f2c(comm);
+    bool unknown = c == MPI_COMM_NULL;
+#ifdef OPEN_MPI
+    unknown = unknown || c == nullptr;  // Open MPI's answer to a handle it does not know
+#endif
+    if (unknown) {
+      strata::throw_usage("strata_engine_create_f: Fortran handle " + std::to_string(comm) + " is not a communicator");
+    }
+    *engine = new strata_engine(c);
+  });
+}
+
 int strata_engine_free(strata_engine* engine) {
   return guarded([&] { delete engine; });
 }
@@ -77,6 +91,22 @@ int strata_add_subarray(strata_phase* ph, int var, const uint64_t* start, const 
     if (start == nullptr || count == nullptr) strata::throw_usage("strata_add_subarray: start and count are required");
     ph->phase.add_subarray(var, start, count, memory, memory_stride);
   });
+}
+
+int strata_add_subarray_nd(strata_phase* ph, int var, int ndims, const uint64_t* start, const uint64_t* count,
+                           void* memory, size_t memory_stride) {
+  return guarded([&] {
+    const size_t n = ndims > 0 ? static_cast<size_t>(ndims) : 0;
+    if (n > 0 && (start == nullptr || count == nullptr)) {
+      strata::throw_usage("strata_add_subarray_nd: start and count are required");
+    }
+    ph->phase.add_subarray(var, std::vector<uint64_t>(start, start + n), std::vector<uint64_t>(count, count + n),
+                           memory, memory_stride);
+  });
+}
+
+int strata_fail(strata_phase* ph, const char* message) {
+  return guarded([&] { ph->phase.fail(message != nullptr ? message : "strata_fail"); });
 }
 
 int strata_plan(strata_phase* ph) { return guarded([&] { ph->phase.plan(); }); }

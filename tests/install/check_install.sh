@@ -2,7 +2,8 @@
 # Installs the build into a fresh prefix and builds docs/examples/three_variables.c against the
 # installed copy twice, as a user would: with `pkg-config --cflags --libs strata` and plain `cc`,
 # and with find_package(Strata) in a CMake project of its own. Runs both on 3 ranks and checks
-# what they wrote, byte for byte, against the values the example declares.
+# what they wrote, byte for byte, against the values the example declares. Where mpifort works,
+# the Fortran example is built from the installed module source the same way, and run.
 #
 # check_install.sh BUILD_DIR SOURCE_DIR WORK_DIR C_COMPILER CMAKE GENERATOR MPIEXEC [MPIEXEC ARGS...]
 set -euo pipefail
@@ -61,3 +62,19 @@ for program in "$work/three_variables_pc" "$work/consumer/three_variables"; do
   cmp "$out" "$work/expected.dat" || fail "$program wrote other bytes than expected"
   echo "ok: $program on $ranks ranks"
 done
+
+# 3. Fortran: the installed module source and the S3D example, built with mpifort and the
+# pkg-config flags (docs/fortran.md), then run: it reads its last checkpoint back and checks it.
+module=$prefix/share/strata/fortran/strata.f90
+[[ -f $module ]] || fail "share/strata/fortran/strata.f90 is not installed"
+if command -v mpifort > /dev/null && command -v "$(mpifort --showme:command 2>/dev/null || echo gfortran)" > /dev/null; then
+  # shellcheck disable=SC2046
+  (cd "$work" && mpifort -fwrapv "$module" "$src/docs/examples/s3d_fortran.f90" $(pkg-config --libs strata) \
+    -o s3d_fortran) || fail "the Fortran example does not build against the installed copy"
+  "$@" -n "$ranks" --oversubscribe "$work/s3d_fortran" "$work/ckpt" 12x8x8 1 > "$work/run.log" 2>&1 \
+    || { cat "$work/run.log"; fail "s3d_fortran failed"; }
+  grep -q "and checked" "$work/run.log" || fail "s3d_fortran did not check its checkpoint"
+  echo "ok: the Fortran example built with the installed module on $ranks ranks"
+else
+  echo "skipped: the Fortran example (no mpifort with its Fortran compiler)"
+fi

@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -238,6 +239,57 @@ int main(int argc, char** argv) {
   strata_engine_free(engine);
   if (rank == 0) std::printf("%s C API reports a bad hint: %s\n", c_ok ? "ok  " : "FAIL", c_message.c_str());
   ok &= c_ok;
+  // From a Fortran communicator handle (the Fortran module's way in): a phase through it writes
+  // every rank's bytes; a handle that names no communicator is a usage error.
+  strata_engine* f_engine = nullptr;
+  strata_phase* f_phase = nullptr;
+  int f_status = strata_engine_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), &f_engine);
+  f_status |= strata_phase_open(f_engine, path.c_str(), STRATA_WRITE, nullptr, &f_phase);
+  uint64_t f_dims[1] = {static_cast<uint64_t>(size) * 4};
+  const char f_bytes[4] = {'f', 'o', 'r', static_cast<char>('0' + rank % 10)};
+  f_status |= strata_define_variable(f_phase, "f", 1, 1, f_dims, 0, &var);
+  f_status |= strata_add_extent(f_phase, var, static_cast<uint64_t>(rank) * 4, 4, const_cast<char*>(f_bytes));
+  f_status |= strata_plan(f_phase);
+  f_status |= strata_write(f_phase);
+  f_status |= strata_phase_close(f_phase, nullptr);
+  f_status |= strata_engine_free(f_engine);
+  const Snapshot written = snapshot(path);
+  const bool f_wrote = written.bytes.size() == static_cast<size_t>(size) * 4 &&
+                       std::equal(f_bytes, f_bytes + 4, written.bytes.begin() + rank * 4);
+  strata_engine* no_engine = nullptr;
+  const int bad_handle = strata_engine_create_f(-1, &no_engine);
+  const bool f_ok = f_status == 0 && f_wrote && bad_handle == 2 &&
+                    std::string(strata_last_error()).find("not a communicator") != std::string::npos;
+  if (rank == 0) std::printf("%s C API from a Fortran handle: writes, and rejects handle -1\n", f_ok ? "ok  " : "FAIL");
+  ok &= f_ok;
+  // A subarray with as many entries as its variable's dimensions is written; with fewer (on the
+  // last rank only), or a problem the caller records with strata_fail, plan fails on every rank.
+  auto subarray_plan = [&](int entries, const char* failure, std::string* message) {
+    strata_engine* e = nullptr;
+    strata_phase* ph = nullptr;
+    int s = strata_engine_create(MPI_COMM_WORLD, &e);
+    s |= strata_phase_open(e, path.c_str(), STRATA_WRITE, nullptr, &ph);
+    uint64_t dims2[2] = {static_cast<uint64_t>(size), 4}, start2[2] = {static_cast<uint64_t>(rank), 0}, count2[2] = {1, 4};
+    int v = -1;
+    s |= strata_define_variable(ph, "s", 1, 2, dims2, 0, &v);
+    s |= strata_add_subarray_nd(ph, v, rank == size - 1 ? entries : 2, start2, count2, const_cast<char*>(f_bytes), 0);
+    if (failure != nullptr && rank == 0) s |= strata_fail(ph, failure);
+    const int planned = strata_plan(ph);
+    *message = strata_last_error();
+    if (planned == 0) s |= strata_write(ph);
+    s |= strata_phase_close(ph, nullptr) != 0 && planned == 0 ? 1 : 0;
+    s |= strata_engine_free(e);
+    return s != 0 ? -1 : planned;
+  };
+  std::string nd_message, fail_message, good_message;
+  const bool nd_ok = subarray_plan(2, nullptr, &good_message) == 0 &&
+                     subarray_plan(1, nullptr, &nd_message) == 2 &&
+                     nd_message.find("subarray has 1 dimensions, the variable 2") != std::string::npos &&
+                     subarray_plan(2, "the caller's own check", &fail_message) == 2 &&
+                     fail_message.find("the caller's own check") != std::string::npos;
+  if (rank == 0) std::printf("%s C API: strata_add_subarray_nd checks its entries, strata_fail fails the plan: %s | %s\n",
+                             nd_ok ? "ok  " : "FAIL", nd_message.c_str(), fail_message.c_str());
+  ok &= nd_ok;
   int mine = ok ? 1 : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (rank == 0) std::remove(path.c_str());
