@@ -27,9 +27,10 @@ TEST(IorKernel, StridedLayoutMatchesIor) {
   auto s = k.build(o, 2, 4);
   const auto& d = s.decomposition;
   ASSERT_EQ(d.blocks.size(), 3u);
-  const uint64_t words = 64 * 1024 / 8;
-  for (uint64_t seg = 0; seg < 3; ++seg) EXPECT_EQ(d.blocks[seg].start[0], (seg * 4 + 2) * words);
-  EXPECT_EQ(d.variables[0].shape[0], 4 * 3 * words);
+  const uint64_t block = 64 * 1024;  // bytes: IOR's elements
+  EXPECT_EQ(d.variables[0].type, ElemType::u8);
+  for (uint64_t seg = 0; seg < 3; ++seg) EXPECT_EQ(d.blocks[seg].start[0], (seg * 4 + 2) * block);
+  EXPECT_EQ(d.variables[0].shape[0], 4 * 3 * block);
   EXPECT_EQ(d.transfer_bytes, 16u * 1024);
   EXPECT_NO_THROW(d.validate());
 }
@@ -38,8 +39,8 @@ TEST(IorKernel, SequentialLayoutKeepsARanksSegmentsTogether) {
   const Kernel& k = find_kernel("ior");
   auto o = options_for(k, {"--block-size", "8K", "--transfer-size", "8K", "--segments", "2", "--layout", "sequential"});
   auto s = k.build(o, 1, 3);
-  EXPECT_EQ(s.decomposition.blocks[0].start[0], 2u * 1024);
-  EXPECT_EQ(s.decomposition.blocks[1].start[0], 3u * 1024);
+  EXPECT_EQ(s.decomposition.blocks[0].start[0], 2u * 8192);
+  EXPECT_EQ(s.decomposition.blocks[1].start[0], 3u * 8192);
 }
 
 TEST(IorKernel, RejectsBadSizes) {
@@ -51,7 +52,7 @@ TEST(IorKernel, RejectsBadSizes) {
            {"--block-size", "64K", "--transfer-size", "128K"},
            {"--segments", "0"},
            {"--layout", "diagonal"},
-           {"--block-size", "12", "--transfer-size", "12"}}) {
+           {"--block-size", "12", "--transfer-size", "5"}}) {
     auto o = options_for(k, bad);
     EXPECT_THROW(k.build(o, 0, 2), Error) << bad[0] << " " << bad[1];
   }
