@@ -141,8 +141,8 @@ def test_corrupt_byte_fails_verification(tmp_path: Path, backend: str) -> None:
     target.write_bytes(bytes(raw))
     outcome = run_ranks(3, [*args, "--read", "--verify"])
     assert_clean_failure(outcome, VERIFICATION, "verification failed", 'variable "ior"', "expected", "found")
-    # The global index of the corrupted word is the array's last element: 3 ranks x 2 segments x 1024 words.
-    assert "[6143]" in outcome.stderr, outcome.stderr
+    # The global index of the corrupted byte is the array's last element: 3 ranks x 2 segments x 8192 bytes.
+    assert "[49151]" in outcome.stderr, outcome.stderr
 
 
 @requires_backend("hdf5")
