@@ -35,8 +35,8 @@ from the earliest open to the latest close on both sides:
                 another, so a rank's own time understates the span; E3SM-IO's phase maxima added up.
 Ratio = Strata / peer bandwidth (for E3SM: peer seconds / Strata seconds, the same work; bytes
 differ, said in the table). Ratios below 0.9 are marked. fsync is not included anywhere; the MPI
-settings Strata applies to itself (its mpi_workarounds, e.g. OMPIO data sieving off) are given to
-the peers too. Verification: round 1 of every IOR and Strata variant reads back and checks (IOR -W,
+settings Strata applies to itself (its mpi_workarounds, e.g. OMPIO data sieving off) and its
+allocator's (freed memory kept: the record's allocator.glibc_tunables) are given to the peers too. Verification: round 1 of every IOR and Strata variant reads back and checks (IOR -W,
 strata --verify; untimed); E3SM-IO has no check. Before each launch the script waits (up to
 --quiet-wait seconds) for other programs' load to end, and the table says how busy the machine
 was. Writes bench-output/peers.{txt,json}.
@@ -329,6 +329,7 @@ def run_strata(w: dict, v: dict, tmp: Path, verify: bool) -> dict:
             "verified": record.get("verified") if verify else None,
             "steps": [{k: r.get(k, 0.0) for k in ("open_s", "xfer_s", "close_s")} for r in writes],
             "requests": writes[-1].get("requests"), "workarounds": record.get("mpi_workarounds", []),
+            "allocator": record.get("allocator", {}),
             "params": record.get("params"), "io_component": record.get("io_component"),
             "git_rev": record.get("git_rev")}
 
@@ -562,6 +563,11 @@ def main() -> int:
     if "error" in probe:
         sys.exit(f"peers: a 2-rank strata run failed: {probe['error']}")
     peer_env = [a.split(":", 1)[0] for a in probe.get("workarounds", []) if "=" in a.split(":", 1)[0]]
+    # And its allocator's: the strata program keeps freed memory (docs/backends.md); the peers get
+    # the same glibc settings, so a collective buffer costs both sides the same page faults.
+    tunables = probe.get("allocator", {}).get("glibc_tunables", "")
+    if tunables:
+        peer_env.append(f"GLIBC_TUNABLES={tunables}")
     rng = random.Random(args.seed)
     busy: list[float] = []
     report: dict = {"strata": {"path": str(STRATA), "git_rev": probe.get("git_rev")}, "seed": args.seed,
@@ -574,7 +580,7 @@ def main() -> int:
     lines = [f"{head}Strata against its peers (issue 20): {args.rounds} interleaved round(s), shuffle seed "
              f"{args.seed}, medians of every write; open and close included, fsync not included.",
              f"Strata {probe.get('git_rev', '?')} ({STRATA}); MPI-IO component {probe.get('io_component', '?')} "
-             "on both sides; the peers run with Strata's own MPI "
+             "on both sides; the peers run with Strata's own MPI and allocator "
              f"settings ({', '.join(peer_env) or 'none'}); every Strata run --no-advice.",
              "Verified: round 1 of every IOR and Strata variant (IOR -W, strata --verify, untimed); E3SM-IO has no "
              "check.",

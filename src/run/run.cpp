@@ -97,6 +97,9 @@ RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& en
                {"thread_level", thread_level}}},
       {"io_component", io_component()},
       {"mpi_workarounds", env.mpi_workarounds},
+      {"allocator", {{"kept_freed_memory", env.allocator.applied}, {"trim_threshold", env.allocator.trim_threshold},
+                     {"mmap_threshold", env.allocator.mmap_threshold}, {"glibc_tunables", env.allocator.glibc_tunables()},
+                     {"summary", env.allocator.describe()}}},
       {"operations", nlohmann::json::array()},
       {"warnings", nlohmann::json::array()},
       {"watchdog_timeout_s", watchdog::timeout()},  // 0: off (STRATA_TIMEOUT=0)

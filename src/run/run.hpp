@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/process_memory.hpp"
 #include "run/run_options.hpp"
 #include "run/run_record.hpp"
 
@@ -17,6 +18,7 @@ namespace strata {
 // What the record says about the program around the run.
 struct RunEnvironment {
   std::vector<std::string> mpi_workarounds;  // settings applied before MPI_Init (common/mpi_env.hpp)
+  AllocatorSettings allocator;               // the program's malloc settings (common/process_memory.hpp)
   std::string git_rev = "unknown";           // the revision the program was built from
 };
 

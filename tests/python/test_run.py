@@ -25,6 +25,10 @@ def test_array1d_random_json_record(tmp_path: Path) -> None:
     assert record["params"]["dist"] == "random"
     assert record["mpi"]["library"] and record["mpi"]["version"]
     assert record["io_component"] in ("ompio", "romio")
+    allocator = record["allocator"]  # the strata program keeps freed memory (docs/backends.md)
+    assert allocator["kept_freed_memory"] is True
+    assert allocator["glibc_tunables"] == (f"glibc.malloc.trim_threshold={allocator['trim_threshold']}"
+                                           f":glibc.malloc.mmap_threshold={allocator['mmap_threshold']}")
     rep = record["repetitions"][0]["write"]
     for key in ("bytes", "time_s", "bandwidth_mib_s", "open_s", "xfer_s", "close_s"):
         assert key in rep
@@ -32,6 +36,20 @@ def test_array1d_random_json_record(tmp_path: Path) -> None:
     assert rep["time_s"] >= rep["xfer_s"] > 0
     bw = record["summary"]["write"]["bandwidth_mib_s"]
     assert bw["min"] <= bw["median"] <= bw["max"]
+
+
+def test_allocator_left_alone_when_asked(tmp_path: Path) -> None:
+    """STRATA_KEEP_FREED_MEMORY=0, or the user's own malloc settings, leave glibc's defaults; the
+    record and strata info say so."""
+    for env, why in (({"STRATA_KEEP_FREED_MEMORY": "0"}, "STRATA_KEEP_FREED_MEMORY=0"),
+                     ({"MALLOC_TRIM_THRESHOLD_": "131072"}, "the user's malloc settings")):
+        out = run_ranks(2, ["run", "array1d", "--backend", "posix", "--json", "r.json"], env=env, cwd=tmp_path)
+        assert out.status == 0, out.stderr
+        allocator = json.loads((tmp_path / "r.json").read_text())["allocator"]
+        assert allocator["kept_freed_memory"] is False and allocator["glibc_tunables"] == ""
+        assert why in allocator["summary"], allocator
+    info = run_ranks(1, ["info"], env={"STRATA_KEEP_FREED_MEMORY": "0"}, cwd=tmp_path)
+    assert "allocator defaults (STRATA_KEEP_FREED_MEMORY=0)" in info.stdout
 
 
 def test_table_and_summary_over_repetitions(tmp_path: Path) -> None:

@@ -5,12 +5,15 @@
 #include <mpi.h>
 
 #include <string>
+
+#include "common/process_memory.hpp"
 #include <vector>
 
 namespace strata::cli {
 
 struct Environment {
   std::vector<std::string> mpi_workarounds;  // settings applied before MPI_Init
+  AllocatorSettings allocator;               // set first thing in main
 };
 
 int run_command(const std::vector<std::string>& args, const Environment& env);

@@ -153,6 +153,7 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
       << (confirmed ? " (confirmed by opening a file in " + dir + ")" : " (from the environment; no probe file could be created in " + dir + ")")
       << "\n";
   for (const auto& w : env.mpi_workarounds) out << "  workaround     " << w << "\n";
+  out << "  allocator      " << env.allocator.describe() << "\n";
   const std::string caveat = io_component_caveat(component);
   if (!caveat.empty()) out << "  caveat         " << caveat << "\n";
   out << "watchdog         " << watchdog::describe_setting() << "\n";
@@ -189,6 +190,7 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
         {"io_component", component},
         {"io_component_confirmed", confirmed},
         {"mpi_workarounds", env.mpi_workarounds},
+        {"allocator", {{"kept_freed_memory", env.allocator.applied}, {"glibc_tunables", env.allocator.glibc_tunables()}, {"summary", env.allocator.describe()}}},
         {"io_component_caveat", io_component_caveat(component)},
         {"watchdog_timeout_s", watchdog::timeout()},
         {"ranks", size},

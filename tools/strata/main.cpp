@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   strata::cli::Environment env;
+  env.allocator = strata::keep_freed_memory();
   env.mpi_workarounds = strata::apply_mpi_workarounds_before_init();
   // Serialized: MSLIO's OpenMP threads make their MPI-IO calls one at a time (kernels/mslio).
   int thread_level = MPI_THREAD_SINGLE;

@@ -205,6 +205,7 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
 
   RunEnvironment run_env;
   run_env.mpi_workarounds = env.mpi_workarounds;
+  run_env.allocator = env.allocator;
   run_env.git_rev = STRATA_GIT_REV;
   std::vector<std::pair<std::string, RunRecord>> replays;
   for (const std::string& backend : backends) {

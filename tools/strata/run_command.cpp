@@ -65,6 +65,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   }
   RunEnvironment run_env;
   run_env.mpi_workarounds = env.mpi_workarounds;
+  run_env.allocator = env.allocator;
   run_env.git_rev = STRATA_GIT_REV;
   const RunRecord record = run(options, comm, run_env);
 
