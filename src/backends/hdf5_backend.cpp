@@ -127,6 +127,11 @@ class Hdf5Backend final : public Backend {
     check_status(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
     std::optional<Error> failure;  // every rank makes every collective call, then reports
     std::byte dummy[8] = {};
+    // Each dataset's file space and one memory space, made once and selected again each step
+    // (as IOR does): a space made and closed per step and variable cost HDF5 a registration each.
+    std::vector<H5Id> filespaces(d_.variables.size());
+    hsize_t one = 1;
+    H5Id memspace(check_id(H5Screate_simple(1, &one, nullptr), "H5Screate_simple"));
     for (uint64_t s = 0; s < steps.count; ++s) {
       std::vector<Extent> step_extents =
           steps.count == 1 ? stream.extents()
@@ -151,19 +156,20 @@ class Hdf5Backend final : public Backend {
         }
         spans_.push_back(span);
         try {
-          H5Id filespace(check_id(H5Dget_space(datasets_[v].get()), "H5Dget_space"));
+          if (filespaces[v].get() < 0) filespaces[v] = H5Id(check_id(H5Dget_space(datasets_[v].get()), "H5Dget_space"));
+          const hid_t filespace = filespaces[v].get();
           if (n == 0) {
-            check_status(H5Sselect_none(filespace.get()), "H5Sselect_none");
+            check_status(H5Sselect_none(filespace), "H5Sselect_none");
           } else if (steps.count == 1) {
-            select_blocks(filespace.get(), v);
+            select_blocks(filespace, v);
           } else {
-            select_boxes(filespace.get(), var, by_var[v]);
+            select_boxes(filespace, var, by_var[v]);
           }
           hsize_t mem_n = n == 0 ? 1 : n;
-          H5Id memspace(check_id(H5Screate_simple(1, &mem_n, nullptr), "H5Screate_simple"));
-          if (n == 0) check_status(H5Sselect_none(memspace.get()), "H5Sselect_none");
+          check_status(H5Sset_extent_simple(memspace.get(), 1, &mem_n, nullptr), "H5Sset_extent_simple");
+          check_status(n == 0 ? H5Sselect_none(memspace.get()) : H5Sselect_all(memspace.get()), "H5Sselect");
           void* ptr = first != nullptr ? static_cast<void*>(first) : static_cast<void*>(dummy);
-          move_selection(access, v, memspace.get(), filespace.get(), dxpl.get(), ptr, "dataset");
+          move_selection(access, v, memspace.get(), filespace, dxpl.get(), ptr, "dataset");
         } catch (const Error& e) {
           if (!failure) failure = e;
         }
@@ -214,6 +220,7 @@ class Hdf5Backend final : public Backend {
                           ? H5Dwrite(datasets_[v].get(), hdf5_memory_type(var.type), memspace, filespace, dxpl, ptr)
                           : H5Dread(datasets_[v].get(), hdf5_memory_type(var.type), memspace, filespace, dxpl, ptr);
     ++requests_;
+    if (rc >= 0) return;
     check_status(rc, std::string(access == Access::write ? "H5Dwrite" : "H5Dread") + " of " + what + " \"" +
                          var.name + "\" in \"" + ctx_.file.path + "\" failed");
   }

@@ -36,6 +36,14 @@ void FileOrderBuffer::finish_read() {
 }
 
 TransferSteps transfer_steps(MPI_Comm comm, const Decomposition& d) {
+  TransferSteps s = local_transfer_steps(d);
+  unsigned long long mine = s.count, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
+  s.count = all;
+  return s;
+}
+
+TransferSteps local_transfer_steps(const Decomposition& d) {
   TransferSteps s;
   s.step_bytes = d.transfer_bytes != 0 ? std::min(d.transfer_bytes, kMaxRequestBytes) : kMaxRequestBytes;
   // Keep steps on element boundaries for every variable.
@@ -43,9 +51,7 @@ TransferSteps transfer_steps(MPI_Comm comm, const Decomposition& d) {
   for (const auto& v : d.variables) lcm_elem = std::max<uint64_t>(lcm_elem, elem_size(v.type));
   s.step_bytes -= s.step_bytes % lcm_elem;
   const uint64_t local = d.local_bytes();
-  unsigned long long mine = (local + s.step_bytes - 1) / s.step_bytes, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm);
-  s.count = all;
+  s.count = (local + s.step_bytes - 1) / s.step_bytes;
   return s;
 }
 

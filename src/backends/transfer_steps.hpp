@@ -44,6 +44,9 @@ struct TransferSteps {
 // The transfer size of the decomposition (or 1 GiB, keeping every count within int), and the
 // largest number of steps over `comm`. Collective.
 TransferSteps transfer_steps(MPI_Comm comm, const Decomposition& d);
+// The same for this rank alone (count: its own steps), for a backend that agrees on the count
+// together with something else. Local.
+TransferSteps local_transfer_steps(const Decomposition& d);
 
 // Largest bytes per single MPI call, so counts stay within int.
 constexpr uint64_t kMaxRequestBytes = uint64_t{1} << 30;

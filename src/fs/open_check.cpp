@@ -32,4 +32,9 @@ uint64_t check_openable_everywhere(MPI_Comm comm, const std::string& path, Acces
   return UINT64_MAX - all[1];
 }
 
+void forget_truncation(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) ::close(fd);
+}
+
 }  // namespace strata
