@@ -166,6 +166,34 @@ IOR_PATTERNS = [  # (ranks, -b, -t, -s, -F)
 ]
 
 
+LOOP_REUSE = "pwrite loop, reused buffer"
+LOOP_DISTINCT = "pwrite loop, distinct data"
+
+
+def build_loop(build_dir: Path, log) -> Path:
+    """bench/pwrite_loop.c (Strata's own calibration program, not a peer), built when it changed."""
+    source = ROOT / "bench" / "pwrite_loop.c"
+    binary = build_dir / "pwrite_loop"
+    if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
+        build_dir.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(["mpicc", "-O2", "-o", str(binary), str(source)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"peers: cannot build {source}: {proc.stderr.strip()}")
+        log(f"built {binary}")
+    return binary
+
+
+def run_loop(w: dict, v: dict, binary: Path, tmp: Path, peer_env: list[str]) -> dict:
+    cmd = [*mpirun(w["ranks"], peer_env), str(binary), "--reuse" if v["reuse"] else "--distinct", "-b", w["b"],
+           "-t", w["t"], "-s", str(w["s"]), *(["-F"] if w["fpp"] else []), "-i", str(w["reps"]),
+           "-o", str(tmp / "data" / "loop.dat")]
+    proc = run(cmd, 900)
+    if proc.returncode != 0:
+        return failure(proc)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"own_s": out["seconds"], "alt_s": [], "bytes": out["bytes"], "verified": None, "steps": []}
+
+
 def ior_workloads(cat: StrataCatalogue, reps: int) -> list[dict]:
     out = []
     for ranks, b, t, s, fpp in IOR_PATTERNS:
@@ -183,6 +211,9 @@ def ior_workloads(cat: StrataCatalogue, reps: int) -> list[dict]:
         engine = {"label": "strata strata (engine)", "side": "strata", "backend": "strata"}
         if "strata" in able:
             variants.append(engine)
+        if "posix" in able:  # what a posix gap owes to the data: the same loop, both kinds of data
+            variants += [{"label": LOOP_REUSE, "side": "loop", "reuse": True},
+                         {"label": LOOP_DISTINCT, "side": "loop", "reuse": False}]
         out.append({"name": name, "kind": "ior", "ranks": ranks, "reps": reps, "fpp": fpp,
                     "bytes": ranks * s * size_bytes(b), "b": b, "t": t, "s": s,
                     "variants": variants, "pairs": pairs, "engine": engine["label"] if "strata" in able else None})
@@ -367,7 +398,7 @@ def wait_for_quiet(limit: float, log) -> float:
     return busy
 
 
-def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, peers: dict, peer_env: list[str], log,
+def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, peers: dict, loop: Path, peer_env: list[str], log,
             busy: list[float], quiet_wait: float) -> dict:
     samples = {v["label"]: {"own_s": [], "later_s": [], "alt_s": [], "steps": [], "errors": [], "verified": [],
                             "info": {}} for v in w["variants"]}
@@ -384,6 +415,8 @@ def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, peers: dict, pe
             verify = r == 0
             if v["side"] == "strata":
                 res = run_strata(w, v, tmp, verify)
+            elif v["side"] == "loop":
+                res = run_loop(w, v, loop, tmp, peer_env)
             elif v["tool"] == "ior":
                 res = run_ior(w, v, peers["ior"]["binary"], tmp, verify, peer_env)
             else:
@@ -444,6 +477,17 @@ def ior_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
         out.append({"pattern": w["name"], "peer": peer, "strata": mine, "peer_mib_s": p["own_mib_s"],
                     "peer_slowest_rank_mib_s": p["alt_mib_s"], "strata_mib_s": s["own_mib_s"], "ratio": ratio,
                     "timing": "IOR: latest close - earliest open; Strata: its slowest rank's open to close"})
+    if LOOP_REUSE in rows and LOOP_DISTINCT in rows:
+        reused, distinct = rows[LOOP_REUSE]["own_mib_s"], rows[LOOP_DISTINCT]["own_mib_s"]
+        posix = rows.get("strata posix", {}).get("own_mib_s")
+        if reused and distinct:
+            lines.append(f"  The data's share of a posix gap: a plain pwrite loop (bench/pwrite_loop.c, strata's timing) "
+                         f"writes {reused:.1f} MiB/s from one reused transfer buffer (as IOR) and {distinct:.1f} from "
+                         f"distinct data (as Strata): {distinct / reused:.2f}; strata posix / the distinct loop = "
+                         f"{posix / distinct:.2f}" if posix else "")
+            out.append({"pattern": w["name"], "calibration": "pwrite loop", "reused_mib_s": reused,
+                        "distinct_mib_s": distinct, "distinct_over_reused": distinct / reused,
+                        "strata_posix_over_distinct": posix / distinct if posix else None})
     peers = {k: v["own_mib_s"] for k, v in rows.items() if k.startswith("IOR") and v["own_mib_s"]}
     engine = None
     if w["engine"] and peers:
@@ -548,6 +592,7 @@ def main() -> int:
         sys.exit(f"peers: {STRATA} is missing (make build)")
     strata_mtime = STRATA.stat().st_mtime
     peers = build_peers(args.peers, args.build_dir, args.jobs, log)
+    peers_loop = build_loop(args.build_dir, log)
     built_s = time.time() - start
     cat = StrataCatalogue.from_binary(STRATA)
     workloads = ior_workloads(cat, ior_reps) if "ior" in only else []
@@ -575,6 +620,7 @@ def main() -> int:
                     "peers": {k: {"archive": v["archive"], "binary": str(v["binary"]), "built_now": v["built_now"]}
                               for k, v in peers.items()},
                     "peer_env": peer_env, "io_component": probe.get("io_component"), "workloads": [], "pairs": [],
+                    "calibration": [],
                     "engine": []}
     head = "SMOKE RUN (--quick: 1 round, not a result). " if args.quick else ""
     lines = [f"{head}Strata against its peers (issue 20): {args.rounds} interleaved round(s), shuffle seed "
@@ -598,11 +644,12 @@ def main() -> int:
                     "keeps the previous output until the new one commits, so a launch's first two writes go to fresh "
                     "pages (slow on this VM, docs/engine.md); its writes 3+ are shown apart."]
     for w in workloads:
-        rows = measure(w, args.rounds, rng, tmp, peers, peer_env, log, busy, args.quiet_wait)
+        rows = measure(w, args.rounds, rng, tmp, peers, peers_loop, peer_env, log, busy, args.quiet_wait)
         table, pairs, engine = (ior_lines if w["kind"] == "ior" else e3sm_lines)(w, rows)
         lines += table + [""]
         report["workloads"].append({"name": w["name"], "kind": w["kind"], "ranks": w["ranks"], "rows": rows})
-        report["pairs"] += pairs
+        report["pairs"] += [x for x in pairs if "calibration" not in x]
+        report["calibration"] += [x for x in pairs if "calibration" in x]
         for label, row in rows.items():
             for err in row["errors"][:1]:
                 lines.insert(-1, f"  {label} FAILED: {err[-200:]}")

@@ -1,0 +1,107 @@
+/* The plainest shared-file writer of IOR's pattern, for bench/peers.py: each rank writes -s
+ * segments of its -b block in -t transfers with pwrite (or a file per process with -F), timed
+ * as strata run times a write (a barrier, then open to close on every rank, the slowest rank's
+ * time). The data is either one transfer-sized buffer written again and again (--reuse: what IOR
+ * writes) or the rank's whole distinct data (--distinct: what Strata writes, each byte known so
+ * it can be verified). The two figures side by side show how much of a posix gap is the data's.
+ *
+ * usage: mpirun -n N pwrite_loop --reuse|--distinct -b BYTES -t BYTES -s SEGMENTS [-F] -i REPS -o PATH
+ * prints on rank 0 one JSON object: {"seconds": [...], "bytes": total bytes per write}. */
+#include <errno.h>
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void fail(const char* what, const char* path) {
+  fprintf(stderr, "pwrite_loop: %s %s: %s\n", what, path, strerror(errno));
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static uint64_t size_arg(const char* s) {
+  char* end = NULL;
+  uint64_t v = strtoull(s, &end, 10);
+  switch (*end) {
+    case 'k': case 'K': return v << 10;
+    case 'm': case 'M': return v << 20;
+    case 'g': case 'G': return v << 30;
+    default: return v;
+  }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int reuse = -1, fpp = 0, reps = 1;
+  uint64_t block = 0, transfer = 0, segments = 1;
+  const char* out = NULL;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--reuse")) reuse = 1;
+    else if (!strcmp(argv[i], "--distinct")) reuse = 0;
+    else if (!strcmp(argv[i], "-F")) fpp = 1;
+    else if (i + 1 < argc && !strcmp(argv[i], "-b")) block = size_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "-t")) transfer = size_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "-s")) segments = size_arg(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "-i")) reps = atoi(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "-o")) out = argv[++i];
+    else {
+      if (rank == 0) fprintf(stderr, "pwrite_loop: unknown argument %s\n", argv[i]);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  if (reuse < 0 || !out || !block || !transfer || block % transfer || reps < 1) {
+    if (rank == 0) fprintf(stderr, "usage: pwrite_loop --reuse|--distinct -b B -t T -s S [-F] -i REPS -o PATH\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  char path[4096];
+  if (fpp) snprintf(path, sizeof path, "%s.%08d", out, rank);
+  else snprintf(path, sizeof path, "%s", out);
+  const uint64_t local = block * segments;
+  unsigned char* buf = malloc(reuse ? transfer : local);
+  if (!buf) fail("cannot allocate for", path);
+  double* seconds = malloc(sizeof(double) * (size_t)reps);
+  for (int r = 0; r < reps; ++r) {
+    /* Fresh values every repetition, made before the clock starts, as strata run does. */
+    const uint64_t n = reuse ? transfer : local;
+    for (uint64_t k = 0; k < n; k += 8) {
+      const uint64_t v = ((uint64_t)rank << 40) ^ ((uint64_t)r << 32) ^ k;
+      memcpy(buf + k, &v, n - k < 8 ? n - k : 8);
+    }
+    if (fpp || rank == 0) unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    const int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) fail("cannot open", path);
+    for (uint64_t s = 0; s < segments; ++s) {
+      for (uint64_t k = 0; k < block; k += transfer) {
+        const uint64_t off = fpp ? s * block + k : (s * (uint64_t)size + (uint64_t)rank) * block + k;
+        const unsigned char* p = reuse ? buf : buf + s * block + k;
+        uint64_t done = 0;
+        while (done < transfer) {
+          const ssize_t w = pwrite(fd, p + done, transfer - done, (off_t)(off + done));
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) fail("cannot write", path);
+          done += (uint64_t)w;
+        }
+      }
+    }
+    if (close(fd) != 0) fail("cannot close", path);
+    const double mine = MPI_Wtime() - t0;
+    MPI_Reduce(&mine, &seconds[r], 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  }
+  if (rank == 0) {
+    printf("{\"bytes\": %llu, \"seconds\": [", (unsigned long long)(local * (uint64_t)size));
+    for (int r = 0; r < reps; ++r) printf("%s%.9f", r ? ", " : "", seconds[r]);
+    printf("]}\n");
+  }
+  if (fpp || rank == 0) unlink(path);
+  free(seconds);
+  free(buf);
+  MPI_Finalize();
+  return 0;
+}
