@@ -36,7 +36,10 @@ from the earliest open to the latest close on both sides:
 Ratio = Strata / peer bandwidth (for E3SM: peer seconds / Strata seconds, the same work; bytes
 differ, said in the table). Ratios below 0.9 are marked. fsync is not included anywhere; the MPI
 settings Strata applies to itself (its mpi_workarounds, e.g. OMPIO data sieving off) and its
-allocator's (freed memory kept: the record's allocator.glibc_tunables) are given to the peers too. Verification: round 1 of every IOR and Strata variant reads back and checks (IOR -W,
+allocator's (freed memory kept: the record's allocator.glibc_tunables) are given to the peers too.
+Beside each posix pattern, bench/pwrite_loop.c (a plain pwrite loop, timed as strata times a write)
+runs from one reused transfer buffer (as IOR) and from distinct data (as Strata): the data's share
+of a posix gap. Verification: round 1 of every IOR and Strata variant reads back and checks (IOR -W,
 strata --verify; untimed); E3SM-IO has no check. Before each launch the script waits (up to
 --quiet-wait seconds) for other programs' load to end, and the table says how busy the machine
 was. Writes bench-output/peers.{txt,json}.
@@ -481,8 +484,8 @@ def ior_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
         reused, distinct = rows[LOOP_REUSE]["own_mib_s"], rows[LOOP_DISTINCT]["own_mib_s"]
         posix = rows.get("strata posix", {}).get("own_mib_s")
         if reused and distinct:
-            lines.append(f"  The data's share of a posix gap: a plain pwrite loop (bench/pwrite_loop.c, strata's timing) "
-                         f"writes {reused:.1f} MiB/s from one reused transfer buffer (as IOR) and {distinct:.1f} from "
+            lines.append(f"  The data's share of a posix gap: a plain pwrite loop (bench/pwrite_loop.c, strata's "
+                         f"timing) writes {reused:.1f} MiB/s from one reused transfer buffer (as IOR) and {distinct:.1f} from "
                          f"distinct data (as Strata): {distinct / reused:.2f}; strata posix / the distinct loop = "
                          f"{posix / distinct:.2f}" if posix else "")
             out.append({"pattern": w["name"], "calibration": "pwrite loop", "reused_mib_s": reused,
