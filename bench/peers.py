@@ -484,10 +484,10 @@ def ior_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
         reused, distinct = rows[LOOP_REUSE]["own_mib_s"], rows[LOOP_DISTINCT]["own_mib_s"]
         posix = rows.get("strata posix", {}).get("own_mib_s")
         if reused and distinct:
+            versus = f"; strata posix / the distinct loop = {posix / distinct:.2f}" if posix else ""
             lines.append(f"  The data's share of a posix gap: a plain pwrite loop (bench/pwrite_loop.c, strata's "
-                         f"timing) writes {reused:.1f} MiB/s from one reused transfer buffer (as IOR) and {distinct:.1f} from "
-                         f"distinct data (as Strata): {distinct / reused:.2f}; strata posix / the distinct loop = "
-                         f"{posix / distinct:.2f}" if posix else "")
+                         f"timing) writes {reused:.1f} MiB/s from one reused transfer buffer (as IOR) and "
+                         f"{distinct:.1f} from distinct data (as Strata): {distinct / reused:.2f}{versus}")
             out.append({"pattern": w["name"], "calibration": "pwrite loop", "reused_mib_s": reused,
                         "distinct_mib_s": distinct, "distinct_over_reused": distinct / reused,
                         "strata_posix_over_distinct": posix / distinct if posix else None})
