@@ -1,6 +1,7 @@
 // pnetcdf: a CDF-5 file with one netCDF variable per Strata variable. Every block (or, when a
 // transfer size splits the data into steps, every box of each step's runs) is posted with a
 // non-blocking iput_vara/iget_vara, then one collective ncmpi_wait_all moves them together.
+// With --independent, in PnetCDF's independent data mode: ncmpi_wait and independent put/get.
 #include <pnetcdf.h>
 
 #include <algorithm>
@@ -145,6 +146,14 @@ class PnetcdfBackend final : public Backend {
     steps.count = agreed[0];
     const uint64_t calls_per_step = agreed[1];
     std::optional<Error> failure;  // every rank makes every collective call, then reports
+    if (ctx_.io.independent) check_nc(ncmpi_begin_indep_data(ncid_), "ncmpi_begin_indep_data");
+    struct EndIndependent {  // collective too: every rank leaves the mode, whatever failed
+      int ncid;
+      bool on;
+      ~EndIndependent() {
+        if (on) ncmpi_end_indep_data(ncid);
+      }
+    } end_independent{ncid_, ctx_.io.independent};
     if (steps.count == 1) {
       // One request per run of consecutive blocks of one variable (contiguous in the user's
       // buffer: blocks are in memory order), as an iput_varn/iget_varn, straight from the buffer:
@@ -179,7 +188,7 @@ class PnetcdfBackend final : public Backend {
       for (uint64_t s = 0; s < steps.count; ++s) {
         for (uint64_t k = 0; k < calls_per_step; ++k) {
           if (k >= boxes[s].size()) {
-            move_vara_all(access, none, none, ptr, 0, failure);
+            if (!ctx_.io.independent) move_vara_all(access, none, none, ptr, 0, failure);
             continue;
           }
           const Box& box = boxes[s][k];
@@ -242,6 +251,7 @@ class PnetcdfBackend final : public Backend {
   Hints hints_in_effect() const override { return in_effect_; }
   uint64_t requests() const override { return requests_; }
   CollectiveStats collective_calls(double transfer_s) override {
+    if (ctx_.io.independent) return {};  // no collective data calls to account for (the same on every rank)
     // PnetCDF may split a wait_all into several MPI-IO calls; each is given the whole span.
     const std::vector<CallSpan> spans(wait_calls_, span_);
     return mpiio_collective_stats(ctx_.comm, spans, in_effect_, transfer_s);
@@ -312,11 +322,17 @@ class PnetcdfBackend final : public Backend {
     const Variable& v = d_.variables[0];
     ++wait_calls_;
     requests_ += n == 0 ? 0 : 1;
-    int rc = access == Access::write
-                 ? ncmpi_put_vara_all(ncid_, varids_[0], start.data(), count.data(), ptr, static_cast<MPI_Offset>(n),
-                                      mpi_type_of(v.type))
-                 : ncmpi_get_vara_all(ncid_, varids_[0], start.data(), count.data(), ptr, static_cast<MPI_Offset>(n),
-                                      mpi_type_of(v.type));
+    const MPI_Offset elems = static_cast<MPI_Offset>(n);
+    const int varid = varids_[0];
+    int rc = 0;
+    if (ctx_.io.independent) {
+      rc = access == Access::write ? ncmpi_put_vara(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type))
+                                   : ncmpi_get_vara(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type));
+    } else {
+      rc = access == Access::write
+               ? ncmpi_put_vara_all(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type))
+               : ncmpi_get_vara_all(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type));
+    }
     if (rc != NC_NOERR && !failure) {
       failure = Error(ErrorKind::runtime, std::string(access == Access::write ? "ncmpi_put_vara_all" : "ncmpi_get_vara_all") +
                                               " of variable \"" + v.name + "\": " + ncmpi_strerror(rc));
@@ -325,9 +341,10 @@ class PnetcdfBackend final : public Backend {
 
   void wait_all(std::optional<Error>& failure) {
     ++wait_calls_;
-    int rc = ncmpi_wait_all(ncid_, NC_REQ_ALL, nullptr, nullptr);
+    int rc = ctx_.io.independent ? ncmpi_wait(ncid_, NC_REQ_ALL, nullptr, nullptr)
+                                 : ncmpi_wait_all(ncid_, NC_REQ_ALL, nullptr, nullptr);
     if (rc != NC_NOERR && !failure) {
-      failure = Error(ErrorKind::runtime, "ncmpi_wait_all on \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
+      failure = Error(ErrorKind::runtime, std::string(ctx_.io.independent ? "ncmpi_wait" : "ncmpi_wait_all") + " on \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
     }
   }
 
@@ -368,7 +385,8 @@ class PnetcdfBackend final : public Backend {
 BackendRow pnetcdf_backend_row() {
   BackendRow row;
   row.name = "pnetcdf";
-  row.summary = "PnetCDF (CDF-5): a variable per variable, iput/iget_varn of each variable's blocks then one wait_all";
+  row.can.options = {"independent"};
+  row.summary = "PnetCDF (CDF-5): a variable per variable, iput/iget_varn of each variable's blocks then one wait_all (--independent: wait)";
   row.make = [](const BackendContext& ctx, const Decomposition& d, const Target& t) -> std::unique_ptr<Backend> {
     return std::make_unique<PnetcdfBackend>(ctx, d, t);
   };
