@@ -37,9 +37,9 @@ Ratio = Strata / peer bandwidth (for E3SM: peer seconds / Strata seconds, the sa
 differ, said in the table). Ratios below 0.9 are marked. fsync is not included anywhere; the MPI
 settings Strata applies to itself (its mpi_workarounds, e.g. OMPIO data sieving off) and its
 allocator's (freed memory kept: the record's allocator.glibc_tunables) are given to the peers too.
-Beside each posix pattern, bench/pwrite_loop.c (a plain pwrite loop, timed as strata times a write)
-runs from one reused transfer buffer (as IOR) and from distinct data (as Strata): the data's share
-of a posix gap. Verification: round 1 of every IOR and Strata variant reads back and checks (IOR -W,
+Beside each IOR pattern, bench/write_loop.c (a plain pwrite or MPI_File_write_at_all loop, timed
+as strata times a write) runs from one reused transfer buffer (as IOR) and from distinct data (as
+Strata): the data's share of a gap. Verification: round 1 of every IOR and Strata variant reads back and checks (IOR -W,
 strata --verify; untimed); E3SM-IO has no check. Before each launch the script waits (up to
 --quiet-wait seconds) for other programs' load to end, and the table says how busy the machine
 was. Writes bench-output/peers.{txt,json}.
@@ -169,14 +169,17 @@ IOR_PATTERNS = [  # (ranks, -b, -t, -s, -F)
 ]
 
 
-LOOP_REUSE = "pwrite loop, reused buffer"
-LOOP_DISTINCT = "pwrite loop, distinct data"
+LOOP_APIS = {"posix": "pwrite", "mpiio-coll": "MPI_File_write_at_all"}  # Strata backend: the loop's call
+
+
+def loop_label(api: str, reuse: bool) -> str:
+    return f"{LOOP_APIS[api]} loop, {'reused buffer' if reuse else 'distinct data'}"
 
 
 def build_loop(build_dir: Path, log) -> Path:
-    """bench/pwrite_loop.c (Strata's own calibration program, not a peer), built when it changed."""
-    source = ROOT / "bench" / "pwrite_loop.c"
-    binary = build_dir / "pwrite_loop"
+    """bench/write_loop.c (Strata's own calibration program, not a peer), built when it changed."""
+    source = ROOT / "bench" / "write_loop.c"
+    binary = build_dir / "write_loop"
     if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
         build_dir.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(["mpicc", "-O2", "-o", str(binary), str(source)], capture_output=True, text=True)
@@ -187,7 +190,8 @@ def build_loop(build_dir: Path, log) -> Path:
 
 
 def run_loop(w: dict, v: dict, binary: Path, tmp: Path, peer_env: list[str]) -> dict:
-    cmd = [*mpirun(w["ranks"], peer_env), str(binary), "--reuse" if v["reuse"] else "--distinct", "-b", w["b"],
+    cmd = [*mpirun(w["ranks"], peer_env), str(binary), "--api", v["api"], "--reuse" if v["reuse"] else "--distinct",
+           "-b", w["b"],
            "-t", w["t"], "-s", str(w["s"]), *(["-F"] if w["fpp"] else []), "-i", str(w["reps"]),
            "-o", str(tmp / "data" / "loop.dat")]
     proc = run(cmd, 900)
@@ -214,9 +218,10 @@ def ior_workloads(cat: StrataCatalogue, reps: int) -> list[dict]:
         engine = {"label": "strata strata (engine)", "side": "strata", "backend": "strata"}
         if "strata" in able:
             variants.append(engine)
-        if "posix" in able:  # what a posix gap owes to the data: the same loop, both kinds of data
-            variants += [{"label": LOOP_REUSE, "side": "loop", "reuse": True},
-                         {"label": LOOP_DISTINCT, "side": "loop", "reuse": False}]
+        for api in LOOP_APIS:  # what a gap owes to the data: the same plain loop, both kinds of data
+            if api in able:
+                variants += [{"label": loop_label(api, True), "side": "loop", "api": api, "reuse": True},
+                             {"label": loop_label(api, False), "side": "loop", "api": api, "reuse": False}]
         out.append({"name": name, "kind": "ior", "ranks": ranks, "reps": reps, "fpp": fpp,
                     "bytes": ranks * s * size_bytes(b), "b": b, "t": t, "s": s,
                     "variants": variants, "pairs": pairs, "engine": engine["label"] if "strata" in able else None})
@@ -487,17 +492,21 @@ def ior_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
         out.append({"pattern": w["name"], "peer": peer, "strata": mine, "peer_mib_s": p["own_mib_s"],
                     "peer_slowest_rank_mib_s": p["alt_mib_s"], "strata_mib_s": s["own_mib_s"], "ratio": ratio,
                     "timing": "IOR: latest close - earliest open; Strata: its slowest rank's open to close"})
-    if LOOP_REUSE in rows and LOOP_DISTINCT in rows:
-        reused, distinct = rows[LOOP_REUSE]["own_mib_s"], rows[LOOP_DISTINCT]["own_mib_s"]
-        posix = rows.get("strata posix", {}).get("own_mib_s")
-        if reused and distinct:
-            versus = f"; strata posix / the distinct loop = {posix / distinct:.2f}" if posix else ""
-            lines.append(f"  The data's share of a posix gap: a plain pwrite loop (bench/pwrite_loop.c, strata's "
-                         f"timing) writes {reused:.1f} MiB/s from one reused transfer buffer (as IOR) and "
-                         f"{distinct:.1f} from distinct data (as Strata): {distinct / reused:.2f}{versus}")
-            out.append({"pattern": w["name"], "calibration": "pwrite loop", "reused_mib_s": reused,
-                        "distinct_mib_s": distinct, "distinct_over_reused": distinct / reused,
-                        "strata_posix_over_distinct": posix / distinct if posix else None})
+    shares = []
+    for api, call in LOOP_APIS.items():
+        reused = rows.get(loop_label(api, True), {}).get("own_mib_s")
+        distinct = rows.get(loop_label(api, False), {}).get("own_mib_s")
+        mine = rows.get(f"strata {api}", {}).get("own_mib_s")
+        if not (reused and distinct):
+            continue
+        shares.append(f"{call} {reused:.0f} -> {distinct:.0f} MiB/s ({distinct / reused:.2f}), strata {api} / "
+                      f"distinct loop {mine / distinct if mine else float('nan'):.2f}")
+        out.append({"pattern": w["name"], "calibration": f"{call} loop", "strata": f"strata {api}",
+                    "reused_mib_s": reused, "distinct_mib_s": distinct, "distinct_over_reused": distinct / reused,
+                    "strata_over_distinct": mine / distinct if mine else None})
+    if shares:
+        lines.append("  The data's share of a gap: a plain loop (bench/write_loop.c, timed as strata times a write) "
+                     "from one reused transfer buffer (as IOR) -> from distinct data (as Strata): " + "; ".join(shares))
     peers = {k: v["own_mib_s"] for k, v in rows.items() if k.startswith("IOR") and v["own_mib_s"]}
     engine = None
     if w["engine"] and peers:

@@ -1,11 +1,14 @@
-/* The plainest shared-file writer of IOR's pattern, for bench/peers.py: each rank writes -s
- * segments of its -b block in -t transfers with pwrite (or a file per process with -F), timed
- * as strata run times a write (a barrier, then open to close on every rank, the slowest rank's
- * time). The data is either one transfer-sized buffer written again and again (--reuse: what IOR
- * writes) or the rank's whole distinct data (--distinct: what Strata writes, each byte known so
- * it can be verified). The two figures side by side show how much of a posix gap is the data's.
+/* The plainest writer of IOR's pattern, for bench/peers.py: each rank writes -s segments of its
+ * -b block in -t transfers into a shared file (or a file per process with -F), with pwrite
+ * (--api posix) or MPI_File_write_at_all at explicit offsets (--api mpiio-coll, as IOR -a MPIIO
+ * -c), timed as strata run times a write: a barrier, open, the writes, close, one agreement
+ * (MPI_Allreduce of the outcome), the slowest rank's time. The data is either one transfer-sized
+ * buffer written again and again (--reuse: what IOR writes) or the rank's whole distinct data
+ * (--distinct: what Strata writes, each byte known so it can be verified). The two figures side
+ * by side show how much of a gap to IOR is the data's.
  *
- * usage: mpirun -n N pwrite_loop --reuse|--distinct -b BYTES -t BYTES -s SEGMENTS [-F] -i REPS -o PATH
+ * usage: mpirun -n N write_loop --api posix|mpiio-coll --reuse|--distinct -b BYTES -t BYTES
+ *        -s SEGMENTS [-F] -i REPS -o PATH
  * prints on rank 0 one JSON object: {"seconds": [...], "bytes": total bytes per write}. */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +20,16 @@
 #include <unistd.h>
 
 static void fail(const char* what, const char* path) {
-  fprintf(stderr, "pwrite_loop: %s %s: %s\n", what, path, strerror(errno));
+  fprintf(stderr, "write_loop: %s %s: %s\n", what, path, strerror(errno));
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void check_mpi(int rc, const char* what, const char* path) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  fprintf(stderr, "write_loop: %s %s: %s\n", what, path, text);
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -37,11 +49,14 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int reuse = -1, fpp = 0, reps = 1;
+  int reuse = -1, fpp = 0, reps = 1, mpiio = -1;
   uint64_t block = 0, transfer = 0, segments = 1;
   const char* out = NULL;
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--reuse")) reuse = 1;
+    if (i + 1 < argc && !strcmp(argv[i], "--api")) {
+      ++i;
+      mpiio = !strcmp(argv[i], "mpiio-coll") ? 1 : !strcmp(argv[i], "posix") ? 0 : -1;
+    } else if (!strcmp(argv[i], "--reuse")) reuse = 1;
     else if (!strcmp(argv[i], "--distinct")) reuse = 0;
     else if (!strcmp(argv[i], "-F")) fpp = 1;
     else if (i + 1 < argc && !strcmp(argv[i], "-b")) block = size_arg(argv[++i]);
@@ -50,12 +65,13 @@ int main(int argc, char** argv) {
     else if (i + 1 < argc && !strcmp(argv[i], "-i")) reps = atoi(argv[++i]);
     else if (i + 1 < argc && !strcmp(argv[i], "-o")) out = argv[++i];
     else {
-      if (rank == 0) fprintf(stderr, "pwrite_loop: unknown argument %s\n", argv[i]);
+      if (rank == 0) fprintf(stderr, "write_loop: unknown argument %s\n", argv[i]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  if (reuse < 0 || !out || !block || !transfer || block % transfer || reps < 1) {
-    if (rank == 0) fprintf(stderr, "usage: pwrite_loop --reuse|--distinct -b B -t T -s S [-F] -i REPS -o PATH\n");
+  if (reuse < 0 || mpiio < 0 || !out || !block || !transfer || block % transfer || reps < 1 || transfer > (1u << 30)) {
+    if (rank == 0)
+      fprintf(stderr, "usage: write_loop --api posix|mpiio-coll --reuse|--distinct -b B -t T -s S [-F] -i REPS -o PATH\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   char path[4096];
@@ -75,12 +91,24 @@ int main(int argc, char** argv) {
     if (fpp || rank == 0) unlink(path);
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    const int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) fail("cannot open", path);
+    int fd = -1;
+    MPI_File fh = MPI_FILE_NULL;
+    if (mpiio) {
+      check_mpi(MPI_File_open(fpp ? MPI_COMM_SELF : MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                              MPI_INFO_NULL, &fh),
+                "cannot open", path);
+    } else if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+      fail("cannot open", path);
+    }
     for (uint64_t s = 0; s < segments; ++s) {
       for (uint64_t k = 0; k < block; k += transfer) {
         const uint64_t off = fpp ? s * block + k : (s * (uint64_t)size + (uint64_t)rank) * block + k;
         const unsigned char* p = reuse ? buf : buf + s * block + k;
+        if (mpiio) {
+          check_mpi(MPI_File_write_at_all(fh, (MPI_Offset)off, p, (int)transfer, MPI_BYTE, MPI_STATUS_IGNORE),
+                    "cannot write", path);
+          continue;
+        }
         uint64_t done = 0;
         while (done < transfer) {
           const ssize_t w = pwrite(fd, p + done, transfer - done, (off_t)(off + done));
@@ -90,7 +118,10 @@ int main(int argc, char** argv) {
         }
       }
     }
-    if (close(fd) != 0) fail("cannot close", path);
+    if (mpiio) check_mpi(MPI_File_close(&fh), "cannot close", path);
+    else if (close(fd) != 0) fail("cannot close", path);
+    int ok = 1, all_ok = 0;  /* the one agreement a careful writer makes, as strata's at close */
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     const double mine = MPI_Wtime() - t0;
     MPI_Reduce(&mine, &seconds[r], 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   }
