@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"

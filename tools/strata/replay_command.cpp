@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 #include "backends/backend.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"

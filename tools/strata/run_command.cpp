@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 #include "app_kernel.hpp"
 #include "backends/backend.hpp"
 #include "commands.hpp"
