@@ -385,7 +385,6 @@ class PnetcdfBackend final : public Backend {
 BackendRow pnetcdf_backend_row() {
   BackendRow row;
   row.name = "pnetcdf";
-  row.can.options = {"independent"};
   row.summary = "PnetCDF (CDF-5): a variable per variable, iput/iget_varn of each variable's blocks then one wait_all (--independent: wait)";
   row.make = [](const BackendContext& ctx, const Decomposition& d, const Target& t) -> std::unique_ptr<Backend> {
     return std::make_unique<PnetcdfBackend>(ctx, d, t);
@@ -394,6 +393,7 @@ BackendRow pnetcdf_backend_row() {
   row.can.mpi_io = true;
   row.can.raw_file = false;  // a container: its library sizes it
   row.can.hints = HintFamily::mpi_io;
+  row.can.options = {"independent"};  // run options of this backend only (src/run/run_options.cpp)
   return row;
 }
 
