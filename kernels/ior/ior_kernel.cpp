@@ -29,8 +29,10 @@ KernelSetup IorKernel::build(const OptionSet& o, int rank, int ranks) const {
 
   KernelSetup setup;
   Decomposition& d = setup.decomposition;
-  // IOR moves bytes (PnetCDF's NC_BYTE, HDF5's native char): so does this kernel, so that no
-  // backend converts or byte-swaps what IOR never does.
+  // IOR moves bytes: its PnetCDF path writes NC_BYTE (a CDF file is big-endian: wider elements
+  // would be byte-swapped), its HDF5 path 8-byte native integers (no conversion either). This
+  // kernel's elements are bytes, so that no backend converts or byte-swaps what IOR never does;
+  // 8-byte elements made no measurable difference to HDF5 (docs/peers.md).
   const uint64_t n = static_cast<uint64_t>(ranks);
   d.variables.push_back({"ior", ElemType::u8, {n * s * b}});
   d.transfer_bytes = t;
