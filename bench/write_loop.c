@@ -1,17 +1,20 @@
 /* The plainest writer of IOR's pattern, for bench/peers.py: each rank writes -s segments of its
  * -b block in -t transfers into a shared file (or a file per process with -F), with pwrite
- * (--api posix) or MPI_File_write_at_all at explicit offsets (--api mpiio-coll, as IOR -a MPIIO
- * -c), timed as strata run times a write: a barrier, open, the writes, close, one agreement
+ * (--api posix), MPI_File_write_at_all at explicit offsets (--api mpiio-coll, as IOR -a MPIIO
+ * -c) or a collective H5Dwrite of a hyperslab per transfer (--api hdf5, a shared file only: one
+ * dataset of bytes made as strata's hdf5 backend makes it — newest format, metadata written
+ * collectively, contiguous, allocated early, never filled), timed as strata run times a write: a barrier, open, the writes, close, one agreement
  * (MPI_Allreduce of the outcome), the slowest rank's time. The data is either one transfer-sized
  * buffer written again and again (--reuse: what IOR writes) or the rank's whole distinct data
  * (--distinct: what Strata writes, each byte known so it can be verified). The two figures side
  * by side show how much of a gap to IOR is the data's.
  *
- * usage: mpirun -n N write_loop --api posix|mpiio-coll --reuse|--distinct -b BYTES -t BYTES
+ * usage: mpirun -n N write_loop --api posix|mpiio-coll|hdf5 --reuse|--distinct -b BYTES -t BYTES
  *        -s SEGMENTS [-F] -i REPS -o PATH
  * prints on rank 0 one JSON object: {"seconds": [...], "bytes": total bytes per write}. */
 #include <errno.h>
 #include <fcntl.h>
+#include <hdf5.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +36,34 @@ static void check_mpi(int rc, const char* what, const char* path) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+static void check_h5(long long rc, const char* what, const char* path) {
+  if (rc >= 0) return;
+  fprintf(stderr, "write_loop: %s %s failed\n", what, path);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* --api hdf5: the file and its one dataset (every rank's segments, in IOR's order). */
+static hid_t h5_create(const char* path, uint64_t total, hid_t* dataset) {
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  check_h5(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_fapl_mpio", path);
+  check_h5(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), "H5Pset_libver_bounds", path);
+  check_h5(H5Pset_coll_metadata_write(fapl, 1), "H5Pset_coll_metadata_write", path);
+  hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  check_h5(file, "H5Fcreate", path);
+  H5Pclose(fapl);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  check_h5(H5Pset_layout(dcpl, H5D_CONTIGUOUS), "H5Pset_layout", path);
+  check_h5(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time", path);
+  check_h5(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time", path);
+  hsize_t dims = total;
+  hid_t space = H5Screate_simple(1, &dims, NULL);
+  *dataset = H5Dcreate2(file, "data", H5T_NATIVE_UCHAR, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  check_h5(*dataset, "H5Dcreate2", path);
+  H5Sclose(space);
+  H5Pclose(dcpl);
+  return file;
+}
+
 static uint64_t size_arg(const char* s) {
   char* end = NULL;
   uint64_t v = strtoull(s, &end, 10);
@@ -49,13 +80,13 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int reuse = -1, fpp = 0, reps = 1, mpiio = -1;
+  int reuse = -1, fpp = 0, reps = 1, api = -1; /* 0 posix, 1 mpiio-coll, 2 hdf5 */
   uint64_t block = 0, transfer = 0, segments = 1;
   const char* out = NULL;
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && !strcmp(argv[i], "--api")) {
       ++i;
-      mpiio = !strcmp(argv[i], "mpiio-coll") ? 1 : !strcmp(argv[i], "posix") ? 0 : -1;
+      api = !strcmp(argv[i], "hdf5") ? 2 : !strcmp(argv[i], "mpiio-coll") ? 1 : !strcmp(argv[i], "posix") ? 0 : -1;
     } else if (!strcmp(argv[i], "--reuse")) reuse = 1;
     else if (!strcmp(argv[i], "--distinct")) reuse = 0;
     else if (!strcmp(argv[i], "-F")) fpp = 1;
@@ -69,9 +100,9 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  if (reuse < 0 || mpiio < 0 || !out || !block || !transfer || block % transfer || reps < 1 || transfer > (1u << 30)) {
+  if (reuse < 0 || api < 0 || (api == 2 && fpp) || !out || !block || !transfer || block % transfer || reps < 1 || transfer > (1u << 30)) {
     if (rank == 0)
-      fprintf(stderr, "usage: write_loop --api posix|mpiio-coll --reuse|--distinct -b B -t T -s S [-F] -i REPS -o PATH\n");
+      fprintf(stderr, "usage: write_loop --api posix|mpiio-coll|hdf5 --reuse|--distinct -b B -t T -s S [-F, not hdf5] -i REPS -o PATH\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   char path[4096];
@@ -93,7 +124,15 @@ int main(int argc, char** argv) {
     const double t0 = MPI_Wtime();
     int fd = -1;
     MPI_File fh = MPI_FILE_NULL;
-    if (mpiio) {
+    hid_t file = -1, dataset = -1, filespace = -1, memspace = -1, dxpl = -1;
+    if (api == 2) {
+      file = h5_create(path, local * (uint64_t)size, &dataset);
+      filespace = H5Dget_space(dataset);
+      hsize_t t = transfer;
+      memspace = H5Screate_simple(1, &t, NULL);
+      dxpl = H5Pcreate(H5P_DATASET_XFER);
+      check_h5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio", path);
+    } else if (api == 1) {
       check_mpi(MPI_File_open(fpp ? MPI_COMM_SELF : MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
                               MPI_INFO_NULL, &fh),
                 "cannot open", path);
@@ -104,7 +143,13 @@ int main(int argc, char** argv) {
       for (uint64_t k = 0; k < block; k += transfer) {
         const uint64_t off = fpp ? s * block + k : (s * (uint64_t)size + (uint64_t)rank) * block + k;
         const unsigned char* p = reuse ? buf : buf + s * block + k;
-        if (mpiio) {
+        if (api == 2) {
+          hsize_t start = off, count = transfer;
+          check_h5(H5Sselect_hyperslab(filespace, H5S_SELECT_SET, &start, NULL, &count, NULL), "H5Sselect_hyperslab", path);
+          check_h5(H5Dwrite(dataset, H5T_NATIVE_UCHAR, memspace, filespace, dxpl, p), "H5Dwrite", path);
+          continue;
+        }
+        if (api == 1) {
           check_mpi(MPI_File_write_at_all(fh, (MPI_Offset)off, p, (int)transfer, MPI_BYTE, MPI_STATUS_IGNORE),
                     "cannot write", path);
           continue;
@@ -118,7 +163,13 @@ int main(int argc, char** argv) {
         }
       }
     }
-    if (mpiio) check_mpi(MPI_File_close(&fh), "cannot close", path);
+    if (api == 2) {
+      H5Pclose(dxpl);
+      H5Sclose(memspace);
+      H5Sclose(filespace);
+      H5Dclose(dataset);
+      check_h5(H5Fclose(file), "H5Fclose", path);
+    } else if (api == 1) check_mpi(MPI_File_close(&fh), "cannot close", path);
     else if (close(fd) != 0) fail("cannot close", path);
     int ok = 1, all_ok = 0;  /* the one agreement a careful writer makes, as strata's at close */
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -28,6 +28,10 @@ class Hdf5Backend final : public Backend {
  public:
   Hdf5Backend(const BackendContext& ctx, const Decomposition& d, const Target&) : ctx_(ctx), d_(d) {
     quiet_hdf5_errors();
+    if (!ctx_.io.per_block) {  // the decomposition's file order, once (docs/backends.md)
+      order_.emplace(d_);
+      order_blocks();
+    }
   }
   ~Hdf5Backend() override {
     datasets_.clear();
@@ -122,7 +126,7 @@ class Hdf5Backend final : public Backend {
       transfer_per_block(access, buffer);
       return;
     }
-    FileOrderBuffer stream(d_, buffer, access);
+    FileOrderBuffer stream(*order_, buffer, access);
     const TransferSteps steps = transfer_steps(ctx_.comm, d_);
     H5Id dxpl(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"));
     check_status(H5Pset_dxpl_mpio(dxpl.get(), transfer_mode()), "H5Pset_dxpl_mpio");
@@ -133,27 +137,30 @@ class Hdf5Backend final : public Backend {
     std::vector<H5Id> filespaces(d_.variables.size());
     hsize_t one = 1;
     H5Id memspace(check_id(H5Screate_simple(1, &one, nullptr), "H5Screate_simple"));
+    std::vector<Extent> clipped;
     for (uint64_t s = 0; s < steps.count; ++s) {
-      std::vector<Extent> step_extents =
-          steps.count == 1 ? stream.extents()
-                           : clip_to_memory(d_, stream.extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes);
-      // Each variable's extents, in one pass (a real decomposition has hundreds of variables and
-      // hundreds of thousands of extents: a scan per variable dominated the whole write).
-      std::vector<std::vector<Extent>> by_var(d_.variables.size());
-      for (const Extent& e : step_extents) by_var[static_cast<size_t>(e.var)].push_back(e);
+      if (steps.count > 1) clipped = clip_to_memory(d_, stream.extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes);
+      // The step's extents are in file order (variable, then element), so each variable's are one
+      // range of them: no copy per variable (a real decomposition has hundreds of thousands).
+      const std::vector<Extent>& step = steps.count > 1 ? clipped : stream.extents();
+      size_t next = 0;
       for (size_t v = 0; v < d_.variables.size(); ++v) {
         const Variable& var = d_.variables[v];
+        const size_t begin = next;
+        while (next < step.size() && static_cast<size_t>(step[next].var) == v) ++next;
+        const Extent* const lo = step.data() + begin;
+        const Extent* const hi = step.data() + next;
         uint64_t n = 0;
         std::byte* first = nullptr;
         CallSpan span;
         const uint64_t es = elem_size(var.type);
-        for (const Extent& e : by_var[v]) {
+        for (const Extent* e = lo; e != hi; ++e) {
           if (first == nullptr) {
-            first = stream.data() + e.mem_offset;
-            span.lo = offsets_[v] + e.elem_begin * es;
+            first = stream.data() + e->mem_offset;
+            span.lo = offsets_[v] + e->elem_begin * es;
           }
-          span.hi = offsets_[v] + (e.elem_begin + e.elems) * es;
-          n += e.elems;
+          span.hi = offsets_[v] + (e->elem_begin + e->elems) * es;
+          n += e->elems;
         }
         spans_.push_back(span);
         try {
@@ -164,7 +171,7 @@ class Hdf5Backend final : public Backend {
           } else if (steps.count == 1) {
             select_blocks(filespace, v);
           } else {
-            select_boxes(filespace, var, by_var[v]);
+            select_boxes(filespace, var, lo, hi);
           }
           hsize_t mem_n = n == 0 ? 1 : n;
           check_status(H5Sset_extent_simple(memspace.get(), 1, &mem_n, nullptr), "H5Sset_extent_simple");
@@ -300,36 +307,40 @@ class Hdf5Backend final : public Backend {
     }
   }
 
+  // Each variable's blocks in file order of their first element (blocks_of_).
+  void order_blocks() {
+    blocks_of_.resize(d_.variables.size());
+    std::vector<std::vector<std::pair<uint64_t, const Block*>>> ordered(d_.variables.size());
+    for (const Block& b : d_.blocks) {
+      const size_t v = static_cast<size_t>(b.var);
+      ordered[v].push_back({linear_index(d_.variables[v].shape, b.start), &b});
+    }
+    for (size_t v = 0; v < ordered.size(); ++v) {
+      std::sort(ordered[v].begin(), ordered[v].end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (const auto& [at, bp] : ordered[v]) blocks_of_[v].push_back(bp);
+    }
+  }
+
   // Selects variable `var`'s blocks (blocks_of_).
   void select_blocks(hid_t space, size_t var) {
-    if (blocks_of_.empty()) {  // every variable's blocks in file order, once
-      blocks_of_.resize(d_.variables.size());
-      std::vector<std::vector<std::pair<uint64_t, const Block*>>> ordered(d_.variables.size());
-      for (const Block& b : d_.blocks) {
-        const size_t v = static_cast<size_t>(b.var);
-        ordered[v].push_back({linear_index(d_.variables[v].shape, b.start), &b});
-      }
-      for (size_t v = 0; v < ordered.size(); ++v) {
-        std::sort(ordered[v].begin(), ordered[v].end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-        for (const auto& [at, bp] : ordered[v]) blocks_of_[v].push_back(bp);
-      }
-    }
+    if (d_.variables[var].shape.size() > H5S_MAX_RANK) throw_usage("HDF5 datasets have at most 32 dimensions");
     bool first = true;
+    hsize_t start[H5S_MAX_RANK], count[H5S_MAX_RANK];  // no allocation per block: there can be 10^5
     for (const Block* bp : blocks_of_[var]) {
       const Block& b = *bp;
-      std::vector<hsize_t> start(b.start.begin(), b.start.end()), count(b.count.begin(), b.count.end());
-      check_status(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
-                                       count.data(), nullptr),
+      std::copy(b.start.begin(), b.start.end(), start);
+      std::copy(b.count.begin(), b.count.end(), count);
+      check_status(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start, nullptr, count, nullptr),
                    "H5Sselect_hyperslab");
       first = false;
     }
   }
 
-  // The OR of `extents` (all of one variable) as row-major boxes.
-  void select_boxes(hid_t space, const Variable& v, const std::vector<Extent>& extents) const {
+  // The OR of extents [lo, hi) (all of one variable) as row-major boxes.
+  void select_boxes(hid_t space, const Variable& v, const Extent* lo, const Extent* hi) const {
     bool first = true;
-    for (const Extent& e : extents) {
-      for (const Box& box : linear_range_to_boxes(v.shape, e.elem_begin, e.elems)) {
+    for (const Extent* e = lo; e != hi; ++e) {
+      for (const Box& box : linear_range_to_boxes(v.shape, e->elem_begin, e->elems)) {
         std::vector<hsize_t> start(box.start.begin(), box.start.end()), count(box.count.begin(), box.count.end());
         check_status(H5Sselect_hyperslab(space, first ? H5S_SELECT_SET : H5S_SELECT_OR, start.data(), nullptr,
                                          count.data(), nullptr),
@@ -353,8 +364,9 @@ class Hdf5Backend final : public Backend {
   // The OR of each variable's blocks, added in file order of their first element: HDF5 1.10.8
   // misplaces elements when single-element hyperslabs are OR-ed out of order (seen on the e3sm
   // F case at 16 ranks: two elements written 70 and 160 places away), and appending in order
-  // is also the cheap case for its span trees. Built at the first use.
+  // is also the cheap case for its span trees. Built with the backend.
   std::vector<std::vector<const Block*>> blocks_of_;
+  std::optional<FileOrder> order_;  // the decomposition in file order (not with --per-block)
 };
 
 }  // namespace

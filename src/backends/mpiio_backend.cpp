@@ -22,7 +22,11 @@ namespace {
 class MpiioBackend final : public Backend {
  public:
   MpiioBackend(const BackendContext& ctx, const Decomposition& d, bool collective)
-      : ctx_(ctx), d_(d), collective_(collective) {}
+      : ctx_(ctx), d_(d), collective_(collective) {
+    // In the raw layout file order is (variable, element); in per-process and per-node files it
+    // is memory order, so only the raw layout may need staging. Worked out once (docs/backends.md).
+    if (collective_) order_.emplace(d_, ctx_.file.raw_layout);
+  }
 
   std::string name() const override { return collective_ ? "mpiio-coll" : "mpiio-ind"; }
 
@@ -111,9 +115,7 @@ class MpiioBackend final : public Backend {
 
   void transfer_collective(Access access, std::byte* buffer) {
     MPI_Comm comm = ctx_.file.comm;
-    // In the raw layout file order is (variable, element); in per-process and per-node files it
-    // is memory order, so only the raw layout may need staging.
-    FileOrderBuffer stream(d_, buffer, access, ctx_.file.raw_layout);
+    FileOrderBuffer stream(*order_, buffer, access);
     // The view: this rank's extents in file order, lengths kept within int.
     const auto pieces = split_extents(d_, stream.extents(), kMaxRequestBytes);
     std::vector<int> lengths;
@@ -203,6 +205,7 @@ class MpiioBackend final : public Backend {
   BackendContext ctx_;
   const Decomposition& d_;
   bool collective_;
+  std::optional<FileOrder> order_;  // collective only: the decomposition in file order
   std::vector<CallSpan> spans_;
   MpiioFile file_;
   Access access_ = Access::read;

@@ -55,7 +55,11 @@ constexpr uint64_t kMostVaraCallsPerStep = 4;
 
 class PnetcdfBackend final : public Backend {
  public:
-  PnetcdfBackend(const BackendContext& ctx, const Decomposition& d, const Target&) : ctx_(ctx), d_(d) {}
+  PnetcdfBackend(const BackendContext& ctx, const Decomposition& d, const Target&) : ctx_(ctx), d_(d) {
+    // Transfer steps move the data in file order: worked out once (docs/backends.md). Without a
+    // transfer size only a rank with over 1 GiB takes steps; its first write works it out.
+    if (d_.transfer_bytes != 0) order_.emplace(d_);
+  }
   ~PnetcdfBackend() override {
     if (ncid_ >= 0) ncmpi_close(ncid_);
   }
@@ -132,13 +136,12 @@ class PnetcdfBackend final : public Backend {
     // post and wait_all, or put_varn_all (PnetCDF builds it on them), cost more a step: at -t 4k
     // on 8 ranks, 98 against 78 MiB/s. Every rank makes as many calls a step as the rank with the
     // most boxes in one step (zero-sized ones when it has fewer): agreed with the step count.
-    const bool one_variable = d_.variables.size() == 1 && d_.transfer_bytes != 0;
     TransferSteps steps = local_transfer_steps(d_);
     std::optional<FileOrderBuffer> stream;
     std::vector<std::vector<Box>> boxes;  // one_variable: each step's boxes, in memory order
     unsigned long long agreed[2] = {steps.count, 0};
-    if (one_variable) {
-      stream.emplace(d_, buffer, access);
+    if (one_variable()) {
+      stream.emplace(*order_, buffer, access);
       boxes = boxes_by_step(stream->extents(), steps);
       for (const auto& b : boxes) agreed[1] = std::max<unsigned long long>(agreed[1], b.size());
     }
@@ -179,8 +182,9 @@ class PnetcdfBackend final : public Backend {
       if (failure) throw *failure;
       return;
     }
-    if (!stream) stream.emplace(d_, buffer, access);
-    if (one_variable && calls_per_step <= kMostVaraCallsPerStep) {
+    if (!order_) order_.emplace(d_);
+    if (!stream) stream.emplace(*order_, buffer, access);
+    if (one_variable() && calls_per_step <= kMostVaraCallsPerStep) {
       boxes.resize(steps.count);
       const Variable& v = d_.variables[0];
       const std::vector<MPI_Offset> none(v.shape.size(), 0);
@@ -258,6 +262,9 @@ class PnetcdfBackend final : public Backend {
   }
 
  private:
+  // One variable moved a transfer at a time (IOR's pattern).
+  bool one_variable() const { return d_.variables.size() == 1 && d_.transfer_bytes != 0; }
+
   // The file bytes this rank's blocks span (variable offsets from ncmpi_inq_varoffset).
   CallSpan whole_span() const {
     CallSpan span{~0ULL, 0};
@@ -369,6 +376,7 @@ class PnetcdfBackend final : public Backend {
 
   BackendContext ctx_;
   const Decomposition& d_;
+  std::optional<FileOrder> order_;  // for transfer steps: the decomposition in file order
   Access access_ = Access::read;
   int ncid_ = -1;
   std::vector<int> varids_;

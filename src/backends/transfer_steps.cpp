@@ -5,33 +5,42 @@
 
 namespace strata {
 
-FileOrderBuffer::FileOrderBuffer(const Decomposition& d, std::byte* user, Access access, bool stage_if_needed)
-    : user_(user), data_(user) {
-  user_extents_ = flatten(d);
-  if (!stage_if_needed || memory_in_file_order(user_extents_)) {
-    extents_ = user_extents_;
-    return;
-  }
-  std::sort(user_extents_.begin(), user_extents_.end(), [](const Extent& a, const Extent& b) {
+FileOrder::FileOrder(const Decomposition& d, bool stage_if_needed) : extents_(flatten(d)), bytes_(d.local_bytes()) {
+  if (!stage_if_needed || memory_in_file_order(extents_)) return;
+  std::sort(extents_.begin(), extents_.end(), [](const Extent& a, const Extent& b) {
     return a.var != b.var ? a.var < b.var : a.elem_begin < b.elem_begin;
   });
-  staging_.resize(d.local_bytes());
-  data_ = staging_.data();
+  user_offsets_.resize(extents_.size());
   uint64_t off = 0;
-  extents_ = user_extents_;
   for (size_t i = 0; i < extents_.size(); ++i) {
-    const uint64_t bytes = extents_[i].elems * elem_size(d.variables[static_cast<size_t>(extents_[i].var)].type);
-    extents_[i].mem_offset = off;
-    if (access == Access::write) std::memcpy(data_ + off, user_ + user_extents_[i].mem_offset, bytes);
-    off += bytes;
+    Extent& e = extents_[i];
+    user_offsets_[i] = e.mem_offset;
+    e.mem_offset = off;
+    off += e.elems * elem_size(d.variables[static_cast<size_t>(e.var)].type);
+  }
+}
+
+FileOrderBuffer::FileOrderBuffer(const FileOrder& order, std::byte* user, Access access)
+    : order_(order), user_(user), data_(user) {
+  if (!order.staged()) return;
+  staging_.reset(new std::byte[order.bytes()]);
+  data_ = staging_.get();
+  if (access == Access::read) return;
+  const std::vector<Extent>& ext = order.extents();
+  const std::vector<uint64_t>& from = order.user_offsets();
+  for (size_t i = 0; i < ext.size(); ++i) {
+    const uint64_t next = i + 1 < ext.size() ? ext[i + 1].mem_offset : order.bytes();
+    std::memcpy(data_ + ext[i].mem_offset, user_ + from[i], next - ext[i].mem_offset);
   }
 }
 
 void FileOrderBuffer::finish_read() {
-  if (staging_.empty()) return;
-  for (size_t i = 0; i < extents_.size(); ++i) {
-    const uint64_t next = i + 1 < extents_.size() ? extents_[i + 1].mem_offset : staging_.size();
-    std::memcpy(user_ + user_extents_[i].mem_offset, data_ + extents_[i].mem_offset, next - extents_[i].mem_offset);
+  if (!staging_) return;
+  const std::vector<Extent>& ext = order_.extents();
+  const std::vector<uint64_t>& to = order_.user_offsets();
+  for (size_t i = 0; i < ext.size(); ++i) {
+    const uint64_t next = i + 1 < ext.size() ? ext[i + 1].mem_offset : order_.bytes();
+    std::memcpy(user_ + to[i], data_ + ext[i].mem_offset, next - ext[i].mem_offset);
   }
 }
 

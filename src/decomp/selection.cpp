@@ -6,6 +6,7 @@ namespace strata {
 
 std::vector<Extent> flatten(const Decomposition& d) {
   std::vector<Extent> out;
+  out.reserve(d.blocks.size());  // at least one extent a block, often exactly one: no regrowth copies
   uint64_t mem = 0;
   bool block_start = false;  // the next extent opens a block (never merged when blocks stay apart)
   auto push = [&out, &d, &block_start](const Extent& e, size_t esize) {
