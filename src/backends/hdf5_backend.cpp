@@ -31,6 +31,12 @@ class Hdf5Backend final : public Backend {
     if (!ctx_.io.per_block) {  // the decomposition's file order, once (docs/backends.md)
       order_.emplace(d_);
       order_blocks();
+      // A variable's selection is the OR of its blocks or of its runs in file order (merged
+      // where they meet), whichever is fewer: a real PIO map has twice as many blocks as runs.
+      std::vector<size_t> runs(d_.variables.size());
+      for (const Extent& e : order_->extents()) ++runs[static_cast<size_t>(e.var)];
+      by_runs_.resize(d_.variables.size());
+      for (size_t v = 0; v < runs.size(); ++v) by_runs_[v] = runs[v] < blocks_of_[v].size();
     }
   }
   ~Hdf5Backend() override {
@@ -168,7 +174,7 @@ class Hdf5Backend final : public Backend {
           const hid_t filespace = filespaces[v].get();
           if (n == 0) {
             check_status(H5Sselect_none(filespace), "H5Sselect_none");
-          } else if (steps.count == 1) {
+          } else if (steps.count == 1 && !by_runs_[v]) {
             select_blocks(filespace, v);
           } else {
             select_boxes(filespace, var, lo, hi);
@@ -367,6 +373,7 @@ class Hdf5Backend final : public Backend {
   // is also the cheap case for its span trees. Built with the backend.
   std::vector<std::vector<const Block*>> blocks_of_;
   std::optional<FileOrder> order_;  // the decomposition in file order (not with --per-block)
+  std::vector<bool> by_runs_;       // per variable: select its runs (fewer than its blocks)
 };
 
 }  // namespace

@@ -58,7 +58,11 @@ class PnetcdfBackend final : public Backend {
   PnetcdfBackend(const BackendContext& ctx, const Decomposition& d, const Target&) : ctx_(ctx), d_(d) {
     // Transfer steps move the data in file order: worked out once (docs/backends.md). Without a
     // transfer size only a rank with over 1 GiB takes steps; its first write works it out.
-    if (d_.transfer_bytes != 0) order_.emplace(d_);
+    order_.emplace(d_);
+    if (d_.transfer_bytes == 0) {
+      prepare_one_step();
+      if (!order_->staged()) order_.reset();  // made again if a rank's 1 GiB calls for steps
+    }
   }
   ~PnetcdfBackend() override {
     if (ncid_ >= 0) ncmpi_close(ncid_);
@@ -162,24 +166,14 @@ class PnetcdfBackend final : public Backend {
       // buffer: blocks are in memory order), as an iput_varn/iget_varn, straight from the buffer:
       // a real decomposition has hundreds of thousands of blocks a rank, and one request each
       // costs PnetCDF's posting and wait_all dearly. E3SM-IO posts so too.
-      uint64_t mem = 0;
-      for (size_t i = 0; i < d_.blocks.size();) {
-        const int var = d_.blocks[i].var;
-        size_t j = i;
-        uint64_t n = 0;
-        std::vector<std::vector<MPI_Offset>> starts, counts;
-        for (; j < d_.blocks.size() && d_.blocks[j].var == var; ++j) {
-          const Block& b = d_.blocks[j];
-          starts.emplace_back(b.start.begin(), b.start.end());
-          counts.emplace_back(b.count.begin(), b.count.end());
-          n += b.elements();
-        }
-        post_varn(access, var, starts, counts, buffer + mem, n, failure);
-        mem += n * elem_size(d_.variables[static_cast<size_t>(var)].type);
-        i = j;
-      }
+      if (!one_step_ready_) prepare_one_step();  // a transfer size that all ranks' data fits in
+      std::optional<FileOrderBuffer> staged;  // with requests in file order
+      if (order_ && order_->staged()) staged.emplace(*order_, buffer, access);
+      std::byte* base = staged ? staged->data() : buffer;
+      for (const VarnRequest& r : varn_) post_varn(access, r, base + r.mem_offset, failure);
       wait_all(failure);
       if (failure) throw *failure;
+      if (staged && access == Access::read) staged->finish_read();
       return;
     }
     if (!order_) order_.emplace(d_);
@@ -298,22 +292,93 @@ class PnetcdfBackend final : public Backend {
     }
   }
 
-  void post_varn(Access access, int var, const std::vector<std::vector<MPI_Offset>>& starts,
-                 const std::vector<std::vector<MPI_Offset>>& counts, std::byte* ptr, uint64_t n,
-                 std::optional<Error>& failure) {
-    const Variable& v = d_.variables[static_cast<size_t>(var)];
+  // One iput_varn/iget_varn: a run of consecutive blocks of one variable, contiguous in the
+  // user's buffer (blocks are in memory order). Worked out once per backend, as E3SM-IO builds its
+  // starts and counts when it reads its map: a real decomposition has hundreds of thousands of
+  // blocks a rank, two small vectors each.
+  struct VarnRequest {
+    int var = 0;
+    uint64_t elems = 0;       // elements of the request
+    uint64_t mem_offset = 0;  // its first byte in the user's buffer
+    std::vector<MPI_Offset> starts, counts;  // block k's start and count at k * ndims
     std::vector<MPI_Offset*> start_ptrs, count_ptrs;
-    for (size_t k = 0; k < starts.size(); ++k) {
-      start_ptrs.push_back(const_cast<MPI_Offset*>(starts[k].data()));
-      count_ptrs.push_back(const_cast<MPI_Offset*>(counts[k].data()));
+  };
+
+  std::vector<VarnRequest> varn_requests() const {
+    std::vector<VarnRequest> out;
+    uint64_t mem = 0;
+    for (size_t i = 0; i < d_.blocks.size();) {
+      VarnRequest r;
+      r.var = d_.blocks[i].var;
+      r.mem_offset = mem;
+      const size_t nd = d_.variables[static_cast<size_t>(r.var)].shape.size();
+      size_t j = i;
+      for (; j < d_.blocks.size() && d_.blocks[j].var == r.var; ++j) {
+        const Block& b = d_.blocks[j];
+        r.starts.insert(r.starts.end(), b.start.begin(), b.start.end());
+        r.counts.insert(r.counts.end(), b.count.begin(), b.count.end());
+        r.elems += b.elements();
+      }
+      for (size_t k = 0; k < j - i; ++k) {
+        r.start_ptrs.push_back(r.starts.data() + k * nd);
+        r.count_ptrs.push_back(r.counts.data() + k * nd);
+      }
+      mem += r.elems * elem_size(d_.variables[static_cast<size_t>(r.var)].type);
+      out.push_back(std::move(r));  // moving keeps the vectors' storage: the pointers stay valid
+      i = j;
     }
+    return out;
+  }
+
+  // One step: a varn request per variable. When the blocks are out of file order in memory (a
+  // real PIO map), a request lists the runs in file order and the data is staged so: PnetCDF
+  // would otherwise sort hundreds of thousands of pieces and hand MPI-IO a scattered memory type
+  // in every write (E3SM-IO's own map is sorted, its buffers filled in that order).
+  void prepare_one_step() {
+    if (!order_) order_.emplace(d_);
+    varn_ = order_->staged() ? varn_requests(order_->extents()) : varn_requests();
+    one_step_ready_ = true;
+  }
+
+  // The same from extents in file order (FileOrder's, offsets into the staged copy): each
+  // variable's runs, as row-major boxes.
+  std::vector<VarnRequest> varn_requests(const std::vector<Extent>& extents) const {
+    std::vector<VarnRequest> out;
+    for (size_t i = 0; i < extents.size();) {
+      VarnRequest r;
+      r.var = extents[i].var;
+      r.mem_offset = extents[i].mem_offset;
+      const Variable& v = d_.variables[static_cast<size_t>(r.var)];
+      size_t j = i, boxes = 0;
+      for (; j < extents.size() && extents[j].var == r.var; ++j) {
+        for (const Box& box : linear_range_to_boxes(v.shape, extents[j].elem_begin, extents[j].elems)) {
+          r.starts.insert(r.starts.end(), box.start.begin(), box.start.end());
+          r.counts.insert(r.counts.end(), box.count.begin(), box.count.end());
+          ++boxes;
+        }
+        r.elems += extents[j].elems;
+      }
+      const size_t nd = v.shape.size();
+      for (size_t k = 0; k < boxes; ++k) {
+        r.start_ptrs.push_back(r.starts.data() + k * nd);
+        r.count_ptrs.push_back(r.counts.data() + k * nd);
+      }
+      out.push_back(std::move(r));
+      i = j;
+    }
+    return out;
+  }
+
+  void post_varn(Access access, const VarnRequest& r, std::byte* ptr, std::optional<Error>& failure) {
+    const Variable& v = d_.variables[static_cast<size_t>(r.var)];
+    const uint64_t n = r.elems;
     int req = NC_REQ_NULL;
-    const int num = static_cast<int>(starts.size());
-    const int varid = varids_[static_cast<size_t>(var)];
+    const int num = static_cast<int>(r.start_ptrs.size());
+    const int varid = varids_[static_cast<size_t>(r.var)];
     int rc = access == Access::write
-                 ? ncmpi_iput_varn(ncid_, varid, num, start_ptrs.data(), count_ptrs.data(), ptr,
+                 ? ncmpi_iput_varn(ncid_, varid, num, r.start_ptrs.data(), r.count_ptrs.data(), ptr,
                                    static_cast<MPI_Offset>(n), mpi_type_of(v.type), &req)
-                 : ncmpi_iget_varn(ncid_, varid, num, start_ptrs.data(), count_ptrs.data(), ptr,
+                 : ncmpi_iget_varn(ncid_, varid, num, r.start_ptrs.data(), r.count_ptrs.data(), ptr,
                                    static_cast<MPI_Offset>(n), mpi_type_of(v.type), &req);
     ++requests_;
     if (rc != NC_NOERR && !failure) {
@@ -377,6 +442,8 @@ class PnetcdfBackend final : public Backend {
   BackendContext ctx_;
   const Decomposition& d_;
   std::optional<FileOrder> order_;  // for transfer steps: the decomposition in file order
+  std::vector<VarnRequest> varn_;   // for one step: the requests (in file order when order_ stages)
+  bool one_step_ready_ = false;     // varn_ made
   Access access_ = Access::read;
   int ncid_ = -1;
   std::vector<int> varids_;

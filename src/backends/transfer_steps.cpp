@@ -10,14 +10,23 @@ FileOrder::FileOrder(const Decomposition& d, bool stage_if_needed) : extents_(fl
   std::sort(extents_.begin(), extents_.end(), [](const Extent& a, const Extent& b) {
     return a.var != b.var ? a.var < b.var : a.elem_begin < b.elem_begin;
   });
-  user_offsets_.resize(extents_.size());
+  pieces_.reserve(extents_.size());
   uint64_t off = 0;
+  size_t kept = 0;
   for (size_t i = 0; i < extents_.size(); ++i) {
-    Extent& e = extents_[i];
-    user_offsets_[i] = e.mem_offset;
+    Extent e = extents_[i];
+    const uint64_t bytes = e.elems * elem_size(d.variables[static_cast<size_t>(e.var)].type);
+    pieces_.push_back({e.mem_offset, off, bytes});
     e.mem_offset = off;
-    off += e.elems * elem_size(d.variables[static_cast<size_t>(e.var)].type);
+    off += bytes;
+    Extent* last = kept > 0 ? &extents_[kept - 1] : nullptr;
+    if (last != nullptr && !d.blocks_apart && last->var == e.var && last->elem_begin + last->elems == e.elem_begin) {
+      last->elems += e.elems;  // neighbours in the file, and now in the staged copy
+    } else {
+      extents_[kept++] = e;
+    }
   }
+  extents_.resize(kept);
 }
 
 FileOrderBuffer::FileOrderBuffer(const FileOrder& order, std::byte* user, Access access)
@@ -26,22 +35,12 @@ FileOrderBuffer::FileOrderBuffer(const FileOrder& order, std::byte* user, Access
   staging_.reset(new std::byte[order.bytes()]);
   data_ = staging_.get();
   if (access == Access::read) return;
-  const std::vector<Extent>& ext = order.extents();
-  const std::vector<uint64_t>& from = order.user_offsets();
-  for (size_t i = 0; i < ext.size(); ++i) {
-    const uint64_t next = i + 1 < ext.size() ? ext[i + 1].mem_offset : order.bytes();
-    std::memcpy(data_ + ext[i].mem_offset, user_ + from[i], next - ext[i].mem_offset);
-  }
+  for (const FileOrder::Piece& p : order.pieces()) std::memcpy(data_ + p.staged, user_ + p.user, p.bytes);
 }
 
 void FileOrderBuffer::finish_read() {
   if (!staging_) return;
-  const std::vector<Extent>& ext = order_.extents();
-  const std::vector<uint64_t>& to = order_.user_offsets();
-  for (size_t i = 0; i < ext.size(); ++i) {
-    const uint64_t next = i + 1 < ext.size() ? ext[i + 1].mem_offset : order_.bytes();
-    std::memcpy(user_ + to[i], data_ + ext[i].mem_offset, next - ext[i].mem_offset);
-  }
+  for (const FileOrder::Piece& p : order_.pieces()) std::memcpy(user_ + p.user, data_ + p.staged, p.bytes);
 }
 
 TransferSteps transfer_steps(MPI_Comm comm, const Decomposition& d) {

@@ -86,3 +86,23 @@ TEST(FileOrder, UsesTheUsersBufferWhenMemoryIsInFileOrder) {
   // Per-process files keep memory order: nothing is staged even when it differs from the variables' order.
   EXPECT_FALSE(FileOrder(shuffled(2), false).staged());
 }
+
+TEST(FileOrder, MergesRunsThatMeetInTheFileOnceStaged) {
+  // Memory holds [0,10), [20,30), [10,20): three runs apart in memory, one run in the file.
+  Decomposition d;
+  d.variables.push_back({"v", ElemType::f32, {40}});
+  d.blocks = {{0, {0}, {10}}, {0, {20}, {10}}, {0, {10}, {10}}};
+  const FileOrder order(d);
+  ASSERT_TRUE(order.staged());
+  ASSERT_EQ(order.extents().size(), 1u);
+  EXPECT_EQ(order.extents()[0].elem_begin, 0u);
+  EXPECT_EQ(order.extents()[0].elems, 30u);
+  ASSERT_EQ(order.pieces().size(), 3u);
+  std::vector<std::byte> user(d.local_bytes());
+  for (size_t i = 0; i < user.size(); ++i) user[i] = static_cast<std::byte>(i);
+  FileOrderBuffer stream(order, user.data(), Access::write);
+  EXPECT_TRUE(std::equal(stream.data(), stream.data() + order.bytes(), reference(d, user).begin()));
+  // A decomposition that keeps its blocks apart (a replayed trace's requests) keeps three extents.
+  d.blocks_apart = true;
+  EXPECT_EQ(FileOrder(d).extents().size(), 3u);
+}
