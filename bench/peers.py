@@ -37,10 +37,11 @@ Ratio = Strata / peer bandwidth (for E3SM: peer seconds / Strata seconds, the sa
 differ, said in the table). Ratios below 0.9 are marked. fsync is not included anywhere; the MPI
 settings Strata applies to itself (its mpi_workarounds, e.g. OMPIO data sieving off) and its
 allocator's (freed memory kept: the record's allocator.glibc_tunables) are given to the peers too.
-Beside each IOR pattern, bench/write_loop.c (a plain pwrite, MPI_File_write_at_all or collective
-H5Dwrite loop, timed as strata times a write) runs from one reused transfer buffer (as IOR) and from distinct data (as
-Strata): the data's share of a gap. Verification: round 1 of every IOR and Strata variant reads back and checks (IOR -W,
-strata --verify; untimed); E3SM-IO has no check. Before each launch the script waits (up to
+Beside each IOR pattern, bench/write_loop.c (a plain pwrite, MPI_File_write_at_all, collective
+H5Dwrite or ncmpi_put_vara_all loop, timed as strata times a write) runs from one reused transfer
+buffer (as IOR) and from distinct data (as Strata): the data's share of a gap. Verification:
+round 1 of every IOR and Strata variant reads back and checks (IOR -W, strata --verify;
+untimed); E3SM-IO has no check. Before each launch the script waits (up to
 --quiet-wait seconds) for other programs' load to end, and the table says how busy the machine
 was. Writes bench-output/peers.{txt,json}.
 """
@@ -169,8 +170,9 @@ IOR_PATTERNS = [  # (ranks, -b, -t, -s, -F)
 ]
 
 
-# Strata backend: the loop's call (hdf5: one dataset made as strata's hdf5 backend makes it)
-LOOP_APIS = {"posix": "pwrite", "mpiio-coll": "MPI_File_write_at_all", "hdf5": "H5Dwrite"}
+# Strata backend: the loop's call (hdf5, pnetcdf: one dataset or variable made as the backend makes it)
+LOOP_APIS = {"posix": "pwrite", "mpiio-coll": "MPI_File_write_at_all", "hdf5": "H5Dwrite",
+             "pnetcdf": "ncmpi_put_vara_all"}
 
 
 def loop_label(api: str, reuse: bool) -> str:
@@ -186,7 +188,7 @@ def build_loop(build_dir: Path, log) -> Path:
         hdf5 = subprocess.run(["pkg-config", "--cflags", "--libs", "hdf5-openmpi"], capture_output=True, text=True)
         if hdf5.returncode != 0:
             sys.exit("peers: pkg-config finds no hdf5-openmpi (scripts/setup.sh installs libhdf5-openmpi-dev)")
-        proc = subprocess.run(["mpicc", "-O2", "-o", str(binary), str(source), *hdf5.stdout.split()],
+        proc = subprocess.run(["mpicc", "-O2", "-o", str(binary), str(source), *hdf5.stdout.split(), "-lpnetcdf"],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"peers: cannot build {source}: {proc.stderr.strip()}")

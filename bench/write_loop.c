@@ -3,18 +3,21 @@
  * (--api posix), MPI_File_write_at_all at explicit offsets (--api mpiio-coll, as IOR -a MPIIO
  * -c) or a collective H5Dwrite of a hyperslab per transfer (--api hdf5, a shared file only: one
  * dataset of bytes made as strata's hdf5 backend makes it — newest format, metadata written
- * collectively, contiguous, allocated early, never filled), timed as strata run times a write: a barrier, open, the writes, close, one agreement
+ * collectively, contiguous, allocated early, never filled) or a collective ncmpi_put_vara_all per
+ * transfer (--api pnetcdf, a shared file only: one CDF-5 variable of unsigned bytes, no fill, as
+ * strata's pnetcdf backend makes it), timed as strata run times a write: a barrier, open, the writes, close, one agreement
  * (MPI_Allreduce of the outcome), the slowest rank's time. The data is either one transfer-sized
  * buffer written again and again (--reuse: what IOR writes) or the rank's whole distinct data
  * (--distinct: what Strata writes, each byte known so it can be verified). The two figures side
  * by side show how much of a gap to IOR is the data's.
  *
- * usage: mpirun -n N write_loop --api posix|mpiio-coll|hdf5 --reuse|--distinct -b BYTES -t BYTES
+ * usage: mpirun -n N write_loop --api posix|mpiio-coll|hdf5|pnetcdf --reuse|--distinct -b BYTES -t BYTES
  *        -s SEGMENTS [-F] -i REPS -o PATH
  * prints on rank 0 one JSON object: {"seconds": [...], "bytes": total bytes per write}. */
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <pnetcdf.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +67,12 @@ static hid_t h5_create(const char* path, uint64_t total, hid_t* dataset) {
   return file;
 }
 
+static void check_nc(int rc, const char* what, const char* path) {
+  if (rc == NC_NOERR) return;
+  fprintf(stderr, "write_loop: %s %s: %s\n", what, path, ncmpi_strerror(rc));
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 static uint64_t size_arg(const char* s) {
   char* end = NULL;
   uint64_t v = strtoull(s, &end, 10);
@@ -80,13 +89,13 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int reuse = -1, fpp = 0, reps = 1, api = -1; /* 0 posix, 1 mpiio-coll, 2 hdf5 */
+  int reuse = -1, fpp = 0, reps = 1, api = -1; /* 0 posix, 1 mpiio-coll, 2 hdf5, 3 pnetcdf */
   uint64_t block = 0, transfer = 0, segments = 1;
   const char* out = NULL;
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && !strcmp(argv[i], "--api")) {
       ++i;
-      api = !strcmp(argv[i], "hdf5") ? 2 : !strcmp(argv[i], "mpiio-coll") ? 1 : !strcmp(argv[i], "posix") ? 0 : -1;
+      api = !strcmp(argv[i], "pnetcdf") ? 3 : !strcmp(argv[i], "hdf5") ? 2 : !strcmp(argv[i], "mpiio-coll") ? 1 : !strcmp(argv[i], "posix") ? 0 : -1;
     } else if (!strcmp(argv[i], "--reuse")) reuse = 1;
     else if (!strcmp(argv[i], "--distinct")) reuse = 0;
     else if (!strcmp(argv[i], "-F")) fpp = 1;
@@ -100,9 +109,10 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  if (reuse < 0 || api < 0 || (api == 2 && fpp) || !out || !block || !transfer || block % transfer || reps < 1 || transfer > (1u << 30)) {
+  if (reuse < 0 || api < 0 || (api >= 2 && fpp) || !out || !block || !transfer || block % transfer || reps < 1 || transfer > (1u << 30)) {
     if (rank == 0)
-      fprintf(stderr, "usage: write_loop --api posix|mpiio-coll|hdf5 --reuse|--distinct -b B -t T -s S [-F, not hdf5] -i REPS -o PATH\n");
+      fprintf(stderr, "usage: write_loop --api posix|mpiio-coll|hdf5|pnetcdf --reuse|--distinct -b B -t T -s S [-F: posix, mpiio-coll] -i REPS "
+              "-o PATH\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   char path[4096];
@@ -125,7 +135,15 @@ int main(int argc, char** argv) {
     int fd = -1;
     MPI_File fh = MPI_FILE_NULL;
     hid_t file = -1, dataset = -1, filespace = -1, memspace = -1, dxpl = -1;
-    if (api == 2) {
+    int ncid = -1, varid = -1;
+    if (api == 3) {
+      check_nc(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &ncid), "ncmpi_create", path);
+      int old = 0, dim = -1;
+      check_nc(ncmpi_set_fill(ncid, NC_NOFILL, &old), "ncmpi_set_fill", path);
+      check_nc(ncmpi_def_dim(ncid, "n", (MPI_Offset)(local * (uint64_t)size), &dim), "ncmpi_def_dim", path);
+      check_nc(ncmpi_def_var(ncid, "data", NC_UBYTE, 1, &dim, &varid), "ncmpi_def_var", path);
+      check_nc(ncmpi_enddef(ncid), "ncmpi_enddef", path);
+    } else if (api == 2) {
       file = h5_create(path, local * (uint64_t)size, &dataset);
       filespace = H5Dget_space(dataset);
       hsize_t t = transfer;
@@ -143,6 +161,11 @@ int main(int argc, char** argv) {
       for (uint64_t k = 0; k < block; k += transfer) {
         const uint64_t off = fpp ? s * block + k : (s * (uint64_t)size + (uint64_t)rank) * block + k;
         const unsigned char* p = reuse ? buf : buf + s * block + k;
+        if (api == 3) {
+          const MPI_Offset start = (MPI_Offset)off, count = (MPI_Offset)transfer;
+          check_nc(ncmpi_put_vara_uchar_all(ncid, varid, &start, &count, p), "ncmpi_put_vara_all", path);
+          continue;
+        }
         if (api == 2) {
           hsize_t start = off, count = transfer;
           check_h5(H5Sselect_hyperslab(filespace, H5S_SELECT_SET, &start, NULL, &count, NULL), "H5Sselect_hyperslab", path);
@@ -163,7 +186,9 @@ int main(int argc, char** argv) {
         }
       }
     }
-    if (api == 2) {
+    if (api == 3) {
+      check_nc(ncmpi_close(ncid), "ncmpi_close", path);
+    } else if (api == 2) {
       H5Pclose(dxpl);
       H5Sclose(memspace);
       H5Sclose(filespace);
