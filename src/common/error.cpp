@@ -22,7 +22,7 @@ void throw_mpi(const std::string& message, int mpi_code) {
 }
 
 void agree(MPI_Comm comm, const Error* local) {
-  watchdog::Scope scope("agreeing on the outcome");
+  watchdog::Scope scope(watchdog::kAgreementScope);
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   struct {

@@ -151,6 +151,11 @@ void answer_queries(State& s) {
         } else if (!ops.empty() && theirs.rfind("in `" + ops + " > ", 0) == 0) {
           line += " (further along: waits for this rank)";
           add(waiting_on_me, p);
+        } else if (theirs.find(kAgreementScope) != std::string::npos && ops.find(kAgreementScope) == std::string::npos) {
+          // Further along in another step (a write's close agreeing while this rank still
+          // transfers): an agreement ends only when every rank joins it.
+          line += " (in an agreement: waits for this rank)";
+          add(waiting_on_me, p);
         } else {
           add(waits_for, p);
         }

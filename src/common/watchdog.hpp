@@ -46,6 +46,10 @@ double timeout();
 // the previous probe; an empty function removes it.
 void set_diagnosis(std::function<std::string()> probe);
 
+// The scope of an agreement (strata::agree): a collective every rank of the communicator must
+// join, so a peer inside one while this rank is not waits for this rank.
+inline constexpr const char* kAgreementScope = "agreeing on the outcome";
+
 // Marks the calling (main) thread as inside operation `what` until destroyed.
 class Scope {
  public:
