@@ -56,8 +56,9 @@ constexpr uint64_t kMostVaraCallsPerStep = 4;
 class PnetcdfBackend final : public Backend {
  public:
   PnetcdfBackend(const BackendContext& ctx, const Decomposition& d, const Target&) : ctx_(ctx), d_(d) {
-    // Transfer steps move the data in file order: worked out once (docs/backends.md). Without a
-    // transfer size only a rank with over 1 GiB takes steps; its first write works it out.
+    // The decomposition in file order, worked out once (docs/backends.md): transfer steps move
+    // the data so, and one step's requests list the runs so when memory order differs. Kept
+    // only where used (a rank without a transfer size takes steps only past 1 GiB).
     order_.emplace(d_);
     if (d_.transfer_bytes == 0) {
       prepare_one_step();
@@ -302,6 +303,22 @@ class PnetcdfBackend final : public Backend {
     uint64_t mem_offset = 0;  // its first byte in the user's buffer
     std::vector<MPI_Offset> starts, counts;  // block k's start and count at k * ndims
     std::vector<MPI_Offset*> start_ptrs, count_ptrs;
+
+    // Appends one block or box.
+    template <typename Range>
+    void add(const Range& start, const Range& count) {
+      starts.insert(starts.end(), start.begin(), start.end());
+      counts.insert(counts.end(), count.begin(), count.end());
+      ++boxes;
+    }
+    // Points PnetCDF's arrays at the boxes, once they are all added (`nd`: the variable's dimensions).
+    void seal(size_t nd) {
+      for (size_t k = 0; k < boxes; ++k) {
+        start_ptrs.push_back(starts.data() + k * nd);
+        count_ptrs.push_back(counts.data() + k * nd);
+      }
+    }
+    size_t boxes = 0;
   };
 
   std::vector<VarnRequest> varn_requests() const {
@@ -314,15 +331,10 @@ class PnetcdfBackend final : public Backend {
       const size_t nd = d_.variables[static_cast<size_t>(r.var)].shape.size();
       size_t j = i;
       for (; j < d_.blocks.size() && d_.blocks[j].var == r.var; ++j) {
-        const Block& b = d_.blocks[j];
-        r.starts.insert(r.starts.end(), b.start.begin(), b.start.end());
-        r.counts.insert(r.counts.end(), b.count.begin(), b.count.end());
-        r.elems += b.elements();
+        r.add(d_.blocks[j].start, d_.blocks[j].count);
+        r.elems += d_.blocks[j].elements();
       }
-      for (size_t k = 0; k < j - i; ++k) {
-        r.start_ptrs.push_back(r.starts.data() + k * nd);
-        r.count_ptrs.push_back(r.counts.data() + k * nd);
-      }
+      r.seal(nd);
       mem += r.elems * elem_size(d_.variables[static_cast<size_t>(r.var)].type);
       out.push_back(std::move(r));  // moving keeps the vectors' storage: the pointers stay valid
       i = j;
@@ -349,20 +361,14 @@ class PnetcdfBackend final : public Backend {
       r.var = extents[i].var;
       r.mem_offset = extents[i].mem_offset;
       const Variable& v = d_.variables[static_cast<size_t>(r.var)];
-      size_t j = i, boxes = 0;
+      size_t j = i;
       for (; j < extents.size() && extents[j].var == r.var; ++j) {
         for (const Box& box : linear_range_to_boxes(v.shape, extents[j].elem_begin, extents[j].elems)) {
-          r.starts.insert(r.starts.end(), box.start.begin(), box.start.end());
-          r.counts.insert(r.counts.end(), box.count.begin(), box.count.end());
-          ++boxes;
+          r.add(box.start, box.count);
         }
         r.elems += extents[j].elems;
       }
-      const size_t nd = v.shape.size();
-      for (size_t k = 0; k < boxes; ++k) {
-        r.start_ptrs.push_back(r.starts.data() + k * nd);
-        r.count_ptrs.push_back(r.counts.data() + k * nd);
-      }
+      r.seal(v.shape.size());
       out.push_back(std::move(r));
       i = j;
     }
