@@ -3,11 +3,11 @@
 // (untimed to verify, timed with --read) and keeps what the kernel measured.
 #include <optional>
 
-#include "app_kernel.hpp"
-#include "fs/hints_in_effect.hpp"
 #include "common/error.hpp"
 #include "common/mpi_env.hpp"
 #include "fs/fs_info.hpp"
+#include "fs/hints_in_effect.hpp"
+#include "kernels/app_kernel.hpp"
 #include "run/workload.hpp"
 
 namespace strata {

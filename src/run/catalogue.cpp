@@ -1,9 +1,9 @@
 #include "run/catalogue.hpp"
 
-#include "app_kernel.hpp"
 #include "backends/backend.hpp"
 #include "engine/phase_options.hpp"
-#include "kernel.hpp"
+#include "kernels/app_kernel.hpp"
+#include "kernels/kernel.hpp"
 #include "run/run_options.hpp"
 
 namespace strata {

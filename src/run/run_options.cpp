@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "app_kernel.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "kernel.hpp"
+#include "kernels/app_kernel.hpp"
+#include "kernels/kernel.hpp"
 
 namespace strata {
 

@@ -13,7 +13,7 @@
 #include "common/units.hpp"
 #include "decomp/selection.hpp"
 #include "decomp/values.hpp"
-#include "kernel.hpp"
+#include "kernels/kernel.hpp"
 
 using namespace strata;
 

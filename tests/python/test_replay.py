@@ -1,5 +1,5 @@
 """strata replay: Darshan logs turned into traces (python/strata/replay.py) and replayed through
-backends by the trace kernel (kernels/trace), verified. Every log the darshan wheel ships that has
+backends by the trace kernel (src/kernels/trace), verified. Every log the darshan wheel ships that has
 write records replays through posix, mpiio-coll and strata; for the logs with DXT records the
 replay's per-rank requests and bytes are the log's, counted here from pydarshan directly.
 

@@ -7,7 +7,7 @@
 #include "common/error.hpp"
 #include "decomp/selection.hpp"
 #include "decomp/values.hpp"
-#include "hacc/hacc_kernel.hpp"
+#include "kernels/hacc/hacc_kernel.hpp"
 
 using namespace strata;
 

@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <numeric>
 
-#include "array1d/array1d_kernel.hpp"
-#include "decomp/selection.hpp"
 #include "common/error.hpp"
-#include "ior/ior_kernel.hpp"
-#include "kernel.hpp"
+#include "decomp/selection.hpp"
+#include "kernels/array1d/array1d_kernel.hpp"
+#include "kernels/ior/ior_kernel.hpp"
+#include "kernels/kernel.hpp"
 
 using namespace strata;
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "mslio/mslio_text.hpp"
-#include "mslio/mslio_volume.hpp"
+#include "kernels/mslio/mslio_text.hpp"
+#include "kernels/mslio/mslio_volume.hpp"
 
 using namespace strata::mslio;
 

@@ -8,9 +8,9 @@
 
 #include "common/error.hpp"
 #include "datasets/datasets.hpp"
-#include "e3sm/pio_map.hpp"
-#include "e3sm/synthetic_maps.hpp"
-#include "kernel.hpp"
+#include "kernels/e3sm/pio_map.hpp"
+#include "kernels/e3sm/synthetic_maps.hpp"
+#include "kernels/kernel.hpp"
 
 using namespace strata;
 

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
-#include "pace3d/pace3d_domain.hpp"
-#include "pace3d/voxel_format.hpp"
+#include "kernels/pace3d/pace3d_domain.hpp"
+#include "kernels/pace3d/voxel_format.hpp"
 
 using namespace strata;
 using namespace strata::pace3d;

@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 #include "decomp/selection.hpp"
-#include "s3d/s3d_kernel.hpp"
+#include "kernels/s3d/s3d_kernel.hpp"
 
 using namespace strata;
 

@@ -16,8 +16,8 @@
 #include "common/error.hpp"
 #include "common/options.hpp"
 #include "common/units.hpp"
-#include "e3sm/pio_map.hpp"
-#include "e3sm/synthetic_maps.hpp"
+#include "kernels/e3sm/pio_map.hpp"
+#include "kernels/e3sm/synthetic_maps.hpp"
 
 namespace strata::cli {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "app_kernel.hpp"
-#include "kernel.hpp"
+#include "kernels/app_kernel.hpp"
+#include "kernels/kernel.hpp"
 
 namespace strata::cli {
 

@@ -11,12 +11,12 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "help_table.hpp"
 #include "common/error.hpp"
 #include "common/hints.hpp"
 #include "common/options.hpp"
 #include "common/units.hpp"
-#include "kernel.hpp"
+#include "help_table.hpp"
+#include "kernels/kernel.hpp"
 #include "strata/strata.hpp"
 
 namespace strata::cli {

@@ -4,14 +4,14 @@
 #include <cstdio>
 #include <fstream>
 
-#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
-#include "app_kernel.hpp"
 #include "backends/backend.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "help_table.hpp"
+#include "kernels/app_kernel.hpp"
 #include "run/run.hpp"
 #include "run_report.hpp"
+#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 
 namespace strata::cli {
 

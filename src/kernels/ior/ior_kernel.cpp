@@ -1,0 +1,48 @@
+#include "kernels/ior/ior_kernel.hpp"
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+
+namespace strata {
+
+void IorKernel::add_options(OptionSet& o) const {
+  o.section("ior options (IOR's -b -t -s)");
+  o.add("block-size", "BYTES", "contiguous bytes per rank per segment (IOR -b)", "1M");
+  o.add("transfer-size", "BYTES", "bytes per I/O request; must divide the block size (IOR -t)", "256K");
+  o.add("segments", "N", "blocks per rank (IOR -s)", "1");
+  o.add("layout", "strided|sequential", "strided: segment-major as IOR; sequential: each rank's segments together",
+        "strided");
+}
+
+KernelSetup IorKernel::build(const OptionSet& o, int rank, int ranks) const {
+  const uint64_t b = positive_size_option(o, "block-size");
+  const uint64_t t = positive_size_option(o, "transfer-size");
+  const uint64_t s = positive_count_option(o, "segments");
+  const std::string layout = o.get("layout");
+  if (layout != "strided" && layout != "sequential") {
+    throw_usage("--layout must be strided or sequential (got \"" + layout + "\")");
+  }
+  if (t > b) throw_usage("--transfer-size (" + format_size(t) + ") is larger than --block-size (" + format_size(b) + ")");
+  if (b % t != 0) {
+    throw_usage("--transfer-size (" + std::to_string(t) + ") must divide --block-size (" + std::to_string(b) + ")");
+  }
+
+  KernelSetup setup;
+  Decomposition& d = setup.decomposition;
+  // IOR moves bytes: its PnetCDF path writes NC_BYTE (a CDF file is big-endian: wider elements
+  // would be byte-swapped), its HDF5 path 8-byte native integers (no conversion either). This
+  // kernel's elements are bytes, so that no backend converts or byte-swaps what IOR never does;
+  // 8-byte elements made no measurable difference to HDF5 (docs/peers.md).
+  const uint64_t n = static_cast<uint64_t>(ranks);
+  d.variables.push_back({"ior", ElemType::u8, {n * s * b}});
+  d.transfer_bytes = t;
+  for (uint64_t seg = 0; seg < s; ++seg) {
+    const uint64_t r = static_cast<uint64_t>(rank);
+    const uint64_t index = layout == "strided" ? seg * n + r : r * s + seg;
+    d.blocks.push_back({0, {index * b}, {b}});
+  }
+  setup.params = {{"block_size", b}, {"transfer_size", t}, {"segments", s}, {"layout", layout}};
+  return setup;
+}
+
+}  // namespace strata
