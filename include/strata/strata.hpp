@@ -26,6 +26,26 @@
 // and go straight to the file from their owner; default S_buff, 0: never), strata_fsync (true:
 // sync in close). Tiers and targets (docs/tiers.md): strata_aggr_tier, strata_persistency,
 // strata_target=node-local, strata_drain, strata_cost_table, strata_dry_run.
+//
+// Plan once, write many — the interface the engine (plan reuse) and the drop-in layer
+// (src/preload, unmodified MPI-IO programs) agree on:
+//  - A phase whose file-side declarations equal an earlier phase's of the same Engine on every
+//    rank reuses that plan whole. The key is, per rank, the path, the mode, the parsed hints, the
+//    variables and every declared run's file offset and length with its memory layout (element
+//    size and stride) — never a memory address: the new phase's buffers are bound to the cached
+//    plan. Ranks agree with one hash reduction inside plan(); PhaseStats::plan_reused says so.
+//  - Phase::add_extents declares many runs whose bytes lie back to back in one buffer (a packed
+//    MPI-IO request) in one call.
+//  - Hint strata_target=in-place writes into an existing file that the caller owns (a program's
+//    own MPI-IO file): exactly the declared bytes, nothing else — no partial file, no rename, no
+//    index, no truncation, no zero-filled holes or read-modify-write of bytes no rank declared,
+//    no extension beyond the last declared byte. Data is on the file when close() returns.
+//  - Hint strata_compare_mpiio=true makes plan() also predict MPI-IO's own collective write of
+//    the same requests (ROMIO/OMPIO two-phase): PlacementReport::strategies then holds an
+//    alternative named "mpi-io" (never chosen) beside the engine's, both whole-phase predictions
+//    (plan or its reuse, movement, I/O, commit), the same on every rank, so a caller may decide
+//    to pass a call through to MPI-IO without another agreement. A phase planned and then closed
+//    without write() writes nothing.
 #pragma once
 
 #include <mpi.h>
@@ -69,6 +89,7 @@ struct PhaseStats {
   uint64_t collectives = 0;     // collective calls of the phase (the same on every rank): fences included
   double place_s = 0;           // part of plan_s, this rank's: electing the aggregators and their tiers
   double exchange_s = 0;        // part of plan_s, this rank's: telling each aggregator what it receives
+  bool plan_reused = false;     // plan() reused an earlier phase's plan (same declarations on every rank)
 };
 
 // Where plan() placed the aggregators (the cost model of the aggregation paper, section 4.2):
@@ -188,6 +209,9 @@ class Phase {
                       uint64_t file_offset);
   // A run of bytes of variable `var` at absolute file offset `file_offset`; memory is contiguous.
   void add_extent(int var, uint64_t file_offset, uint64_t length, void* memory);
+  // n runs of `var`: run i at file offset offsets[i], lengths[i] bytes; their bytes lie one
+  // after another in `memory` (run 0 first). The same as n add_extent calls.
+  void add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory);
   // A subarray block of `var`. Element i of the block (row-major over `count`) is at
   // memory + i·memory_stride; memory_stride 0 means element_size (contiguous). A stride larger
   // than the element size describes an array of structures.

@@ -340,6 +340,15 @@ int Phase::define_variable(const std::string& name, size_t element_size, std::ve
 void Phase::add_extent(int var, uint64_t file_offset, uint64_t length, void* memory) {
   impl_->deferring([&] { impl_->add_extent(var, file_offset, length, memory); });
 }
+void Phase::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory) {
+  impl_->deferring([&] {
+    auto* at = static_cast<std::byte*>(memory);
+    for (size_t i = 0; i < n; ++i) {
+      impl_->add_extent(var, offsets[i], lengths[i], at);
+      at += lengths[i];
+    }
+  });
+}
 void Phase::add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
                          size_t memory_stride) {
   impl_->deferring([&] { impl_->add_subarray(var, start, count, memory, memory_stride); });
