@@ -32,6 +32,8 @@ const char* kUsage =
     "  decomp ...   PIO decomposition maps: describe one (blocks, lengths, coverage) or generate one\n"
     "  verify PATH  checks an engine output: index, files' sizes, checksums; reports uncommitted writes\n"
     "  replay LOG   replays a Darshan log's writes through backends, verified, beside the log's figures\n"
+    "  exec -- PROG runs an unmodified MPI-IO, HDF5 or PnetCDF program with its collective writes through\n"
+    "               the engine (libstrata_preload.so; see strata exec --help)\n"
     "\n"
     "The experiment harness (campaigns, statistics, reports, the stripe-count fit) is its own\n"
     "program, strata-bench; it runs this one under mpirun or srun.\n"
@@ -65,6 +67,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "strata: error: %s\n", moved);
     return 2;
   }
+  // exec becomes the program: no MPI here (the program initialises it).
+  if (argc > 1 && std::strcmp(argv[1], "exec") == 0) return strata::cli::exec_command(argc - 2, argv + 2);
   strata::cli::Environment env;
   env.allocator = strata::keep_freed_memory();
   env.mpi_workarounds = strata::apply_mpi_workarounds_before_init();
@@ -102,7 +106,7 @@ int main(int argc, char** argv) {
     } else if (args[0] == "replay") {
       status = strata::cli::replay_command({args.begin() + 1, args.end()}, env);
     } else {
-      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, cost, decomp, verify, replay; see strata --help)");
+      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, cost, decomp, verify, replay, exec; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());

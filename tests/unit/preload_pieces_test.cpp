@@ -1,0 +1,244 @@
+// The drop-in layer's pieces against MPI itself: the decoded type map of random datatypes
+// packs the same bytes as MPI_Pack and counts the same basic elements as MPI_Get_elements_x;
+// a file view placed by FileView::file_runs puts the bytes where MPI-IO's own write puts them;
+// and the pending runs of gathered writes equal a byte-by-byte model (the later write wins),
+// consecutive transfers merged into one run.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "preload/file_view.hpp"
+#include "preload/pending.hpp"
+#include "preload/type_map.hpp"
+
+using namespace strata::preload;
+
+namespace {
+
+// A random datatype, `depth` constructors deep; `monotonic`: only constructors whose type map
+// is in increasing order (a valid file type).
+MPI_Datatype random_type(std::mt19937& rng, int depth, bool monotonic) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const MPI_Datatype basics[] = {MPI_BYTE, MPI_INT, MPI_DOUBLE, MPI_SHORT};
+  MPI_Datatype base = basics[pick(4)];
+  if (depth > 0 && pick(3) != 0) base = random_type(rng, depth - 1, monotonic);
+  MPI_Aint lb = 0, ext = 0;
+  MPI_Type_get_extent(base, &lb, &ext);
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  switch (pick(11)) {
+    case 0: MPI_Type_contiguous(1 + pick(4), base, &t); break;
+    case 1: MPI_Type_vector(1 + pick(4), 1 + pick(3), 4 + pick(3), base, &t); break;
+    case 2: MPI_Type_create_hvector(1 + pick(4), 1 + pick(2), ext * (3 + pick(3)) + pick(5), base, &t); break;
+    case 3: {
+      int n = 1 + pick(4), bl[4], d[4], at = pick(3);
+      for (int i = 0; i < n; ++i) { bl[i] = 1 + pick(3); d[i] = at; at += bl[i] + pick(3); }
+      MPI_Type_indexed(n, bl, d, base, &t);
+      break;
+    }
+    case 4: {
+      int n = 1 + pick(4), bl[4];
+      MPI_Aint d[4], at = pick(9);
+      for (int i = 0; i < n; ++i) { bl[i] = 1 + pick(3); d[i] = at; at += bl[i] * ext + pick(9); }
+      MPI_Type_create_hindexed(n, bl, d, base, &t);
+      break;
+    }
+    case 5: {
+      int n = 1 + pick(4), d[4], at = 0;
+      for (int i = 0; i < n; ++i) { d[i] = at; at += 2 + pick(3); }
+      MPI_Type_create_indexed_block(n, 2, d, base, &t);
+      break;
+    }
+    case 6: {
+      int n = 1 + pick(4);
+      MPI_Aint d[4], at = 0;
+      for (int i = 0; i < n; ++i) { d[i] = at; at += 2 * ext + pick(7); }
+      MPI_Type_create_hindexed_block(n, 2, d, base, &t);
+      break;
+    }
+    case 7: {
+      int bl[2] = {1 + pick(2), 1 + pick(3)};
+      MPI_Aint d[2] = {0, 0};
+      MPI_Datatype ts[2] = {base, MPI_INT};
+      d[1] = bl[0] * ext + pick(5);
+      MPI_Type_create_struct(2, bl, d, ts, &t);
+      break;
+    }
+    case 8: {
+      const int order = pick(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
+      int nd = 1 + pick(3), sizes[3], subs[3], starts[3];
+      for (int i = 0; i < nd; ++i) { sizes[i] = 2 + pick(5); subs[i] = 1 + pick(sizes[i]); starts[i] = pick(sizes[i] - subs[i] + 1); }
+      MPI_Type_create_subarray(nd, sizes, subs, starts, order, base, &t);
+      break;
+    }
+    case 9: {
+      const int order = pick(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
+      int nd = 1 + pick(2), g[2], dist[2], darg[2], ps[2], size = 1;
+      for (int i = 0; i < nd; ++i) {
+        g[i] = 3 + pick(8); ps[i] = 1 + pick(3); size *= ps[i];
+        dist[i] = pick(3) == 0 ? MPI_DISTRIBUTE_BLOCK : MPI_DISTRIBUTE_CYCLIC;
+        darg[i] = pick(2) ? MPI_DISTRIBUTE_DFLT_DARG : 1 + pick(2);
+        if (dist[i] == MPI_DISTRIBUTE_BLOCK && darg[i] != MPI_DISTRIBUTE_DFLT_DARG && darg[i] * ps[i] < g[i]) darg[i] = MPI_DISTRIBUTE_DFLT_DARG;
+      }
+      MPI_Type_create_darray(size, pick(size), nd, g, dist, darg, ps, order, base, &t);
+      break;
+    }
+    default: {
+      MPI_Datatype r;
+      MPI_Type_create_resized(base, monotonic ? 0 : -pick(3), ext + pick(9), &r);
+      MPI_Type_dup(r, &t);
+      MPI_Type_free(&r);
+      break;
+    }
+  }
+  if (base != MPI_BYTE && base != MPI_INT && base != MPI_DOUBLE && base != MPI_SHORT) MPI_Type_free(&base);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+TEST(PreloadTypeMap, PacksAsMpiPackDoes) {
+  std::mt19937 rng(29);
+  int checked = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    MPI_Datatype t = random_type(rng, 2, false);
+    const TypeMap m = flatten(t);
+    ASSERT_TRUE(m.ok) << m.problem;
+    const int count = 1 + static_cast<int>(rng() % 3);
+    MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    // Memory covering every instance (true extent from the true lower bound).
+    const MPI_Aint span = text + (count - 1) * ext + 64;
+    std::vector<unsigned char> memory(static_cast<size_t>(span));
+    for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<unsigned char>(i * 31 + 7);
+    unsigned char* origin = memory.data() + 32 - tlb;
+    int packed_size = 0;
+    MPI_Pack_size(count, t, MPI_COMM_SELF, &packed_size);
+    std::vector<char> theirs(static_cast<size_t>(packed_size)), mine(m.size * static_cast<size_t>(count));
+    int at = 0;
+    MPI_Pack(origin, count, t, theirs.data(), packed_size, &at, MPI_COMM_SELF);
+    ASSERT_EQ(static_cast<size_t>(at), mine.size());
+    pack(m, origin, static_cast<uint64_t>(count), mine.data());
+    ASSERT_EQ(0, std::memcmp(theirs.data(), mine.data(), mine.size())) << "trial " << trial;
+    MPI_Status st;
+    MPI_Status_set_elements_x(&st, MPI_BYTE, static_cast<MPI_Count>(m.size));
+    MPI_Count elements = 0;
+    MPI_Get_elements_x(&st, t, &elements);
+    EXPECT_EQ(static_cast<uint64_t>(elements), m.elements) << "trial " << trial;
+    // unpack is pack's inverse
+    std::vector<unsigned char> back(memory.size(), 0);
+    unpack(m, mine.data(), static_cast<uint64_t>(count), back.data() + 32 - tlb);
+    std::vector<char> again(mine.size());
+    pack(m, back.data() + 32 - tlb, static_cast<uint64_t>(count), again.data());
+    EXPECT_EQ(mine, again);
+    MPI_Type_free(&t);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 400);
+}
+
+std::vector<char> read_file(const std::string& path) {
+  std::vector<char> out;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.insert(out.end(), buf, buf + n);
+  std::fclose(f);
+  return out;
+}
+
+TEST(PreloadFileView, PlacesBytesWhereMpiIoDoes) {
+  std::mt19937 rng(31);
+  const std::string dir = ::testing::TempDir();
+  const std::string theirs_path = dir + "/preload_view_mpiio.bin", mine_path = dir + "/preload_view_runs.bin";
+  int compared = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    MPI_Datatype ft = random_type(rng, 1, true);
+    auto map = std::make_shared<const TypeMap>(flatten(ft));
+    FileView view;
+    view.disp = rng() % 100;
+    view.filetype = map;
+    if (!view.problem().empty() || map->size == 0) {  // not a valid file type: MPI-IO would refuse it
+      MPI_Type_free(&ft);
+      continue;
+    }
+    const uint64_t skip = rng() % (2 * map->size + 1), length = 1 + rng() % (3 * map->size);
+    std::vector<char> data(length);
+    for (uint64_t i = 0; i < length; ++i) data[i] = static_cast<char>(rng());
+    std::remove(theirs_path.c_str());
+    std::remove(mine_path.c_str());
+    MPI_File fh;
+    ASSERT_EQ(MPI_SUCCESS, MPI_File_open(MPI_COMM_SELF, theirs_path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    MPI_File_set_view(fh, static_cast<MPI_Offset>(view.disp), MPI_BYTE, ft, "native", MPI_INFO_NULL);
+    MPI_File_write_at(fh, static_cast<MPI_Offset>(skip), data.data(), static_cast<int>(length), MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+    std::vector<FileRun> runs;
+    view.file_runs(skip, length, runs);
+    const int fd = ::open(mine_path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    uint64_t at = 0;
+    for (const FileRun& r : runs) {
+      ASSERT_EQ(static_cast<ssize_t>(r.length), ::pwrite(fd, data.data() + at, r.length, static_cast<off_t>(r.offset)));
+      at += r.length;
+    }
+    ::close(fd);
+    ASSERT_EQ(at, length);
+    ASSERT_EQ(read_file(theirs_path), read_file(mine_path)) << "trial " << trial;
+    MPI_Type_free(&ft);
+    ++compared;
+  }
+  EXPECT_GT(compared, 40);
+}
+
+TEST(PreloadPending, LaterWritesWinAndTouchingRunsMerge) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    PendingRuns p;
+    std::vector<int> model(600, -1);  // the byte's value, -1: never written
+    for (int w = 0; w < 20; ++w) {
+      const uint64_t off = rng() % 500, len = 1 + rng() % 90;
+      std::vector<char> data(len);
+      for (uint64_t i = 0; i < len; ++i) {
+        data[i] = static_cast<char>(rng() % 100);
+        model[off + i] = data[i];
+      }
+      p.insert(off, len, data.data());
+    }
+    std::vector<int> seen(600, -1);
+    uint64_t previous_end = 0, bytes = 0;
+    bool first = true;
+    p.for_each([&](uint64_t off, uint64_t len, const char* d) {
+      EXPECT_TRUE(first || off >= previous_end) << "runs overlap";
+      first = false;
+      previous_end = off + len;
+      bytes += len;
+      for (uint64_t i = 0; i < len; ++i) seen[off + i] = d[i];
+    });
+    ASSERT_EQ(model, seen) << "trial " << trial;
+    ASSERT_EQ(bytes, p.bytes());
+    EXPECT_EQ(p.end(), previous_end);
+  }
+  PendingRuns ior;  // IOR's transfers: one block of 64 x 4 KiB becomes one run
+  std::vector<char> t(4096, 'x');
+  for (int i = 0; i < 64; ++i) ior.insert(uint64_t{4096} * i, 4096, t.data());
+  EXPECT_EQ(ior.runs(), 1u);
+  EXPECT_EQ(ior.bytes(), uint64_t{64} * 4096);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  const int rc = RUN_ALL_TESTS();
+  MPI_Finalize();
+  return rc;
+}
