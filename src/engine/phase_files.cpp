@@ -68,6 +68,9 @@ std::vector<SubFile> PhaseImpl::share_from_rank0(std::vector<SubFile> files) {
 // a single shared file so that it exists (write) or is checked (read). Local part of a
 // collective step.
 void PhaseImpl::open_file() {
+  // This node's directory, checked (a link or another user's folder is refused) inside the
+  // step's agreement, so a refusal on one node reaches every rank before any byte is written.
+  if (options_.tiers.node_local && mode_ == PhaseMode::write) node_local_dir(engine_.nodes.node);
   std::vector<size_t> touched;
   auto touch = [&](uint64_t global, uint64_t length) {
     files_.split(global, length, [&](const SubFile& f, uint64_t, uint64_t, uint64_t) {
@@ -168,8 +171,7 @@ void PhaseImpl::extend_in_place() const {
 }
 
 // A write to node-local storage: one file per partition, in its aggregator's node directory.
-FileSet PhaseImpl::node_local_files() {
-  node_local_dir(engine_.nodes.node);  // this node's directory exists
+FileSet PhaseImpl::node_local_files() {  // the directories are made and checked by open_file()
   const std::string name = std::filesystem::path(path_).filename().string();
   std::vector<SubFile> files;
   const size_t parts = static_cast<size_t>(plan_.partitions());

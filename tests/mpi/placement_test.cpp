@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "arch/memory_tier.hpp"
+#include "arch/node_local.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "strata/strata.hpp"
@@ -217,11 +218,10 @@ bool node_local(Engine& engine, const std::string& dir) {
   bool files = rank != 0;
   if (rank == 0) {
     files = !p.partitions.empty();
-    const char* root = std::getenv("STRATA_LOCAL_DIR");
     for (size_t i = 0; i < p.partitions.size(); ++i) {
       char name[64];
       std::snprintf(name, sizeof name, "node-local.dat.part.%05zu", i);
-      const auto f = std::filesystem::path(root != nullptr ? root : "/tmp/strata-local") /
+      const auto f = std::filesystem::path(node_local_root()) /
                      std::to_string(p.partitions[i].node) / name;
       files &= std::filesystem::exists(f);
     }

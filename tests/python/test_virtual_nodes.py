@@ -4,6 +4,7 @@ separate node-local directories, and data that verifies."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,43 @@ def test_engine_elects_one_aggregator_per_node(tmp_path: Path, case: str) -> Non
                     env=env, cwd=tmp_path)
     assert out.status == 0, out.stderr
     assert sorted(p["node"] for p in record(tmp_path / "p.json")["partitions"]) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("backend", ["mpiio-coll", "strata"])
+@pytest.mark.parametrize("trap", ["symlink", "other-user"])
+def test_node_local_directory_others_can_steer_is_refused(tmp_path: Path, backend: str, trap: str) -> None:
+    # Another user who plants /tmp/<root>/1 as a link to a folder of yours (or owns the folder)
+    # must not get the data written there: refused before any byte, on every rank.
+    local, victim = tmp_path / "local", tmp_path / "victim"
+    local.mkdir(mode=0o700)
+    victim.mkdir()
+    if trap == "symlink":
+        (local / "1").symlink_to(victim)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("needs root to give a folder to another user")
+        (local / "1").mkdir(mode=0o700)
+        os.chown(local / "1", 65534, 65534)
+    layout = ["--file-per-process", "--node-local"] if backend != "strata" else ["--hints", "strata_target=node-local"]
+    out = run_ranks(4, ["run", *IOR, "--backend", backend, *layout, "--write", "--output", "ckpt", "--quiet"],
+                    env={"STRATA_RANKS_PER_NODE": "2", "STRATA_LOCAL_DIR": str(local)}, cwd=tmp_path)
+    assert out.status != 0
+    assert "symbolic link" in out.stderr if trap == "symlink" else "belongs to another user" in out.stderr
+    assert list(victim.iterdir()) == []
+    if trap == "other-user":
+        assert not any((local / "1").iterdir())
+    written = [f for f in (local / "0").glob("ckpt*") if f.stat().st_size > 0]
+    assert not written, "node 0 wrote data although node 1's directory was refused"
+
+
+def test_default_node_local_root_is_private(tmp_path: Path) -> None:
+    # Without STRATA_LOCAL_DIR the root follows the batch system's scratch (TMPDIR) and is the
+    # user's own folder, mode 0700.
+    out = run_ranks(4, ["run", *IOR, "--backend", "mpiio-coll", "--file-per-process", "--node-local", "--write",
+                        "--read", "--verify", "--output", "ckpt", "--quiet"],
+                    env={"STRATA_RANKS_PER_NODE": "2", "TMPDIR": str(tmp_path)}, cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    root = tmp_path / f"strata-{os.geteuid()}"
+    assert root.is_dir() and (root.stat().st_mode & 0o777) == 0o700
+    assert sorted(p.name for p in root.iterdir()) == ["0", "1"]
+    assert all((root / n).stat().st_mode & 0o777 == 0o700 for n in ("0", "1"))
