@@ -5,6 +5,8 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "preload/layer.hpp"
 #include "preload/real_mpi.hpp"
@@ -22,34 +24,55 @@ struct Inside {
   Inside& operator=(const Inside&) = delete;
 };
 
+// STRATA_PRELOAD_TRACE=1: every interposed call on stderr, with the rank.
+void trace(const char* name) {
+  static const bool on = [] {
+    const char* v = std::getenv("STRATA_PRELOAD_TRACE");
+    return v != nullptr && *v != '\0' && *v != '0';
+  }();
+  if (!on) return;
+  int rank = -1, ok = 0;
+  PMPI_Initialized(&ok);
+  if (ok) PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "strata preload [%d]: MPI_%s\n", rank, name);
+}
+
 uint64_t bytes_of(int count, MPI_Datatype type) {
   int size = 0;
   if (count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return 0;
   return static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
 }
 
-// An independent access: this rank's gathered runs on the file are written first (alone).
-File* before_independent(MPI_File fh, Reason reason, uint64_t bytes) {
+// An independent access at `offset` etypes (-1: the individual pointer, -2: the shared one):
+// this rank's gathered runs it could touch are written first (alone).
+File* before_independent(MPI_File fh, Reason reason, MPI_Offset offset, uint64_t bytes) {
   ++counters().calls;
   count_passthrough(reason, bytes);
   File* f = find(fh);
   if (f != nullptr) {
-    const int rc = flush_alone(*f);
+    const int rc = before_access(*f, offset, bytes);
     if (rc != MPI_SUCCESS) report_error(fh, rc);
   }
   return f;
 }
 
-// A collective call that goes to MPI-IO: the gathered writes of the file are flushed first
-// (every rank is in this call). `reason`: count it as a passed-through data access.
-int before_collective(MPI_File fh, const Reason* reason, uint64_t bytes) {
+// A collective call that goes to MPI-IO. A write (`writes`): the file's gathered writes are
+// flushed first (every rank is in this call), then this rank's runs on other handles of the file
+// that the access could touch, alone. A read: only this rank's runs it could touch (alone): the
+// data of other ranks is not for this rank to see before a sync. `reason`: count it as a
+// passed-through data access; `offset` in etypes (-1: individual pointer, -2: shared pointer).
+int before_collective(MPI_File fh, const Reason* reason, MPI_Offset offset, uint64_t bytes, bool writes) {
   if (reason != nullptr) {
     ++counters().calls;
     count_passthrough(*reason, bytes);
   }
   File* f = find(fh);
   if (f == nullptr) return MPI_SUCCESS;
-  const int rc = flush_collective(*f);
+  int rc = writes ? flush_collective(*f) : MPI_SUCCESS;
+  if (reason != nullptr) {
+    const int touched = before_access(*f, offset, bytes);
+    if (rc == MPI_SUCCESS) rc = touched;
+  }
   if (rc != MPI_SUCCESS) report_error(fh, rc);
   return rc;
 }
@@ -62,7 +85,7 @@ int collective_write(MPI_File fh, MPI_Offset offset, const void* buf, int count,
     return rc == MPI_SUCCESS ? rc : report_error(fh, rc);
   }
   const Reason why = f != nullptr ? static_cast<Reason>(f->ineligible) : Reason::disabled;
-  before_collective(fh, &why, bytes_of(count, type));
+  before_collective(fh, &why, offset, bytes_of(count, type), true);
   return offset < 0 ? real().File_write_all(fh, buf, count, type, st)
                     : real().File_write_at_all(fh, offset, buf, count, type, st);
 }
@@ -80,9 +103,10 @@ using namespace strata::preload;
   STRATA_EXPORT int PMPI_##name params { return impl_##name args; } \
   static int impl_##name params
 
-#define PASS_IF_INSIDE(name, args) \
+#define PASS_IF_INSIDE(name, args)  \
   if (depth > 0) return real().name args; \
-  Inside inside_;
+  Inside inside_;                          \
+  trace(#name);
 
 STRATA_BOTH(File_open, (MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh),
             (comm, filename, amode, info, fh)) {
@@ -115,7 +139,7 @@ STRATA_BOTH(File_set_view,
 
 STRATA_BOTH(File_set_atomicity, (MPI_File fh, int flag), (fh, flag)) {
   PASS_IF_INSIDE(File_set_atomicity, (fh, flag))
-  before_collective(fh, nullptr, 0);
+  before_collective(fh, nullptr, 0, 0, true);
   const int rc = real().File_set_atomicity(fh, flag);
   if (File* f = find(fh)) atomicity_set(*f, flag);
   return rc;
@@ -130,21 +154,25 @@ STRATA_BOTH(File_set_info, (MPI_File fh, MPI_Info info), (fh, info)) {
 
 STRATA_BOTH(File_set_size, (MPI_File fh, MPI_Offset size), (fh, size)) {
   PASS_IF_INSIDE(File_set_size, (fh, size))
-  const int flushed = before_collective(fh, nullptr, 0);
+  // The size changes under every handle's gathered runs: all of them go first.
+  int flushed = before_collective(fh, nullptr, 0, 0, true);
+  if (File* f = find(fh); f != nullptr && flushed == MPI_SUCCESS) flushed = flush_alone(*f);
   const int rc = real().File_set_size(fh, size);
   return flushed != MPI_SUCCESS ? flushed : rc;
 }
 
 STRATA_BOTH(File_preallocate, (MPI_File fh, MPI_Offset size), (fh, size)) {
   PASS_IF_INSIDE(File_preallocate, (fh, size))
-  const int flushed = before_collective(fh, nullptr, 0);
+  // The size changes under every handle's gathered runs: all of them go first.
+  int flushed = before_collective(fh, nullptr, 0, 0, true);
+  if (File* f = find(fh); f != nullptr && flushed == MPI_SUCCESS) flushed = flush_alone(*f);
   const int rc = real().File_preallocate(fh, size);
   return flushed != MPI_SUCCESS ? flushed : rc;
 }
 
 STRATA_BOTH(File_sync, (MPI_File fh), (fh)) {
   PASS_IF_INSIDE(File_sync, (fh))
-  const int flushed = before_collective(fh, nullptr, 0);
+  const int flushed = before_collective(fh, nullptr, 0, 0, true);
   const int rc = real().File_sync(fh);
   return flushed != MPI_SUCCESS ? flushed : rc;
 }
@@ -172,25 +200,25 @@ STRATA_BOTH(File_write_at_all,
   PASS_IF_INSIDE(File_write_at_all, (fh, offset, buf, count, type, st))
   if (offset < 0) {  // erroneous: MPI-IO reports it
     const Reason why = Reason::independent;
-    before_collective(fh, &why, 0);
+    before_collective(fh, &why, -2, 0, true);
     return real().File_write_at_all(fh, offset, buf, count, type, st);
   }
   return collective_write(fh, offset, buf, count, type, st);
 }
 
 // ---- other data accesses: to MPI-IO, after the gathered data they could see -----------------
-#define STRATA_INDEPENDENT(name, reason, params, args, count, type) \
-  STRATA_BOTH(name, params, args) {                                  \
-    PASS_IF_INSIDE(name, args)                                       \
-    before_independent(fh, reason, bytes_of(count, type));           \
-    return real().name args;                                         \
+#define STRATA_INDEPENDENT(name, reason, params, args, offset, count, type) \
+  STRATA_BOTH(name, params, args) {                                          \
+    PASS_IF_INSIDE(name, args)                                               \
+    before_independent(fh, reason, offset, bytes_of(count, type));           \
+    return real().name args;                                                 \
   }
-#define STRATA_COLLECTIVE(name, reason, params, args, count, type) \
-  STRATA_BOTH(name, params, args) {                                 \
-    PASS_IF_INSIDE(name, args)                                      \
-    const Reason why = reason;                                      \
-    before_collective(fh, &why, bytes_of(count, type));             \
-    return real().name args;                                        \
+#define STRATA_COLLECTIVE(name, reason, params, args, offset, count, type, writes) \
+  STRATA_BOTH(name, params, args) {                                                 \
+    PASS_IF_INSIDE(name, args)                                                      \
+    const Reason why = reason;                                                      \
+    before_collective(fh, &why, offset, bytes_of(count, type), writes);             \
+    return real().name args;                                                        \
   }
 // The second half of a split collective: counted at its first half.
 #define STRATA_END(name, params, args) \
@@ -212,41 +240,41 @@ STRATA_BOTH(File_write_at_all,
 #define IARGS (fh, buf, count, type, rq)
 #define IATARGS (fh, offset, buf, count, type, rq)
 
-STRATA_INDEPENDENT(File_write, Reason::independent, WPARAMS, ARGS, count, type)
-STRATA_INDEPENDENT(File_write_at, Reason::independent, WATPARAMS, ATARGS, count, type)
-STRATA_INDEPENDENT(File_iwrite, Reason::independent, IWPARAMS, IARGS, count, type)
-STRATA_INDEPENDENT(File_iwrite_at, Reason::independent, IWATPARAMS, IATARGS, count, type)
-STRATA_INDEPENDENT(File_write_shared, Reason::shared_pointer, WPARAMS, ARGS, count, type)
-STRATA_INDEPENDENT(File_iwrite_shared, Reason::shared_pointer, IWPARAMS, IARGS, count, type)
-STRATA_INDEPENDENT(File_read, Reason::read, RPARAMS, ARGS, count, type)
-STRATA_INDEPENDENT(File_read_at, Reason::read, RATPARAMS, ATARGS, count, type)
-STRATA_INDEPENDENT(File_iread, Reason::read, IRPARAMS, IARGS, count, type)
-STRATA_INDEPENDENT(File_iread_at, Reason::read, IRATPARAMS, IATARGS, count, type)
-STRATA_INDEPENDENT(File_read_shared, Reason::shared_pointer, RPARAMS, ARGS, count, type)
-STRATA_INDEPENDENT(File_iread_shared, Reason::shared_pointer, IRPARAMS, IARGS, count, type)
+STRATA_INDEPENDENT(File_write, Reason::independent, WPARAMS, ARGS, -1, count, type)
+STRATA_INDEPENDENT(File_write_at, Reason::independent, WATPARAMS, ATARGS, offset, count, type)
+STRATA_INDEPENDENT(File_iwrite, Reason::independent, IWPARAMS, IARGS, -1, count, type)
+STRATA_INDEPENDENT(File_iwrite_at, Reason::independent, IWATPARAMS, IATARGS, offset, count, type)
+STRATA_INDEPENDENT(File_write_shared, Reason::shared_pointer, WPARAMS, ARGS, -2, count, type)
+STRATA_INDEPENDENT(File_iwrite_shared, Reason::shared_pointer, IWPARAMS, IARGS, -2, count, type)
+STRATA_INDEPENDENT(File_read, Reason::read, RPARAMS, ARGS, -1, count, type)
+STRATA_INDEPENDENT(File_read_at, Reason::read, RATPARAMS, ATARGS, offset, count, type)
+STRATA_INDEPENDENT(File_iread, Reason::read, IRPARAMS, IARGS, -1, count, type)
+STRATA_INDEPENDENT(File_iread_at, Reason::read, IRATPARAMS, IATARGS, offset, count, type)
+STRATA_INDEPENDENT(File_read_shared, Reason::shared_pointer, RPARAMS, ARGS, -2, count, type)
+STRATA_INDEPENDENT(File_iread_shared, Reason::shared_pointer, IRPARAMS, IARGS, -2, count, type)
 
-STRATA_COLLECTIVE(File_write_ordered, Reason::shared_pointer, WPARAMS, ARGS, count, type)
-STRATA_COLLECTIVE(File_read_ordered, Reason::shared_pointer, RPARAMS, ARGS, count, type)
-STRATA_COLLECTIVE(File_read_all, Reason::read, RPARAMS, ARGS, count, type)
-STRATA_COLLECTIVE(File_read_at_all, Reason::read, RATPARAMS, ATARGS, count, type)
-STRATA_COLLECTIVE(File_iwrite_all, Reason::nonblocking, IWPARAMS, IARGS, count, type)
-STRATA_COLLECTIVE(File_iwrite_at_all, Reason::nonblocking, IWATPARAMS, IATARGS, count, type)
-STRATA_COLLECTIVE(File_iread_all, Reason::read, IRPARAMS, IARGS, count, type)
-STRATA_COLLECTIVE(File_iread_at_all, Reason::read, IRATPARAMS, IATARGS, count, type)
+STRATA_COLLECTIVE(File_write_ordered, Reason::shared_pointer, WPARAMS, ARGS, -2, count, type, true)
+STRATA_COLLECTIVE(File_read_ordered, Reason::shared_pointer, RPARAMS, ARGS, -2, count, type, false)
+STRATA_COLLECTIVE(File_read_all, Reason::read, RPARAMS, ARGS, -1, count, type, false)
+STRATA_COLLECTIVE(File_read_at_all, Reason::read, RATPARAMS, ATARGS, offset, count, type, false)
+STRATA_COLLECTIVE(File_iwrite_all, Reason::nonblocking, IWPARAMS, IARGS, -1, count, type, true)
+STRATA_COLLECTIVE(File_iwrite_at_all, Reason::nonblocking, IWATPARAMS, IATARGS, offset, count, type, true)
+STRATA_COLLECTIVE(File_iread_all, Reason::read, IRPARAMS, IARGS, -1, count, type, false)
+STRATA_COLLECTIVE(File_iread_at_all, Reason::read, IRATPARAMS, IATARGS, offset, count, type, false)
 STRATA_COLLECTIVE(File_write_all_begin, Reason::split, (MPI_File fh, const void* buf, int count, MPI_Datatype type),
-                  (fh, buf, count, type), count, type)
+                  (fh, buf, count, type), -1, count, type, true)
 STRATA_COLLECTIVE(File_write_at_all_begin, Reason::split,
                   (MPI_File fh, MPI_Offset offset, const void* buf, int count, MPI_Datatype type),
-                  (fh, offset, buf, count, type), count, type)
+                  (fh, offset, buf, count, type), offset, count, type, true)
 STRATA_COLLECTIVE(File_write_ordered_begin, Reason::shared_pointer,
-                  (MPI_File fh, const void* buf, int count, MPI_Datatype type), (fh, buf, count, type), count, type)
+                  (MPI_File fh, const void* buf, int count, MPI_Datatype type), (fh, buf, count, type), -2, count, type, true)
 STRATA_COLLECTIVE(File_read_all_begin, Reason::read, (MPI_File fh, void* buf, int count, MPI_Datatype type),
-                  (fh, buf, count, type), count, type)
+                  (fh, buf, count, type), -1, count, type, false)
 STRATA_COLLECTIVE(File_read_at_all_begin, Reason::read,
                   (MPI_File fh, MPI_Offset offset, void* buf, int count, MPI_Datatype type),
-                  (fh, offset, buf, count, type), count, type)
+                  (fh, offset, buf, count, type), offset, count, type, false)
 STRATA_COLLECTIVE(File_read_ordered_begin, Reason::shared_pointer,
-                  (MPI_File fh, void* buf, int count, MPI_Datatype type), (fh, buf, count, type), count, type)
+                  (MPI_File fh, void* buf, int count, MPI_Datatype type), (fh, buf, count, type), -2, count, type, false)
 
 STRATA_END(File_write_all_end, (MPI_File fh, const void* buf, MPI_Status* st), (fh, buf, st))
 STRATA_END(File_write_at_all_end, (MPI_File fh, const void* buf, MPI_Status* st), (fh, buf, st))

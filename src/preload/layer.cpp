@@ -288,11 +288,11 @@ int report_error(MPI_File fh, int code) {
   return code;
 }
 
-int flush_alone(File& f, bool siblings_only) {
+int flush_alone(File& f, bool whole_file) {
   int rc = MPI_SUCCESS;
   for (auto& other : state().files) {
     File& o = *other;
-    if (o.pending.empty() || (&o == &f ? siblings_only : !same_file(o, f))) continue;
+    if (o.pending.empty() || (&o != &f && (!whole_file || !same_file(o, f)))) continue;
     if (o.fd < 0) o.fd = ::open(o.path.c_str(), O_WRONLY | O_CLOEXEC);
     int err = o.fd < 0 ? errno : 0;
     o.pending.for_each([&](uint64_t offset, uint64_t length, const char* data) {
@@ -310,6 +310,24 @@ int flush_alone(File& f, bool siblings_only) {
   return rc;
 }
 
+int before_access(File& f, MPI_Offset offset, uint64_t bytes) {
+  bool touches = offset < -1 || !f.view.problem().empty();
+  if (!touches) {
+    bool any = false;
+    for (const auto& o : state().files) any = any || ((o.get() == &f || same_file(*o, f)) && !o->pending.empty());
+    if (!any) return MPI_SUCCESS;
+    MPI_Offset position = offset;
+    if (offset < 0) PMPI_File_get_position(f.fh, &position);
+    std::vector<FileRun> runs;
+    f.view.file_runs(static_cast<uint64_t>(position) * f.view.etype_size, bytes, runs);
+    for (const auto& o : state().files) {
+      if (o.get() != &f && !same_file(*o, f)) continue;
+      for (const FileRun& r : runs) touches = touches || o->pending.overlaps(r.offset, r.length);
+    }
+  }
+  return touches ? flush_alone(f) : MPI_SUCCESS;
+}
+
 uint64_t pending_end(const File& f) {
   uint64_t end = 0;
   for (const auto& o : state().files) {
@@ -318,8 +336,11 @@ uint64_t pending_end(const File& f) {
   return end;
 }
 
-int flush_collective(File& f) {
-  int rc = flush_alone(f, true);  // other handles on the same file: this rank's runs, alone
+namespace {
+
+// The gathered writes of f alone through one engine phase (collective over f's group).
+int flush_one(File& f) {
+  int rc = MPI_SUCCESS;
   if (!f.dirty) return rc;
   f.dirty = false;
   f.since_check = 0;
@@ -328,8 +349,9 @@ int flush_collective(File& f) {
   PMPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, f.group->comm);
   const uint64_t calls = f.pending_calls;
   f.pending_calls = 0;
-  if (all[1] == 0) {  // nothing left to write (every rank flushed alone, or empty writes)
-    c.engine_calls += calls;
+  if (all[1] == 0) {  // nothing left to write (every rank wrote its runs alone, or empty writes)
+    c.passthrough_calls += calls;
+    c.reasons[static_cast<size_t>(Reason::alone)] += calls;
     f.pending.clear();
     return rc;
   }
@@ -389,8 +411,12 @@ int flush_collective(File& f) {
   return rc != MPI_SUCCESS ? rc : code;
 }
 
+}  // namespace
+
+int flush_collective(File& f) { return flush_one(f); }
+
 int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count, MPI_Datatype type, MPI_Status* status) {
-  int rc = flush_alone(f, true);  // a later write through this handle wins over other handles' runs
+  int rc = MPI_SUCCESS;
   auto mem = type_map(type);
   const uint64_t bytes = static_cast<uint64_t>(count > 0 ? count : 0) * mem->size;
   MPI_Offset position = explicit_offset;
@@ -411,6 +437,14 @@ int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count
   }
   std::vector<FileRun> runs;
   f.view.file_runs(static_cast<uint64_t>(position) * f.view.etype_size, bytes, runs);
+  // This write wins over what other handles on the file gathered for the same bytes: those
+  // runs go first, written by this rank alone (PnetCDF's two handles never overlap so).
+  for (auto& o : state().files) {
+    if (o.get() == &f || !same_file(*o, f) || o->pending.empty()) continue;
+    bool touches = false;
+    for (const FileRun& r : runs) touches = touches || o->pending.overlaps(r.offset, r.length);
+    if (touches && rc == MPI_SUCCESS) rc = flush_alone(*o, false);
+  }
   uint64_t at = 0;
   for (const FileRun& r : runs) {
     f.pending.insert(r.offset, r.length, data + at);

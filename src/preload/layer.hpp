@@ -66,8 +66,15 @@ void info_set(File& f, MPI_Info info);
 // Writes the gathered data of `f` through the engine (collective over f's group; a no-op on
 // every rank when nothing was gathered since the last flush). Returns an MPI error code.
 int flush_collective(File& f);
-// Writes this rank's gathered data of every handle on f's file alone (independent).
-int flush_alone(File& f, bool siblings_only = false);
+// Writes this rank's gathered data alone (independent): of every handle on f's file, or of f only.
+int flush_alone(File& f, bool whole_file = true);
+
+// Before an independent access of `bytes` bytes at `offset` etypes of f's view (-1: at the
+// individual pointer; -2: unknown, the shared pointer): this rank's gathered runs on the file
+// that the access could touch are written first, alone (all of them when the range is unknown).
+// Runs it cannot touch stay gathered (HDF5 writes its metadata independently between raw-data
+// collectives). Returns an MPI error code.
+int before_access(File& f, MPI_Offset offset, uint64_t bytes);
 
 // One past the last byte this rank has gathered for f's file on any handle (0: none): the
 // file's size as this rank's own writes make it, without writing them.

@@ -68,6 +68,15 @@ void PendingRuns::insert(uint64_t offset, uint64_t length, const char* source) {
   runs_.emplace_hint(next, offset, Piece{length, data});
 }
 
+bool PendingRuns::overlaps(uint64_t offset, uint64_t length) const {
+  if (length == 0 || runs_.empty()) return false;
+  auto it = runs_.lower_bound(offset);
+  if (it != runs_.end() && it->first < offset + length) return true;
+  if (it == runs_.begin()) return false;
+  --it;
+  return it->first + it->second.length > offset;
+}
+
 uint64_t PendingRuns::end() const {
   if (runs_.empty()) return 0;
   const auto& last = *runs_.rbegin();

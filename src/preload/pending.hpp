@@ -20,6 +20,8 @@ class PendingRuns {
   uint64_t bytes() const { return bytes_; }
   bool empty() const { return runs_.empty(); }
   size_t runs() const { return runs_.size(); }
+  // Whether any pending byte lies in [offset, offset + length).
+  bool overlaps(uint64_t offset, uint64_t length) const;
   // One past the last pending byte (0 when empty).
   uint64_t end() const;
   // Calls f(offset, length, data) for every run in increasing offset order.

@@ -25,6 +25,7 @@ enum class Reason : int {
   disabled,         // STRATA_PRELOAD=off
   cost,             // the cost model predicted MPI-IO faster
   error,            // the engine failed before it wrote: the call went to MPI-IO
+  alone,            // gathered, then written by each rank alone (pwrite) before an independent access
   count_
 };
 const char* reason_name(Reason r);

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -223,6 +224,12 @@ TEST(PreloadPending, LaterWritesWinAndTouchingRunsMerge) {
       for (uint64_t i = 0; i < len; ++i) seen[off + i] = d[i];
     });
     ASSERT_EQ(model, seen) << "trial " << trial;
+    for (int q = 0; q < 20; ++q) {  // overlaps() against the model
+      const uint64_t off = rng() % 600, len = rng() % 40;
+      bool any = false;
+      for (uint64_t i = off; i < std::min<uint64_t>(off + len, 600); ++i) any = any || model[i] != -1;
+      ASSERT_EQ(any, p.overlaps(off, len)) << off << "+" << len;
+    }
     ASSERT_EQ(bytes, p.bytes());
     EXPECT_EQ(p.end(), previous_end);
   }
