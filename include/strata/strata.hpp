@@ -118,6 +118,7 @@ struct StrategyAlternative {
   int aggregators = 0, buffers = 0;
   uint64_t buffer_bytes = 0, rounds = 0;
   double predicted_s = 0, move_s = 0, io_s = 0, sync_s = 0;
+  double plan_s = 0;  // of predicted_s: planning (for "mpi-io": flattening, exchanging, sorting the runs)
 };
 struct PlacementReport {
   std::string machine;      // the machine description's source

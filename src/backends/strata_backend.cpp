@@ -129,7 +129,7 @@ class StrataBackend final : public Backend {
             {"fs_requests", s.fs_requests}, {"bytes", s.bytes},        {"direct_bytes", s.direct_bytes},
             {"tier", s.tier}, {"tier_fallbacks", s.tier_fallbacks}, {"strategy", s.strategy},
             {"predicted_s", s.predicted_s}, {"execute_s", s.execute_s}, {"operations", s.operations}, {"collectives", s.collectives},
-            {"place_s", s.place_s}, {"exchange_s", s.exchange_s},
+            {"place_s", s.place_s}, {"exchange_s", s.exchange_s}, {"plan_reused", s.plan_reused},
             {"container", ctx_.io.container}, {"container_s", container_s_}, {"extents", extents_}};
   }
 

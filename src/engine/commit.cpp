@@ -266,6 +266,9 @@ namespace strata {
 // not regular (a device) and node-local targets are written in place.
 bool PhaseImpl::prepare_commit() {
   if (options_.tiers.dry_run) return false;  // a dry run touches no file
+  // The caller's own file (strata_target=in-place): no commit record, partial or index of ours
+  // to look at or remove.
+  if (options_.tiers.in_place) return false;
   // An output this engine left clean has no intent record, no stranger's partial file, and is
   // a regular file: a read needs no check, a write only the steps below it.
   if (!clean_) roll_forward(path_);
@@ -329,7 +332,7 @@ void PhaseImpl::commit_written(std::optional<Error>& failure, double t0, double*
   std::vector<uint64_t> all;
   for (const WrittenHash& h : written_hashes_) all.insert(all.end(), {h.file, h.offset, h.length, h.hash});
   // The holes this aggregator's whole spans filled with zeros, per file, marked in the file word.
-  for (const RoundIo& round : round_io_) {
+  for (const RoundIo& round : round_io()) {
     for (const auto& [global, length] : round.holes) {
       files_.split(global, length, [&](const SubFile& f, uint64_t local, uint64_t n, uint64_t) {
         all.insert(all.end(), {files_.index_of(f.begin) | kHoleMark, local, n, 0});

@@ -39,6 +39,7 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
 EngineImpl::~EngineImpl() {
   if (remover.joinable()) remover.join();
   for (const std::string& p : retired) ::unlink(p.c_str());
+  plans.clear();  // their datatypes, before the communicator goes
   window.free();
   int finalized = 0;
   MPI_Finalized(&finalized);

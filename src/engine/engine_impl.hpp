@@ -18,6 +18,7 @@
 #include "arch/node_map.hpp"
 #include "common/error.hpp"
 #include "engine/move/window.hpp"
+#include "engine/plan_cache.hpp"
 #include "strata/strata.hpp"
 
 namespace strata {
@@ -88,6 +89,7 @@ class EngineImpl {
   };
   std::map<std::string, CleanOutput> clean;
   std::vector<std::byte> stream;
+  engine::PlanCache plans;  // plans kept for reuse (engine/plan_cache.hpp): the same on every rank
   MPI_Op stats = MPI_OP_NULL;
 };
 

@@ -123,8 +123,8 @@ void PhaseImpl::execute(PhaseMode mode) {
   m.plan = &plan_;
   m.window = window_;
   m.io = io_.get();
-  m.rounds = &round_io_;
-  m.transfers = &transfers_;
+  m.rounds = &round_io();
+  m.transfers = transfers_.get();
   m.stream = stream.data();
   m.stats = &stats_;
   if (plan_.partitions() == 0) {

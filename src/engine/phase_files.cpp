@@ -78,18 +78,26 @@ void PhaseImpl::open_file() {
       if (std::find(touched.begin(), touched.end(), i) == touched.end()) touched.push_back(i);
     });
   };
-  for (const RoundIo& round : round_io_) {
+  for (const RoundIo& round : round_io()) {
     for (const RoundSpan& r : round.spans) touch(r.file_offset, r.length);
   }
   for (const StreamExtent& d : direct_) touch(d.file_offset, d.length);
   if (rank_ == 0 && !files_.subfiled() && touched.empty()) touched.push_back(0);
   // A read-modify-write (data sieving, in place) reads what it writes.
   bool sieves = false;
-  for (const RoundIo& round : round_io_) {
+  for (const RoundIo& round : round_io()) {
     for (const RoundSpan& r : round.spans) sieves = sieves || !r.pieces.empty();
   }
-  const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | O_CREAT) : O_RDONLY;
-  for (size_t i : touched) files_.open(i, flags);
+  // strata_target=in-place writes a file the caller made (a program's MPI-IO file): never created here.
+  const int create = options_.tiers.in_place ? 0 : O_CREAT;
+  const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | create) : O_RDONLY;
+  for (size_t i : touched) {
+    if (options_.tiers.in_place && ::access(files_.files()[i].path.c_str(), F_OK) != 0 && errno == ENOENT) {
+      throw_usage("hint strata_target=in-place writes into an existing file, and \"" + files_.files()[i].path +
+                  "\" does not exist");
+    }
+    files_.open(i, flags);
+  }
   // Aggregation rounds and direct runs have a thread each, so a long direct write never
   // delays the buffer an aggregation round waits for.
   // A committed write hashes what it writes while it is in memory (the index's checksums).
@@ -105,6 +113,7 @@ void PhaseImpl::open_file() {
 // larger output) and the index. Local part of a collective step.
 void PhaseImpl::finish_output() {
   if (rank_ != 0 || mode_ != PhaseMode::write) return;
+  if (options_.tiers.in_place) return;  // the caller's file: no index, no size of ours
   OutputIndex index = make_index();
   if (files_.subfiled()) {
     for (const SubFile& f : files_.files()) size_subfile(f, false);

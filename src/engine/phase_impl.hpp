@@ -24,6 +24,7 @@
 #include "engine/move/window.hpp"
 #include "engine/output_index.hpp"
 #include "engine/phase_options.hpp"
+#include "engine/plan_cache.hpp"
 #include "engine/place/tier_hints.hpp"
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/extents.hpp"
@@ -78,6 +79,7 @@ struct RankSummary {  // one per rank, allgathered at plan()
   // Rank 0's: the file system's block size, whether the write goes straight into the output's
   // files, whether the file system is striped (stripe locks: owners write aligned runs only).
   uint64_t fs_block, in_place, striped;
+  uint64_t key;  // this rank's plan key (engine/plan_cache.hpp)
 };
 
 class PhaseImpl {
@@ -114,7 +116,15 @@ class PhaseImpl {
 
   void plan_steps();
   // The plan's named steps (phase_plan.cpp), in order.
-  RankSummary local_summary(std::optional<Error>& failure);
+  // Options, rank 0's look at the file, this rank's plan key (key_); then the normalised
+  // selection and the summary, unless a cached plan is reused.
+  RankSummary local_start(std::optional<Error>& failure);
+  uint64_t plan_key(const RankSummary& mine);
+  void local_summary(RankSummary& mine, std::optional<Error>& failure);
+  // Plan reuse (engine/plan_cache.hpp): the cached plan of the agreed key, the new phase's
+  // memory bound to it.
+  void reuse(const CachedPlan& cached);
+  void keep_plan(const std::vector<RankSummary>& all, bool defer_open);
   void agree(const std::vector<RankSummary>& all, const std::optional<Error>& failure);
   void choose_strategy_of(const std::vector<RankSummary>& all);
   void partition(const std::vector<RankSummary>& all);
@@ -128,6 +138,14 @@ class PhaseImpl {
   void remove_stale_index() const;
   uint64_t hybrid_unit() const;
   uint64_t hybrid_threshold() const;
+  // The plan's last steps, fresh or reused: the window, opening the files (agreed, or
+  // deferred to close when `defer`), the statistics. A fresh plan computes the rounds' file
+  // I/O there (`direct_all`, `received`: null when reused).
+  void open_and_finish(double t0, bool defer, const std::vector<ReceivedRange>* direct_all, const ReceivedRanges* received);
+  const std::vector<RoundIo>& round_io() const {
+    static const std::vector<RoundIo> none;
+    return round_io_ ? *round_io_ : none;
+  }
 
   void execute(PhaseMode mode);
 
@@ -272,8 +290,12 @@ class PhaseImpl {
   std::vector<StreamExtent> direct_;  // runs this rank writes or reads itself
   Plan plan_;
   int my_partition_ = -1;
-  std::vector<RoundIo> round_io_;  // aggregators: each round's file I/O
-  PackedTransfers transfers_;      // this rank's puts (gets), per global round
+  std::shared_ptr<const std::vector<RoundIo>> round_io_;  // aggregators: each round's file I/O
+  std::shared_ptr<const PackedTransfers> transfers_;      // this rank's puts (gets), per global round
+  std::vector<uint32_t> order_;  // normalise()'s order of the declared pieces (plan reuse binds memory by it)
+  uint64_t key_ = 0;             // this rank's plan key
+  uint64_t agreed_key_ = 0;      // every rank's, combined (the cache's key)
+  bool defer_open_ = false;      // the plan's files are opened without an agreement (a committed direct write)
   StrategyChoice strategy_;
   Window* window_ = nullptr;  // the engine's
   FileSet files_;

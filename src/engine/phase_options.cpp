@@ -1,6 +1,9 @@
 #include "engine/phase_options.hpp"
 
+#include <mpi.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "common/error.hpp"
 #include "common/hash.hpp"
@@ -27,10 +30,11 @@ const std::vector<HintSpec>& engine_hint_specs() {
       {"strata_checksum_chunk", "4K..1G", "bytes per checksum in the index"},
       {"strata_aggr_tier", "dram|hbm|tmpfs|nvr", "force the aggregation tier"},
       {"strata_persistency", "job|none", "aggregated data must persist"},
-      {"strata_target", "shared|node-local", "write node-local files"},
+      {"strata_target", "shared|node-local|in-place", "write node-local files, or only the declared bytes of an existing file"},
       {"strata_drain", "true|false", "copy node-local files to the shared file at close"},
       {"strata_cost_table", "true|false", "keep every placement candidate's cost"},
       {"strata_dry_run", "true|false", "plan and place only"},
+      {"strata_compare_mpiio", "true|false", "also predict MPI-IO's own collective write (alternative \"mpi-io\")"},
   };
   return specs;
 }
@@ -125,6 +129,8 @@ PhaseOptions PhaseOptions::from_hints(const std::vector<std::pair<std::string, s
       o.pack = parse_choice(k, v);
     } else if (k == "strata_spans") {
       o.spans = parse_choice(k, v);
+    } else if (k == "strata_compare_mpiio") {
+      o.compare_mpiio = parse_flag(k, v);
     } else if (k == "strata_hole_limit") {
       o.hole_limit = parse_size(v, "hint strata_hole_limit");
     } else if (k.rfind("strata_", 0) == 0) {
@@ -137,6 +143,22 @@ PhaseOptions PhaseOptions::from_hints(const std::vector<std::pair<std::string, s
   if (o.strategy == Strategy::direct && (o.subfile_group > 0 || o.tiers.node_local)) {
     throw_usage("hint strata_strategy=direct cannot write subfiles or node-local files: their aggregators own "
                 "whole partitions (drop strata_subfiling / strata_target, or use strata_strategy=aggregate)");
+  }
+  if (o.tiers.in_place && o.subfile_group > 0) {
+    throw_usage("hint strata_target=in-place writes the caller's one file: it cannot be combined with strata_subfiling");
+  }
+  if (o.compare_mpiio) {
+    // The MPI-IO this process's collective writes go through: Open MPI picks OMPIO unless
+    // told io=romio*; MPICH has only ROMIO.
+#ifdef OPEN_MPI
+    const char* io = std::getenv("OMPI_MCA_io");
+    o.mpiio_romio = io != nullptr && std::string(io).find("romio") != std::string::npos;
+#else
+    o.mpiio_romio = true;
+#endif
+    if (const char* b = std::getenv("OMPI_MCA_io_ompio_bytes_per_agg")) {
+      o.ompio_bytes_per_agg = parse_size(b, "OMPI_MCA_io_ompio_bytes_per_agg");
+    }
   }
   o.commit = commit.value_or(Commit::nosync);
   // Durability asked with strata_fsync makes the default commit sync (the data is synced anyway).
@@ -160,8 +182,8 @@ uint64_t PhaseOptions::hash() const {
                           static_cast<uint64_t>(spans),
                           hole_limit.value_or(UINT64_MAX),
                           tiers.hash(),
-                          0,
-                          0};
+                          (compare_mpiio ? 1u : 0u) | (mpiio_romio ? 2u : 0u),
+                          ompio_bytes_per_agg.value_or(0)};
   return fnv1a(v, sizeof v);
 }
 

@@ -51,6 +51,11 @@ struct PhaseOptions {
   Choice spans = Choice::automatic;          // strata_spans
   std::optional<uint64_t> hole_limit;        // strata_hole_limit: a hole this large ends a span
   TierHints tiers;                           // strata_aggr_tier, strata_target, ... (engine/place/tier_hints.hpp)
+  bool compare_mpiio = false;                // strata_compare_mpiio: also predict MPI-IO's own collective write
+  // Which MPI-IO a collective write would use (for strata_compare_mpiio): ROMIO under MPICH or
+  // with Open MPI's io=romio*, else OMPIO; its round size (OMPIO: io_ompio_bytes_per_agg).
+  bool mpiio_romio = false;
+  std::optional<uint64_t> ompio_bytes_per_agg;
 
   // Throws a usage Error naming the hint and what it accepts.
   static PhaseOptions from_hints(const std::vector<std::pair<std::string, std::string>>& hints);

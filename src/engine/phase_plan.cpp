@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.hpp"
@@ -33,13 +34,33 @@ void PhaseImpl::plan() {
 
 void PhaseImpl::plan_steps() {
   const double t0 = MPI_Wtime();
+  // 0. Options, rank 0's look at the file, this rank's plan key. When the engine keeps plans,
+  // one reduction tells whether every rank declared what it declared for one of them (and
+  // that no rank failed): then that plan is reused whole (engine/plan_cache.hpp).
+  std::optional<Error> failure = declaration_error_;
+  RankSummary mine = local_start(failure);
+  stats_.collectives = 0;
+  if (!engine_.plans.empty()) {
+    uint64_t agreed[2] = {failure ? uint64_t{1} : 0, rank_key_term(key_, rank_)};
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
+    ++stats_.collectives;
+    if (agreed[0] == 0) {
+      if (auto cached = engine_.plans.find(agreed[1])) {
+        agreed_key_ = agreed[1];
+        reuse(*cached);
+        open_and_finish(t0, defer_open_, nullptr, nullptr);
+        return;
+      }
+    }
+  }
   // 1. Everything local first; one allgather then tells every rank every rank's summary and
   // whether anything failed, so errors cost nothing when there are none.
-  std::optional<Error> failure = declaration_error_;
-  RankSummary mine = local_summary(failure);
+  local_summary(mine, failure);
   std::vector<RankSummary> all(static_cast<size_t>(size_));
   MPI_Allgather(&mine, sizeof(RankSummary), MPI_BYTE, all.data(), sizeof(RankSummary), MPI_BYTE, comm_);
-  stats_.collectives = 1;
+  ++stats_.collectives;
+  agreed_key_ = 0;
+  for (int r = 0; r < size_; ++r) agreed_key_ += rank_key_term(all[static_cast<size_t>(r)].key, r);
   // 2. Agreement: errors, hints, variables.
   agree(all, failure);
   // 3. The strategy, by cost (or by hints); then which bytes go direct and which are aggregated.
@@ -58,28 +79,38 @@ void PhaseImpl::plan_steps() {
   const uint64_t pack_from = options_.pack == PhaseOptions::Choice::on    ? 1
                              : options_.pack == PhaseOptions::Choice::off ? 0
                                                                           : pack_threshold(machine.io);
-  transfers_ = PackedTransfers(transfers_by_round(plan_, agg_), pack_from);
+  transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), pack_from);
+  // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
+  // committed write by owners alone has nothing to agree on before it writes: its files are
+  // new partial files, so a failure to open one is agreed at close (which discards them).
+  defer_open_ = mode_ == PhaseMode::write && commit_ && strategy_.best().direct && direct_all.empty();
+  open_and_finish(t0, defer_open_, &direct_all, &received);
+  keep_plan(all, defer_open_);
+}
+
+void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<ReceivedRange>* direct_all,
+                                const ReceivedRanges* received) {
+  const Machine& machine = engine_.machine_once();
   if (!options_.tiers.dry_run && plan_.partitions() > 0) {
     const uint64_t allocations = engine_.window_allocations;
     window_ = &engine_.window_for(window_needs(), window_tiers(), rank_);
     if (engine_.window_allocations != allocations) stats_.collectives += 2;  // free and allocate
   }
-  // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
-  // committed write by owners alone has nothing to agree on before it writes: its files are
-  // new partial files, so a failure to open one is agreed at close (which discards them).
-  const bool defer = mode_ == PhaseMode::write && commit_ && strategy_.best().direct && direct_all.empty();
   auto open_step = [&] {
-    check_direct_overlaps(direct_all, received);
-    if (my_partition_ >= 0) {
-      round_io_ = plan_round_io(rounds_of_partition(plan_, my_partition_, received), direct_all, span_policy(),
-                                options_.hole_limit.value_or(hole_limit_from(machine.io)), machine.io);
+    if (direct_all != nullptr) {  // a fresh plan: overlaps checked, each round's file I/O planned
+      check_direct_overlaps(*direct_all, *received);
+      if (my_partition_ >= 0) {
+        round_io_ = std::make_shared<const std::vector<RoundIo>>(
+            plan_round_io(rounds_of_partition(plan_, my_partition_, *received), *direct_all, span_policy(),
+                          options_.hole_limit.value_or(hole_limit_from(machine.io)), machine.io));
+      }
     }
     if (options_.tiers.dry_run) return;  // tiers: plan and placement only
     open_file();
     // The stream is allocated here, so running out of memory is agreed like any error.
     stream_ = engine_.take_stream();  // the last phase's, so its pages are not faulted in again
     stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
-    if (mode_ == PhaseMode::write && !commit_ && rank_ == 0) remove_stale_index();
+    if (mode_ == PhaseMode::write && !commit_ && !options_.tiers.in_place && rank_ == 0) remove_stale_index();
   };
   if (!defer) {
     collectively(comm_, open_step);
@@ -100,9 +131,61 @@ void PhaseImpl::plan_steps() {
   stats_.tier_fallbacks = placement_.fallbacks;
   stats_.strategy = strategy_.alternatives.empty() ? "" : strategy_.alternatives[strategy_.chosen].name;
   stats_.predicted_s = strategy_.alternatives.empty() ? 0 : strategy_.alternatives[strategy_.chosen].predicted_s;
-  stats_.operations = transfers_.operations();
+  stats_.operations = transfers_->operations();
   state_ = State::planned;
   if (log::enabled(log::Level::debug)) log_plan();
+}
+
+// Reuse: the cached plan as this phase's, the declared memory bound to its pieces (the k-th
+// non-empty piece declared is the sorted selection's piece order[k]).
+void PhaseImpl::reuse(const CachedPlan& c) {
+  sel_ = c.sel;
+  size_t k = 0;
+  for (const Piece& p : pieces_) {
+    if (p.length == 0) continue;
+    sel_.pieces[c.order.empty() ? k : c.order[k]].memory = p.memory;
+    ++k;
+  }
+  pieces_ = {};
+  order_ = c.order;
+  agg_ = c.agg;
+  direct_ = c.direct;
+  plan_ = c.plan;
+  my_partition_ = c.my_partition;
+  round_io_ = c.round_io;
+  transfers_ = c.transfers;
+  strategy_ = c.strategy;
+  placement_ = c.placement;
+  tier_of_partition_ = c.tier_of_partition;
+  files_ = FileSet(c.files, c.subfiled);
+  declared_bytes_ = c.declared_bytes;
+  commit_ = c.commit;
+  defer_open_ = c.defer_open;
+  stats_.plan_reused = true;
+}
+
+// After a fresh plan that every rank completed: this rank's part of it kept under the agreed key.
+void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) {
+  auto c = std::make_shared<CachedPlan>();
+  c->key = agreed_key_;
+  for (const RankSummary& s : all) c->runs += s.runs;
+  c->sel = sel_;
+  c->order = order_;
+  c->agg = agg_;
+  c->direct = direct_;
+  c->plan = plan_;
+  c->my_partition = my_partition_;
+  c->round_io = round_io_;
+  c->transfers = transfers_;
+  c->strategy = strategy_;
+  c->placement = placement_;
+  c->tier_of_partition = tier_of_partition_;
+  for (const SubFile& f : files_.files()) c->files.push_back({f.path, f.begin, f.end, -1});
+  c->subfiled = files_.subfiled();
+  c->declared_bytes = declared_bytes_;
+  c->commit = commit_;
+  c->defer_open = defer_open;
+  engine_.plans.keep(std::move(c));
 }
 
 // STRATA_LOG=debug: the plan's decisions, as rank 0 sees them (STRATA_LOG_ALL_RANKS=1: every rank).
@@ -121,7 +204,7 @@ void PhaseImpl::log_plan() const {
   log::debug("  plan: " + std::to_string(plan_.partitions()) + " partition(s), " + std::to_string(plan_.global_rounds) +
              " round(s) of " + std::to_string(plan_.buffer_bytes) + " bytes x " + std::to_string(plan_.buffers) +
              " buffer(s); " + std::to_string(sel_.bytes - agg_.bytes) + " bytes direct here; " +
-             std::to_string(transfers_.operations()) + " one-sided operation(s) here");
+             std::to_string(transfers_->operations()) + " one-sided operation(s) here");
   for (size_t p = 0; p < placement_.partitions.size(); ++p) {
     const PlacedPartition& part = placement_.partitions[p];
     log::debug("  partition " + std::to_string(p) + " [" + std::to_string(part.begin) + ", " + std::to_string(part.end) +
@@ -134,7 +217,7 @@ void PhaseImpl::log_plan() const {
 
 // Step 1: options, the normalised selection and this rank's summary. Rank 0 also looks at the
 // file system and prepares the commit. A failure is kept for the agreement.
-RankSummary PhaseImpl::local_summary(std::optional<Error>& failure) {
+RankSummary PhaseImpl::local_start(std::optional<Error>& failure) {
   RankSummary mine{};
   mine.lo = UINT64_MAX;
   mine.variables = vars_.size();
@@ -144,7 +227,6 @@ RankSummary PhaseImpl::local_summary(std::optional<Error>& failure) {
   try {
     if (failure) throw *failure;
     options_ = PhaseOptions::from_hints(hints_);
-    sel_ = normalise(std::move(pieces_), names());
     if (rank_ == 0) {
       const auto known = engine_.clean.find(path_);
       clean_ = known != engine_.clean.end() && !options_.tiers.dry_run && options_.subfile_group == 0 &&
@@ -168,6 +250,48 @@ RankSummary PhaseImpl::local_summary(std::optional<Error>& failure) {
   // Tiers: a node-local target is a file per partition on its aggregator's node, so every byte
   // passes through the aggregator of its partition.
   if (options_.tiers.node_local) options_.subfile_group = 1;
+  key_ = failure ? 0 : plan_key(mine);
+  mine.key = key_;
+  return mine;
+}
+
+// This rank's plan key (engine/plan_cache.hpp): what its plan depends on, memory addresses
+// excepted. Rank 0 adds what it saw of the file: whether the write commits, the block size,
+// striping, and for a read the identity of the index that lists the files.
+uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
+  KeyHasher h;
+  h.add(path_.data(), path_.size());
+  h.add(static_cast<uint64_t>(mode_ == PhaseMode::write ? 1 : 2));
+  h.add(options_.hash());
+  for (const PhaseVariable& v : vars_) h.add(v.signature());
+  h.add(static_cast<uint64_t>(vars_.size()));
+  h.add_pieces(pieces_);
+  if (rank_ == 0) {
+    h.add(mine.fs_block);
+    h.add(mine.striped);
+    h.add(mine.in_place);
+    struct stat st {};
+    if (mode_ == PhaseMode::read && ::stat(index_path(index_output()).c_str(), &st) == 0) {
+      const uint64_t id[4] = {static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
+                              static_cast<uint64_t>(st.st_mtim.tv_sec), static_cast<uint64_t>(st.st_mtim.tv_nsec)};
+      h.add(id, sizeof id);
+    }
+  }
+  return h.digest();
+}
+
+// Step 1b: the normalised selection and this rank's summary (a fresh plan).
+void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) {
+  if (!failure) {
+    try {
+      sel_ = normalise(std::move(pieces_), names(), &order_);
+    } catch (const Error& e) {
+      failure = e;
+    } catch (const std::exception& e) {
+      failure = Error(ErrorKind::runtime, e.what());
+    }
+  }
+  pieces_ = {};
   // The hybrid split, counted at its threshold (the strategy decides whether it is used).
   const Selection& s = sel_;
   if (s.bytes > 0) {
@@ -206,7 +330,6 @@ RankSummary PhaseImpl::local_summary(std::optional<Error>& failure) {
   mine.config = options_.hash();
   for (const auto& v : vars_) mine.signature = fnv1a(&mine.signature, sizeof mine.signature, v.signature());
   mine.ok = failure ? 0 : 1;
-  return mine;
 }
 
 // The partition unit direct runs are aligned to: the stripe size when given, else 1 MiB
@@ -258,6 +381,7 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.whole_spans = mode_ == PhaseMode::read || commit_;
   in.commit = commit_;
   if (options_.spans == PhaseOptions::Choice::off) in.whole_spans = false;
+  in.sieve_allowed = !options_.tiers.in_place;  // the caller's file: no byte no rank declared is read back or written
   const bool aggregate_only = mode_ == PhaseMode::write && (options_.subfile_group > 0 || options_.tiers.node_local);
   // Owners write unaligned runs themselves only where no stripe lock makes them contend.
   in.direct_allowed = !aggregate_only && !options_.tiers.node_local &&
@@ -282,6 +406,10 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.hybrid_forced_off = in.hybrid_threshold == 0;
   in.hybrid_forced_on = options_.direct_threshold.has_value() && *options_.direct_threshold > 0;
   in.pack = options_.pack != PhaseOptions::Choice::off;
+  in.compare_mpiio = options_.compare_mpiio;
+  in.mpiio_romio = options_.mpiio_romio;
+  in.mpiio_buffer = in.mpiio_romio ? options_.buffer_bytes : options_.buffer_bytes ? options_.buffer_bytes : options_.ompio_bytes_per_agg;
+  in.mpiio_aggregators = options_.aggregators;
   strategy_ = choose_strategy(in, machine.io);
   if (strategy_.alternatives.empty()) throw_runtime("internal: no strategy for this phase");
 }
@@ -352,8 +480,9 @@ void PhaseImpl::partition(const std::vector<RankSummary>& all) {
   placement_.figures_measured = machine.io.measured;
   for (size_t i = 0; i < strategy_.alternatives.size(); ++i) {
     const Alternative& a = strategy_.alternatives[i];
-    placement_.strategies.push_back({a.name, a.direct, a.hybrid, i == strategy_.chosen, a.aggregators, a.buffers,
-                                     a.buffer_bytes, a.rounds, a.predicted_s, a.move_s, a.io_s, a.sync_s});
+    placement_.strategies.push_back({a.name, a.direct, a.hybrid, i == strategy_.chosen && !a.mpiio, a.aggregators,
+                                     a.buffers, a.buffer_bytes, a.rounds, a.predicted_s, a.move_s, a.io_s, a.sync_s,
+                                     a.plan_s});
   }
 }
 
@@ -365,7 +494,7 @@ void PhaseImpl::choose_phase_files() {
   }
   std::vector<SubFile> listed;
   std::optional<Error> index_error;
-  if (rank_ == 0) {
+  if (rank_ == 0 && !options_.tiers.in_place) {  // strata_target=in-place: the caller's one file, no index
     try {
       if (auto index = read_output_index(index_output())) {
         for (const auto& f : index->files) listed.push_back({resolve_indexed_path(path_, f.path), f.begin, f.end, -1});
@@ -459,6 +588,8 @@ std::vector<int> PhaseImpl::window_tiers() const {
 SpanPolicy PhaseImpl::span_policy() const {
   if (options_.spans == PhaseOptions::Choice::off) return SpanPolicy::runs;
   if (mode_ == PhaseMode::read) return SpanPolicy::read;
+  // The caller's file (strata_target=in-place): exactly the declared bytes, run by run.
+  if (options_.tiers.in_place) return SpanPolicy::runs;
   return commit_ ? SpanPolicy::fill : SpanPolicy::sieve;
 }
 

@@ -196,3 +196,32 @@ TEST(Strategy, CopiesAndWritesShareTheCores) {
   f.probe_ranks = 4;
   EXPECT_TRUE(choose_strategy(strided(4, 2, 4 << 20), f).best().direct);
 }
+
+// strata_compare_mpiio: MPI-IO's own write is the last alternative and never the choice; ROMIO
+// writes contiguous, non-interleaved requests independently (the writes alone), while many
+// small interleaved runs cost it flattening, sorting and a read-modify-write per round.
+TEST(Strategy, MpiioIsPredictedButNeverChosen) {
+  StrategyInput contiguous;
+  for (int r = 0; r < 4; ++r) contiguous.ranks.push_back({r * (uint64_t{16} << 20), (r + 1) * (uint64_t{16} << 20), uint64_t{16} << 20, 1, 0, 0});
+  contiguous.compare_mpiio = true;
+  contiguous.mpiio_romio = true;
+  contiguous.cores_per_node = 2;
+  const IoFigures f;
+  const StrategyChoice c = choose_strategy(contiguous, f);
+  ASSERT_EQ(c.alternatives.back().name, "mpi-io");
+  EXPECT_NE(c.chosen, c.alternatives.size() - 1);
+  const Alternative& romio = c.alternatives.back();
+  EXPECT_EQ(romio.rounds, 0u);  // independent
+  EXPECT_NEAR(romio.io_s, std::max(f.write_s(uint64_t{16} << 20), 4 * f.write_s(uint64_t{16} << 20) / 2), 1e-9);
+
+  StrategyInput small = strided(16, 20000, 64);
+  small.compare_mpiio = true;
+  small.mpiio_romio = true;
+  const StrategyChoice s = choose_strategy(small, f);
+  const Alternative& m = s.alternatives.back();
+  EXPECT_GT(m.rounds, 0u);
+  EXPECT_GT(m.plan_s, 0.0);
+  EXPECT_GT(m.predicted_s, s.best().predicted_s);
+  small.mpiio_romio = false;  // OMPIO sorts every run, and walks them in every round
+  EXPECT_GT(predict_mpiio(small, f).plan_s, m.plan_s);
+}

@@ -95,9 +95,10 @@ std::string to_table(const RunRecord& r) {
     if (last == nullptr) continue;
     const auto& e = last->engine;
     std::snprintf(line, sizeof line,
-                  "engine, last %s: plan %.4f s, aggregation %.4f s, I/O %.4f s, wait %.4f s; %llu round(s), "
+                  "engine, last %s: plan %.4f s%s, aggregation %.4f s, I/O %.4f s, wait %.4f s; %llu round(s), "
                   "%llu aggregator(s), %llu x %s buffers, %llu file requests\n",
-                  write ? "write" : "read", e["plan_s"].get<double>(), e["aggregation_s"].get<double>(),
+                  write ? "write" : "read", e["plan_s"].get<double>(), e.value("plan_reused", false) ? " (plan reused)" : "",
+                  e["aggregation_s"].get<double>(),
                   e["io_s"].get<double>(), e["wait_s"].get<double>(), e["rounds"].get<unsigned long long>(),
                   e["aggregators"].get<unsigned long long>(), e["buffers"].get<unsigned long long>(),
                   format_size(e["buffer_bytes"].get<uint64_t>()).c_str(), e["fs_requests"].get<unsigned long long>());

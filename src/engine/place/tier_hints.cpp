@@ -17,7 +17,8 @@ bool parse_bool(const std::string& key, const std::string& v) {
 
 uint64_t TierHints::hash() const {
   return (forced ? static_cast<uint64_t>(*forced) + 1 : 0) | (persistent ? 1u << 4 : 0) | (node_local ? 1u << 5 : 0) |
-         (drain ? 1u << 6 : 0) | (cost_table ? 1u << 7 : 0) | (dry_run ? 1u << 8 : 0);
+         (drain ? 1u << 6 : 0) | (cost_table ? 1u << 7 : 0) | (dry_run ? 1u << 8 : 0) |
+         (in_place ? 1u << 9 : 0);
 }
 
 TierHints parse_tier_hints(const std::vector<std::pair<std::string, std::string>>& hints) {
@@ -31,8 +32,11 @@ TierHints parse_tier_hints(const std::vector<std::pair<std::string, std::string>
       if (v != "job" && v != "none") throw_usage("hint strata_persistency=" + v + " must be job or none");
       h.persistent = v == "job";
     } else if (k == "strata_target") {
-      if (v != "node-local" && v != "shared") throw_usage("hint strata_target=" + v + " must be node-local or shared");
+      if (v != "node-local" && v != "shared" && v != "in-place") {
+        throw_usage("hint strata_target=" + v + " must be shared, node-local or in-place");
+      }
       h.node_local = v == "node-local";
+      h.in_place = v == "in-place";
     } else if (k == "strata_drain") {
       h.drain = parse_bool(k, v);
     } else if (k == "strata_cost_table") {

@@ -3,6 +3,9 @@
 //   strata_persistency=job                 aggregated data must persist: a job-lifetime tier with room for it all
 //   strata_target=node-local               write one file per node on node-local storage (the nvr tier's
 //                                          directory, STRATA_LOCAL_DIR/<node>/), read back from it
+//   strata_target=in-place                 write into an existing file the caller owns (a program's own MPI-IO
+//                                          file): exactly the declared bytes, no partial file, index, truncation,
+//                                          zero-filled hole or read-modify-write of bytes no rank declared
 //   strata_drain=true                      with strata_target=node-local: copy the node files into the shared
 //                                          file at close
 //   strata_cost_table=true                 keep every candidate's costs (rank 0) for Phase::placement()
@@ -23,6 +26,7 @@ struct TierHints {
   std::optional<Tier> forced;
   bool persistent = false;
   bool node_local = false;
+  bool in_place = false;  // strata_target=in-place
   bool drain = false;
   bool cost_table = false;
   bool dry_run = false;

@@ -7,12 +7,31 @@
 
 namespace strata::engine {
 
-Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& names) {
+Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& names, std::vector<uint32_t>* order) {
   Selection s;
   pieces.erase(std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.length == 0; }),
                pieces.end());
-  std::sort(pieces.begin(), pieces.end(),
-            [](const Piece& a, const Piece& b) { return a.file_offset < b.file_offset; });
+  if (order != nullptr) order->clear();
+  auto before = [](const Piece& a, const Piece& b) { return a.file_offset < b.file_offset; };
+  // Declarations usually come in file order: then no sort (and the identity order).
+  if (!std::is_sorted(pieces.begin(), pieces.end(), before)) {
+    if (order == nullptr) {
+      std::sort(pieces.begin(), pieces.end(), before);
+    } else {
+      std::vector<uint32_t> by_offset(pieces.size());
+      for (uint32_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
+      std::sort(by_offset.begin(), by_offset.end(),
+                [&](uint32_t a, uint32_t b) { return pieces[a].file_offset < pieces[b].file_offset; });
+      std::vector<Piece> sorted;
+      sorted.reserve(pieces.size());
+      order->assign(pieces.size(), 0);
+      for (uint32_t k = 0; k < by_offset.size(); ++k) {
+        sorted.push_back(pieces[by_offset[k]]);
+        (*order)[by_offset[k]] = k;
+      }
+      pieces = std::move(sorted);
+    }
+  }
   uint64_t stream = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Piece& p = pieces[i];

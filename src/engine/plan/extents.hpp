@@ -35,7 +35,11 @@ struct Selection {
 };
 
 // Sorts and coalesces. Throws a usage Error naming the variables when two pieces overlap.
-Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& variable_names);
+// `order` (when given) receives where each non-empty piece went, in declaration order:
+// pieces[order[k]] is the k-th non-empty piece declared; empty when they came sorted (the
+// identity), which is also when no sort is done.
+Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& variable_names,
+                    std::vector<uint32_t>* order = nullptr);
 // Packs memory into the stream (file order), or unpacks the stream into memory.
 void pack(const Selection& s, std::byte* stream);
 void unpack(const Selection& s, const std::byte* stream);

@@ -118,7 +118,7 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
     const double spans = rounds * f.write_s(per_round);
     const double runs = f.writes_s(std::max<uint64_t>(agg_runs / static_cast<uint64_t>(k), 1), static_cast<uint64_t>(part_bytes));
     const double rmw = 2 * rounds * f.write_s(std::min<uint64_t>(s, std::max<uint64_t>(part / std::max<uint64_t>(a.rounds, 1), 1)));
-    io = in.whole_spans ? spans : std::min(runs, rmw);
+    io = in.whole_spans ? spans : in.sieve_allowed ? std::min(runs, rmw) : runs;
     io += part_bytes / f.hash_Bps;
   }
   const double io_total = parallel(io, io * k, streams);
@@ -146,7 +146,104 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   return a;
 }
 
+// ---- MPI-IO's own collective write (strata_compare_mpiio) ----------------------------------
+// From the same figures as the engine's alternatives (MPI-IO-NOTES.md describes both paths):
+//  - ROMIO with romio_cb_write=automatic writes independently when no two ranks' ranges
+//    interleave: a contiguous request is one write; a noncontiguous one is data-sieved in
+//    512 KiB pieces (read, modify, write). Otherwise two-phase: every rank flattens its request
+//    into (offset, length) pairs and sends them to the cb_nodes aggregators (one per host by
+//    default), which merge them; then ceil(partition / cb_buffer_size) rounds (16 MiB default,
+//    holes included), each with an Alltoall of sizes over the communicator, the data moved
+//    point to point into one buffer, and the buffer written — read first when the round has
+//    holes. Nothing overlaps.
+//  - OMPIO (vulcan): with at most 2 ranks each rank writes its own runs (individual). Otherwise
+//    the same two phases with io_ompio_bytes_per_agg (32 MiB) rounds, but every aggregator sorts
+//    all the runs of its group, and walks them again in every round.
+// Per run, flattening and sorting cost what one hindexed datatype entry costs (put_run_s) times
+// the factors below, calibrated on this project's VM against measured ROMIO and OMPIO writes
+// (docs/engine.md, "MPI-IO's prediction").
+constexpr double kFlattenRuns = 1.0;     // flattening a run, per rank, x put_run_s
+constexpr double kRomioMerge = 1.0;      // ROMIO's heap merge, per run and log2(ranks), x put_run_s
+constexpr double kOmpioSort = 4.0;       // OMPIO's sort, per run and log2(runs), x put_run_s
+constexpr double kExchangeRun = 2.0;     // a run moved in the data exchange (both sides), x put_run_s
+constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
+
 }  // namespace
+
+Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
+  Alternative a;
+  a.name = "mpi-io";
+  a.mpiio = true;
+  const Totals t = totals(in);
+  const int ranks = std::max(static_cast<int>(in.ranks.size()), 1);
+  const double streams = static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1);
+  const double log_ranks = std::log2(static_cast<double>(std::max(ranks, 2)));
+  double flatten = 0;
+  for (const RankShape& r : in.ranks) flatten = std::max(flatten, static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns);
+  // Open and close are collective; MPI-IO has no commit of its own.
+  const double open_close = 2 * f.collective_at(ranks);
+  const bool independent = in.mpiio_romio ? !interleaved(in) : ranks <= 2;
+  if (t.bytes == 0 || independent) {
+    double slowest = 0, total = 0;
+    for (const RankShape& r : in.ranks) {
+      if (r.bytes == 0) continue;
+      double w = 0;
+      if (r.runs <= 1 || !in.mpiio_romio) {
+        w = f.writes_s(r.runs, r.bytes);
+      } else {  // data sieving over the rank's span
+        const uint64_t span = r.hi - r.lo;
+        const double pieces = std::ceil(static_cast<double>(span) / kSieveBytes);
+        w = 2 * pieces * f.write_s(std::min<uint64_t>(span, kSieveBytes)) + static_cast<double>(r.bytes) / f.memcpy_Bps;
+      }
+      slowest = std::max(slowest, w);
+      total += w;
+    }
+    a.plan_s = flatten;
+    a.io_s = parallel(slowest, total, streams);
+    a.sync_s = open_close + f.collective_at(ranks);  // ROMIO's allgather of the ranks' ranges
+    a.predicted_s = a.plan_s + a.io_s + a.sync_s;
+    return a;
+  }
+  int k = in.mpiio_aggregators.value_or(0);
+  const uint64_t s = in.mpiio_buffer.value_or(in.mpiio_romio ? uint64_t{16} << 20 : uint64_t{32} << 20);
+  if (k <= 0) {
+    // ROMIO: cb_config_list *:1, one per host. OMPIO: enough aggregators for bytes_per_agg
+    // each, at least one per node.
+    k = in.mpiio_romio ? in.nodes : static_cast<int>(std::max<uint64_t>((t.bytes + s - 1) / s, static_cast<uint64_t>(in.nodes)));
+  }
+  k = std::clamp(k, 1, ranks);
+  a.aggregators = k;
+  a.buffer_bytes = s;
+  a.buffers = 1;
+  const uint64_t domain = t.hi - t.lo;
+  const uint64_t part = (domain + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k);
+  a.rounds = (part + s - 1) / s;
+  const double rounds = static_cast<double>(a.rounds);
+  const double runs_per_agg = static_cast<double>(t.runs) / k;
+  // Plan: flatten, send the pairs (16 bytes each, 24 at the aggregator), merge or sort them.
+  double order = runs_per_agg * log_ranks * f.put_run_s * kRomioMerge;
+  if (!in.mpiio_romio) {
+    order = runs_per_agg * std::log2(std::max(runs_per_agg, 2.0)) * f.put_run_s * kOmpioSort +
+            rounds * runs_per_agg * f.put_run_s;  // every round walks the sorted runs again
+  }
+  a.plan_s = flatten + 2 * f.collective_at(ranks) + static_cast<double>(t.runs) * 40.0 / f.memcpy_Bps + order;
+  // Movement: each aggregator receives its partition's bytes and runs; each rank sends its own.
+  double send = 0;
+  for (const RankShape& r : in.ranks) {
+    send = std::max(send, static_cast<double>(r.bytes) / f.put_bandwidth_Bps + static_cast<double>(r.runs) * f.put_run_s * kExchangeRun);
+  }
+  const double receive = static_cast<double>(t.bytes) / k / f.put_bandwidth_Bps + runs_per_agg * f.put_run_s * kExchangeRun;
+  a.move_s = std::max(send, receive) + rounds * f.collective_at(ranks) * (ranks > 1 ? 2 : 1);
+  // I/O: one buffer per round; rounds with holes are read first (the domain is dense only when
+  // the ranks' bytes tile it).
+  const uint64_t per_round = std::max<uint64_t>(std::min<uint64_t>(s, part), 1);
+  const double write_round = f.write_s(per_round);
+  const double io = rounds * (in.dense ? write_round : 2 * write_round);
+  a.io_s = parallel(io, io * k, streams);
+  a.sync_s = open_close + f.collective_at(ranks);  // the Allreduce of the round count
+  a.predicted_s = a.plan_s + a.move_s + a.io_s + a.sync_s;
+  return a;
+}
 
 StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   StrategyChoice c;
@@ -201,6 +298,7 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   for (size_t i = 1; i < c.alternatives.size(); ++i) {
     if (c.alternatives[i].predicted_s < c.alternatives[c.chosen].predicted_s * 0.95) c.chosen = i;
   }
+  if (in.compare_mpiio) c.alternatives.push_back(predict_mpiio(in, f));  // last: never chosen
   return c;
 }
 

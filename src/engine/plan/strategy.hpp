@@ -35,6 +35,7 @@ struct StrategyInput {
   uint64_t align = 4096;        // partition unit
   bool write = true;
   bool whole_spans = true;      // a round may be written as whole spans (a new file, or a read)
+  bool sieve_allowed = true;    // else in place: runs only, no read-modify-write (strata_target=in-place)
   bool direct_allowed = true;   // owners may write unaligned runs themselves (no stripe locks, no subfiles)
   bool aggregate_allowed = true;
   bool dense = false;           // the ranks' bytes tile the domain: no range exchange
@@ -48,6 +49,13 @@ struct StrategyInput {
   bool hybrid_forced_off = false;  // strata_direct_threshold=0
   bool hybrid_forced_on = false;   // strata_direct_threshold given
   bool pack = true;                // puts of many runs packed into one (strata_pack)
+  // strata_compare_mpiio: also predict MPI-IO's own collective write of the same requests
+  // (alternative "mpi-io", never chosen): ROMIO's or OMPIO's two-phase, with their defaults
+  // unless the hints set cb_buffer_size / cb_nodes.
+  bool compare_mpiio = false;
+  bool mpiio_romio = false;
+  std::optional<uint64_t> mpiio_buffer;
+  std::optional<int> mpiio_aggregators;
 };
 
 struct Alternative {
@@ -60,7 +68,13 @@ struct Alternative {
   uint64_t rounds = 0;
   double predicted_s = 0;
   double move_s = 0, io_s = 0, sync_s = 0;  // puts, file I/O, fences and collectives (predicted)
+  double plan_s = 0;           // of predicted_s: planning (MPI-IO: flattening, exchanging and sorting the runs)
+  bool mpiio = false;          // MPI-IO's own collective write (strata_compare_mpiio): never chosen
 };
+
+// MPI-IO's collective write of the same requests (engine/plan/strategy.cpp explains the
+// model; docs/engine.md its calibration). Deterministic like choose_strategy.
+Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f);
 
 struct StrategyChoice {
   std::vector<Alternative> alternatives;  // every candidate, in the order considered

@@ -1,0 +1,315 @@
+// "Plan once, write many" (include/strata/strata.hpp): the interface the drop-in layer needs.
+//  1. strata_target=in-place: a file the caller made, with sentinel bytes around and between
+//     the declared runs (runs of every rank interleaved, adjacent or apart, small and large),
+//     keeps every byte no rank declared, grows only to the last declared byte, and no other
+//     file appears beside it — under the aggregate, direct and hybrid strategies.
+//  2. Plan reuse: a phase declaring what an earlier one declared reuses its plan (every rank
+//     says plan_reused) and writes the same bytes from other memory buffers; a declaration
+//     changed on one rank only, or a changed hint, is planned afresh on every rank.
+// usage: mpiexec -n K engine_plan_once DIR
+#include <mpi.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/seeded_random.hpp"
+#include "strata/strata.hpp"
+
+using namespace strata;
+
+namespace {
+
+int rank = 0, size = 1;
+bool all_ok = true;
+
+void check(bool ok, const std::string& what) {
+  int mine = ok ? 1 : 0, every = 0;
+  MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("%s %s\n", every ? "ok  " : "FAIL", what.c_str());
+  if (!ok) std::fprintf(stderr, "rank %d: %s failed\n", rank, what.c_str());
+  all_ok = all_ok && every == 1;
+}
+
+struct Run {
+  uint64_t offset, length;
+  int owner;
+};
+
+// Runs of every rank over [0, end): short and long, adjacent (no gap) or apart, owners drawn at
+// random; one run of `big` bytes in the middle (a direct candidate).
+std::vector<Run> draw_runs(uint64_t seed, uint64_t count, uint64_t big) {
+  SeededRandom r(seed);
+  std::vector<Run> runs;
+  uint64_t at = 100 + r.below(4000);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t length = i == count / 2 ? big : 1 + r.below(i % 7 == 0 ? 20000 : 600);
+    runs.push_back({at, length, static_cast<int>(r.below(static_cast<uint64_t>(size)))});
+    at += length + (r.below(3) == 0 ? 0 : 1 + r.below(300));
+  }
+  return runs;
+}
+
+unsigned char value_at(uint64_t offset, uint64_t salt) { return static_cast<unsigned char>(splitmix64(offset + salt) | 3); }
+// Neither zero (a filled hole, a truncated tail) nor any data byte (value_at sets bits 0 and 1).
+constexpr unsigned char kSentinel = 0xA5;
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> folder(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// This rank's runs declared into one phase (when given): half by add_extents (packed back to back in one
+// buffer), half one by one; the memory filled with the bytes expected at each offset.
+struct Declared {
+  std::vector<unsigned char> packed, single;
+};
+Declared declare(Phase* p, int v, const std::vector<Run>& runs, uint64_t salt) {
+  Declared d;
+  std::vector<uint64_t> offsets, lengths;
+  uint64_t packed = 0, single = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].owner != rank) continue;
+    (i % 2 == 0 ? packed : single) += runs[i].length;
+  }
+  d.packed.resize(packed);
+  d.single.resize(single);
+  uint64_t pa = 0, sa = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Run& r = runs[i];
+    if (r.owner != rank) continue;
+    unsigned char* mem = i % 2 == 0 ? d.packed.data() + pa : d.single.data() + sa;
+    for (uint64_t k = 0; k < r.length; ++k) mem[k] = value_at(r.offset + k, salt);
+    if (i % 2 == 0) {
+      offsets.push_back(r.offset);
+      lengths.push_back(r.length);
+      pa += r.length;
+    } else {
+      if (p != nullptr) p->add_extent(v, r.offset, r.length, mem);
+      sa += r.length;
+    }
+  }
+  if (p != nullptr) p->add_extents(v, offsets.size(), offsets.data(), lengths.data(), d.packed.data());
+  return d;
+}
+
+// 1. strata_target=in-place.
+void in_place(const std::string& dir, const std::string& strategy, bool grows) {
+  const std::string name = "in_place." + strategy + (grows ? ".grows" : ".longer");
+  const std::string sub = dir + "/" + name;
+  const std::string path = sub + "/data";
+  const std::vector<Run> runs = draw_runs(7 + (grows ? 1 : 0), 400, uint64_t{3} << 20);
+  const uint64_t last = runs.back().offset + runs.back().length;
+  const uint64_t initial = grows ? last - 777 : last + 5000;  // the last run reaches past the file, or not
+  if (rank == 0) {
+    ::mkdir(sub.c_str(), 0755);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    const std::string sentinel(initial, static_cast<char>(kSentinel));
+    out.write(sentinel.data(), static_cast<std::streamsize>(sentinel.size()));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::vector<std::string> before = rank == 0 ? folder(sub) : std::vector<std::string>{};
+  std::vector<Phase::Hint> hints = {{"strata_target", "in-place"}, {"cb_buffer_size", "65536"}};
+  if (strategy == "hybrid") {
+    hints.push_back({"striping_unit", "4096"});
+    hints.push_back({"strata_direct_threshold", "65536"});
+  } else {
+    hints.push_back({"strata_strategy", strategy});
+  }
+  std::string error;
+  try {
+    Engine engine(MPI_COMM_WORLD);
+    Phase p(engine, path, PhaseMode::write, hints);
+    const int v = p.define_variable("bytes", 1, {last + 100000}, 0);  // the variable ends past the file
+    Declared keep = declare(&p, v, runs, 11);
+    p.plan();
+    p.write();
+    p.close();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  bool ok = error.empty();
+  if (rank == 0 && ok) {
+    const std::string got = read_all(path);
+    const uint64_t want_size = std::max(initial, last);
+    std::string expect(want_size, static_cast<char>(kSentinel));
+    for (const Run& r : runs) {
+      for (uint64_t k = 0; k < r.length; ++k) expect[r.offset + k] = static_cast<char>(value_at(r.offset + k, 11));
+    }
+    if (got.size() != want_size) {
+      error = "size " + std::to_string(got.size()) + ", expected " + std::to_string(want_size);
+    } else if (got != expect) {
+      size_t i = 0;
+      while (got[i] == expect[i]) ++i;
+      error = "byte " + std::to_string(i) + " differs";
+    } else if (folder(sub) != before) {
+      error = "files appeared or went beside the output";
+    }
+    ok = error.empty();
+  }
+  if (!ok) std::fprintf(stderr, "rank %d: %s: %s\n", rank, name.c_str(), error.c_str());
+  check(ok, name);
+}
+
+// 2. Plan reuse. One phase's declarations: `runs` of variable "bytes" (in a shuffled order,
+// so the plan's sort order is exercised) and a block of rows of a 2-D variable "grid" from an
+// array of structures (memory stride 16 for 8-byte elements); memory freshly allocated.
+struct Buffers {
+  Declared bytes;
+  std::vector<double> grid;  // two doubles per element: the element, then padding
+};
+constexpr uint64_t kRows = 8, kCols = 50;
+double grid_value(uint64_t row, uint64_t col, uint64_t salt) { return static_cast<double>(row * 1000 + col) + salt * 0.25; }
+
+PhaseStats write_phase(Engine& engine, const std::string& path, const std::vector<Run>& runs, uint64_t salt,
+                       const std::vector<Phase::Hint>& hints, PhaseMode mode = PhaseMode::write, bool* read_ok = nullptr) {
+  Buffers b;
+  Phase p(engine, path, mode, hints);
+  uint64_t last = 0;
+  for (const Run& r : runs) last = std::max(last, r.offset + r.length);
+  const int v = p.define_variable("bytes", 1, {last + 1000}, 0);
+  const int g = p.define_variable("grid", 8, {kRows * static_cast<uint64_t>(size), kCols}, last + 1000);
+  b.bytes = declare(&p, v, runs, salt);
+  b.grid.assign(kRows * kCols * 2, -1.0);
+  for (uint64_t r = 0; r < kRows; ++r) {
+    for (uint64_t c = 0; c < kCols; ++c) {
+      b.grid[(r * kCols + c) * 2] = mode == PhaseMode::write ? grid_value(static_cast<uint64_t>(rank) * kRows + r, c, salt) : 0;
+    }
+  }
+  p.add_subarray(g, {static_cast<uint64_t>(rank) * kRows, 0}, {kRows, kCols}, b.grid.data(), 16);
+  if (mode == PhaseMode::read) {
+    std::fill(b.bytes.packed.begin(), b.bytes.packed.end(), 0);
+    std::fill(b.bytes.single.begin(), b.bytes.single.end(), 0);
+  }
+  p.plan();
+  if (mode == PhaseMode::write) {
+    p.write();
+  } else {
+    p.read();
+  }
+  PhaseStats max;
+  PhaseStats mine = p.close(&max);
+  if (read_ok != nullptr) {  // what was read is what `salt` wrote
+    const Declared want = declare(nullptr, 0, runs, salt);
+    bool ok = want.packed == b.bytes.packed && want.single == b.bytes.single;
+    for (uint64_t r = 0; r < kRows; ++r) {
+      for (uint64_t c = 0; c < kCols; ++c) {
+        ok = ok && b.grid[(r * kCols + c) * 2] == grid_value(static_cast<uint64_t>(rank) * kRows + r, c, salt) &&
+             b.grid[(r * kCols + c) * 2 + 1] == -1.0;
+      }
+    }
+    *read_ok = ok;
+  }
+  return mine;
+}
+
+// Every rank's plan_reused, agreed: 1 all reused, 0 none, -1 mixed.
+int reused_everywhere(const PhaseStats& s) {
+  int mine = s.plan_reused ? 1 : 0, lo = 0, hi = 0;
+  MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi ? lo : -1;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  int same = 0;
+  if (rank == 0) {
+    const std::string x = read_all(a), y = read_all(b);
+    same = !x.empty() && x == y ? 1 : 0;
+    if (!same) std::fprintf(stderr, "%s (%zu bytes) and %s (%zu bytes) differ\n", a.c_str(), x.size(), b.c_str(), y.size());
+  }
+  MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return same == 1;
+}
+
+void reuse(const std::string& dir, const std::string& strategy) {
+  const std::string name = "reuse." + strategy;
+  std::vector<Run> runs = draw_runs(31, 300, uint64_t{1} << 20);
+  SeededRandom shuffle(5);
+  shuffle.shuffle(runs);  // declared out of file order
+  std::vector<Phase::Hint> hints = {{"cb_buffer_size", "65536"}};
+  if (strategy != "auto") hints.push_back({"strata_strategy", strategy});
+  const std::string reused = dir + "/" + name + ".reused", fresh = dir + "/" + name + ".fresh";
+  Engine engine(MPI_COMM_WORLD);
+  const PhaseStats first = write_phase(engine, reused, runs, 1, hints);
+  check(reused_everywhere(first) == 0, name + ": the first phase plans");
+  const PhaseStats second = write_phase(engine, reused, runs, 2, hints);  // other buffers, other values
+  check(reused_everywhere(second) == 1, name + ": the same declarations reuse the plan on every rank");
+  check(second.plan_signature == first.plan_signature, name + ": the reused plan is the first one");
+  {
+    Engine other(MPI_COMM_WORLD);
+    write_phase(other, fresh, runs, 2, hints);
+  }
+  check(same_file(reused, fresh), name + ": a reused plan writes what a fresh plan writes");
+  // One rank declares one run shorter: planned afresh on every rank, and written right.
+  std::vector<Run> changed = runs;
+  for (Run& r : changed) {
+    if (r.owner == size - 1 && r.length > 1) {
+      r.length -= 1;
+      break;
+    }
+  }
+  const PhaseStats third = write_phase(engine, reused, changed, 3, hints);
+  check(reused_everywhere(third) == 0, name + ": a declaration changed on one rank is planned afresh on every rank");
+  {
+    Engine other(MPI_COMM_WORLD);
+    write_phase(other, fresh, changed, 3, hints);
+  }
+  check(same_file(reused, fresh), name + ": ... and written as a fresh plan writes it");
+  std::vector<Phase::Hint> other_hints = hints;
+  other_hints.push_back({"strata_buffers", "3"});
+  check(reused_everywhere(write_phase(engine, reused, runs, 4, other_hints)) == 0, name + ": a changed hint is planned afresh");
+  // The first declarations again: their plan is still kept (the cache holds several).
+  check(reused_everywhere(write_phase(engine, reused, runs, 5, hints)) == 1, name + ": an earlier plan is found again");
+  {
+    Engine other(MPI_COMM_WORLD);
+    write_phase(other, fresh, runs, 5, hints);
+  }
+  check(same_file(reused, fresh), name + ": ... and writes what a fresh plan writes");
+  // Reads: the second read of the same selection reuses the first read's plan.
+  bool ok1 = false, ok2 = false;
+  const PhaseStats r1 = write_phase(engine, reused, runs, 5, hints, PhaseMode::read, &ok1);
+  const PhaseStats r2 = write_phase(engine, reused, runs, 5, hints, PhaseMode::read, &ok2);
+  check(ok1 && ok2 && reused_everywhere(r1) == 0 && reused_everywhere(r2) == 1, name + ": a read reuses its plan and reads right");
+  // A new write of the output changes its index: the next read plans afresh.
+  write_phase(engine, reused, runs, 6, hints);
+  bool ok3 = false;
+  const PhaseStats r3 = write_phase(engine, reused, runs, 6, hints, PhaseMode::read, &ok3);
+  check(ok3 && reused_everywhere(r3) == 0, name + ": a read after the output changed plans afresh");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string dir = argc > 1 ? argv[1] : "/tmp";
+  for (const char* strategy : {"aggregate", "direct", "hybrid"}) {
+    for (bool grows : {true, false}) in_place(dir, strategy, grows);
+  }
+  for (const char* strategy : {"aggregate", "direct", "auto"}) reuse(dir, strategy);
+  MPI_Finalize();
+  return all_ok ? 0 : 1;
+}
