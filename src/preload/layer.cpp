@@ -358,14 +358,18 @@ int flush_one(File& f) {
   const double t0 = now();
   int code = MPI_SUCCESS;
   bool to_mpiio = mode() == Mode::mpiio;
+  int rank = 0;
+  PMPI_Comm_rank(f.group->comm, &rank);
+  // Until the engine's strata_target=in-place: the index the engine writes beside the file is
+  // not the program's (removed after, written or not).
+  const std::string index = strata::index_path(f.path);
+  struct stat st {};
+  const bool had_index = ::stat(index.c_str(), &st) == 0;
   try {
     if (to_mpiio) throw Replay();
     if (!f.group->engine) f.group->engine = std::make_unique<strata::Engine>(f.group->comm);
     std::vector<strata::Phase::Hint> hints = {{"strata_commit", "in-place"}, {"strata_spans", "false"}};
     for (const auto& h : f.hints) hints.push_back(h);
-    const std::string index = strata::index_path(f.path);
-    struct stat st {};
-    const bool had_index = ::stat(index.c_str(), &st) == 0;
     strata::Phase phase(*f.group->engine, f.path, strata::PhaseMode::write, hints);
     const int v = phase.define_variable("mpi-io", 1, {all[0]}, 0);
     f.pending.for_each([&](uint64_t offset, uint64_t length, const char* data) {
@@ -388,16 +392,16 @@ int flush_one(File& f) {
       c.engine_calls += calls;
       c.engine_bytes += f.pending.bytes();
     }
-    int rank = 0;
-    PMPI_Comm_rank(f.group->comm, &rank);
-    // Until the engine's strata_target=in-place: the index it writes beside is not the program's.
-    if (rank == 0 && !had_index) ::unlink(index.c_str());
   } catch (const Replay&) {
   } catch (const strata::Error& e) {
     code = error_class_of(e.what(), 0);
-    int rank = 0;
-    PMPI_Comm_rank(f.group->comm, &rank);
+    c.reasons[static_cast<size_t>(Reason::error)] += calls;
+    c.passthrough_calls += calls;
     if (rank == 0) std::fprintf(stderr, "libstrata_preload: the engine failed on \"%s\": %s\n", f.path.c_str(), e.what());
+  }
+  if (rank == 0 && !had_index) {
+    ::unlink(index.c_str());
+    ::unlink((index + ".tmp").c_str());
   }
   if (to_mpiio && code == MPI_SUCCESS) {
     ++c.cost_passthroughs;
