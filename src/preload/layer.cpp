@@ -136,6 +136,7 @@ void agree(File& f, int local_reason) {
   if (mode() == Mode::off) mine = static_cast<int>(Reason::disabled);
   if ((f.amode & MPI_MODE_SEQUENTIAL) != 0) mine = std::max(mine, static_cast<int>(Reason::sequential));
   if (f.atomic) mine = std::max(mine, static_cast<int>(Reason::atomic));
+  if ((f.amode & MPI_MODE_RDONLY) != 0) mine = std::max(mine, static_cast<int>(Reason::read_only));
   PMPI_Allreduce(&mine, &f.ineligible, 1, MPI_INT, MPI_MAX, f.group->comm);
 }
 
@@ -246,6 +247,7 @@ void opened(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_F
   // amode is the same on every rank (MPI requires it): no agreement needed yet.
   f->ineligible = mode() == Mode::off                 ? static_cast<int>(Reason::disabled)
                   : (amode & MPI_MODE_SEQUENTIAL) != 0 ? static_cast<int>(Reason::sequential)
+                  : (amode & MPI_MODE_RDONLY) != 0     ? static_cast<int>(Reason::read_only)
                                                        : -1;
   state().by_handle[fh] = f.get();
   state().files.push_back(std::move(f));

@@ -13,6 +13,7 @@ constexpr const char* kReasonNames[] = {
     "independent",        "read",          "nonblocking collective", "split collective", "shared file pointer",
     "atomic mode",        "data representation", "sequential mode",  "view not decoded", "view not monotonic",
     "disabled",           "cost model",    "engine error",           "written alone",
+    "read-only file",
 };
 static_assert(sizeof kReasonNames / sizeof kReasonNames[0] == static_cast<size_t>(Reason::count_));
 }  // namespace

@@ -26,6 +26,7 @@ enum class Reason : int {
   cost,             // the cost model predicted MPI-IO faster
   error,            // the engine failed before it wrote: the call went to MPI-IO
   alone,            // gathered, then written by each rank alone (pwrite) before an independent access
+  read_only,        // a file opened MPI_MODE_RDONLY (MPI-IO reports the write as an error)
   count_
 };
 const char* reason_name(Reason r);
