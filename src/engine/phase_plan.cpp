@@ -136,15 +136,24 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   if (log::enabled(log::Level::debug)) log_plan();
 }
 
-// Reuse: the cached plan as this phase's, the declared memory bound to its pieces (the k-th
-// non-empty piece declared is the sorted selection's piece order[k]).
+// Reuse: the cached plan as this phase's. The declared pieces (the same as the first phase's
+// but for their memory) are the selection's, in the order normalise() gave them: the k-th
+// non-empty piece declared is piece order[k]. After the plan only the pieces and the byte
+// counts of the selection are used, so its extents are neither kept nor copied.
 void PhaseImpl::reuse(const CachedPlan& c) {
-  sel_ = c.sel;
-  size_t k = 0;
-  for (const Piece& p : pieces_) {
-    if (p.length == 0) continue;
-    sel_.pieces[c.order.empty() ? k : c.order[k]].memory = p.memory;
-    ++k;
+  sel_ = Selection{};
+  sel_.bytes = c.sel.bytes;
+  sel_.lo = c.sel.lo;
+  sel_.hi = c.sel.hi;
+  const bool empties = std::any_of(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; });
+  if (empties) {
+    pieces_.erase(std::remove_if(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; }), pieces_.end());
+  }
+  if (c.order.empty()) {
+    sel_.pieces = std::move(pieces_);
+  } else {
+    sel_.pieces.resize(pieces_.size());
+    for (size_t k = 0; k < pieces_.size(); ++k) sel_.pieces[c.order[k]] = pieces_[k];
   }
   pieces_ = {};
   order_ = c.order;
@@ -169,9 +178,13 @@ void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) 
   auto c = std::make_shared<CachedPlan>();
   c->key = agreed_key_;
   for (const RankSummary& s : all) c->runs += s.runs;
-  c->sel = sel_;
+  c->sel.bytes = sel_.bytes;  // the pieces come from the next phase's declarations
+  c->sel.lo = sel_.lo;
+  c->sel.hi = sel_.hi;
   c->order = order_;
-  c->agg = agg_;
+  c->agg.bytes = agg_.bytes;  // the extents were for planning only
+  c->agg.lo = agg_.lo;
+  c->agg.hi = agg_.hi;
   c->direct = direct_;
   c->plan = plan_;
   c->my_partition = my_partition_;

@@ -35,9 +35,9 @@ namespace strata::engine {
 struct CachedPlan {
   uint64_t key = 0;   // agreed: the same on every rank
   uint64_t runs = 0;  // declared runs summed over every rank (the cache's bound)
-  Selection sel;      // its pieces' memory is the first phase's: a new phase binds its own
+  Selection sel;      // byte counts only: the pieces are each phase's own declarations
   std::vector<uint32_t> order;  // normalise()'s order of the declared pieces (empty: declared sorted)
-  Selection agg;
+  Selection agg;      // byte counts only
   std::vector<StreamExtent> direct;
   Plan plan;
   int my_partition = -1;

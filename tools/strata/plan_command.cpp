@@ -193,7 +193,7 @@ int plan_command(const std::vector<std::string>& args, const Environment&) {
         strategies.push_back({{"name", a.name}, {"direct", a.direct}, {"hybrid", a.hybrid}, {"chosen", a.chosen},
                               {"aggregators", a.aggregators}, {"buffers", a.buffers}, {"buffer_bytes", a.buffer_bytes},
                               {"rounds", a.rounds}, {"predicted_s", a.predicted_s}, {"move_s", a.move_s},
-                              {"io_s", a.io_s}, {"sync_s", a.sync_s}});
+                              {"io_s", a.io_s}, {"sync_s", a.sync_s}, {"plan_s", a.plan_s}});
       }
       nlohmann::json j = {{"kernel", kernel->name()},   {"params", setup.params},     {"ranks", size},
                           {"strategies", strategies},   {"strategy", s.strategy},     {"predicted_s", s.predicted_s},
