@@ -22,15 +22,17 @@ namespace strata::preload {
 
 namespace {
 
-// Mode of the layer, from STRATA_PRELOAD: on (default), off (everything to MPI-IO, counted),
-// mpiio (gathered writes always replayed through MPI-IO: the cost model's other branch).
-enum class Mode { on, off, mpiio };
+// Mode of the layer, from STRATA_PRELOAD: on (default: the cost model decides), off (everything
+// to MPI-IO, counted), engine (gathered writes always through the engine), mpiio (gathered writes
+// always replayed through MPI-IO: the cost model's other branch).
+enum class Mode { on, off, engine, mpiio };
 
 Mode mode() {
   static const Mode m = [] {
     const char* v = std::getenv("STRATA_PRELOAD");
     if (v == nullptr || *v == '\0' || std::strcmp(v, "on") == 0 || std::strcmp(v, "1") == 0) return Mode::on;
     if (std::strcmp(v, "mpiio") == 0) return Mode::mpiio;
+    if (std::strcmp(v, "engine") == 0) return Mode::engine;
     return Mode::off;
   }();
   return m;
@@ -362,15 +364,11 @@ int flush_one(File& f) {
   bool to_mpiio = mode() == Mode::mpiio;
   int rank = 0;
   PMPI_Comm_rank(f.group->comm, &rank);
-  // Until the engine's strata_target=in-place: the index the engine writes beside the file is
-  // not the program's (removed after, written or not).
-  const std::string index = strata::index_path(f.path);
-  struct stat st {};
-  const bool had_index = ::stat(index.c_str(), &st) == 0;
   try {
     if (to_mpiio) throw Replay();
     if (!f.group->engine) f.group->engine = std::make_unique<strata::Engine>(f.group->comm);
-    std::vector<strata::Phase::Hint> hints = {{"strata_commit", "in-place"}, {"strata_spans", "false"}};
+    // Exactly the declared bytes into the program's own file; MPI-IO's own time predicted too.
+    std::vector<strata::Phase::Hint> hints = {{"strata_target", "in-place"}, {"strata_compare_mpiio", "true"}};
     for (const auto& h : f.hints) hints.push_back(h);
     strata::Phase phase(*f.group->engine, f.path, strata::PhaseMode::write, hints);
     const int v = phase.define_variable("mpi-io", 1, {all[0]}, 0);
@@ -385,7 +383,7 @@ int flush_one(File& f) {
     }
     c.engine_predicted_s += engine_s;
     if (mpiio_s >= 0) c.mpiio_predicted_s += mpiio_s;
-    if (mpiio_s >= 0 && mpiio_s < engine_s) to_mpiio = true;
+    if (mode() == Mode::on && mpiio_s >= 0 && mpiio_s < engine_s) to_mpiio = true;
     if (!to_mpiio) phase.write();
     const strata::PhaseStats stats = phase.close();
     if (!to_mpiio) {
@@ -400,10 +398,6 @@ int flush_one(File& f) {
     c.reasons[static_cast<size_t>(Reason::error)] += calls;
     c.passthrough_calls += calls;
     if (rank == 0) std::fprintf(stderr, "libstrata_preload: the engine failed on \"%s\": %s\n", f.path.c_str(), e.what());
-  }
-  if (rank == 0 && !had_index) {
-    ::unlink(index.c_str());
-    ::unlink((index + ".tmp").c_str());
   }
   if (to_mpiio && code == MPI_SUCCESS) {
     ++c.cost_passthroughs;

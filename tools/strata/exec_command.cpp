@@ -18,7 +18,7 @@ namespace strata::cli {
 namespace {
 
 const char* kExecUsage =
-    "usage: strata exec [--report PATH] [--hints K=V,...] [--budget SIZE] [--off | --mpiio] -- PROGRAM [ARGS...]\n"
+    "usage: strata exec [--report PATH] [--hints K=V,...] [--budget SIZE] [--engine | --mpiio | --off] -- PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM with libstrata_preload.so in LD_PRELOAD: its collective MPI-IO writes (its own, or\n"
     "HDF5's and PnetCDF's) go through Strata's engine, in place into the files it opens; every other\n"
@@ -28,8 +28,10 @@ const char* kExecUsage =
     "  --report PATH   rank 0 writes what happened as JSON at MPI_Finalize (STRATA_PRELOAD_REPORT)\n"
     "  --hints LIST    engine hints for every file, key=value,... (STRATA_PRELOAD_HINTS)\n"
     "  --budget SIZE   gathered bytes per rank before a flush, e.g. 256m (STRATA_PRELOAD_BUDGET)\n"
-    "  --off           pass every call to MPI-IO, still counted (STRATA_PRELOAD=off)\n"
+    "  --engine        gathered writes always through the engine, whatever the cost model predicts\n"
+    "                  (STRATA_PRELOAD=engine)\n"
     "  --mpiio         gather, then write through MPI-IO's own collective write (STRATA_PRELOAD=mpiio)\n"
+    "  --off           pass every call to MPI-IO, still counted (STRATA_PRELOAD=off)\n"
     "\n"
     "The library is found beside this program (../lib, the build tree and the installed tree) or\n"
     "named by STRATA_PRELOAD_LIBRARY. See docs/preload.md.\n";
@@ -81,6 +83,8 @@ int exec_command(int argc, char** argv) {
       setenv("STRATA_PRELOAD_BUDGET", value("--budget"), 1);
     } else if (a == "--off") {
       setenv("STRATA_PRELOAD", "off", 1);
+    } else if (a == "--engine") {
+      setenv("STRATA_PRELOAD", "engine", 1);
     } else if (a == "--mpiio") {
       setenv("STRATA_PRELOAD", "mpiio", 1);
     } else if (!a.empty() && a[0] == '-') {
