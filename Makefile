@@ -9,7 +9,8 @@ PY := $(VENV)/bin/python
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all setup build test unit-test mpi-test python-test demo campaigns bench bench-peers clean test-asan test-slurm
+.PHONY: all setup build test unit-test mpi-test python-test demo campaigns bench bench-peers clean test-asan test-slurm \
+	format format-check
 
 all: build
 
@@ -26,6 +27,20 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	$(VENV)/bin/ruff check bench python tests/python examples/python
 	$(PY) -m pytest -q tests/python
+
+# One formatting rule: clang-format (.clang-format) for the C and C++, ruff format (ruff.toml) for
+# the Python. `make format` rewrites the files in place; `make format-check` (run by CI, .ci/run)
+# lists the files that differ and fails. Both take the files git knows, so build trees are never read.
+FORMAT_CXX = git ls-files '*.c' '*.h' '*.cpp' '*.hpp'
+FORMAT_PY = git ls-files '*.py'
+format: setup
+	$(FORMAT_CXX) | xargs clang-format -i
+	$(FORMAT_PY) | xargs $(VENV)/bin/ruff format -q
+
+format-check: setup
+	@$(FORMAT_CXX) | xargs clang-format --dry-run --Werror 2>&1 | grep -E '^[^ ]+:[0-9]+:[0-9]+: error' \
+	  | cut -d: -f1 | sort -u | sed 's/$$/: not formatted (make format)/' | tee /dev/stderr | (! grep -q .)
+	$(FORMAT_PY) | xargs $(VENV)/bin/ruff format --check -q
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: a separate build (build-asan) of the library and
 # the unit tests, run with leak detection, then 20 seeded engine phases on 2 ranks.

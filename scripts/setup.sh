@@ -24,6 +24,8 @@ packages=(
   libpnetcdf-dev pnetcdf-bin
   libhwloc-dev hwloc
   fio
+  # `make format-check`: one formatting rule for the C++ (.clang-format)
+  clang-format
   nlohmann-json3-dev
   libmemkind-dev
   libtomlplusplus-dev
