@@ -51,8 +51,12 @@ PRESETS = {
 EXTRA_VARIANTS = [
     ("posix file-per-process", "posix", ["--file-per-process"], []),
     ("mpiio-coll (romio)", "mpiio-coll", [], ["--mca", "io", "romio321"]),
-    ("mpiio-coll (romio, cb_config_list=*:*)", "mpiio-coll", ["--hints", "cb_config_list=*:*"],
-     ["--mca", "io", "romio321"]),
+    (
+        "mpiio-coll (romio, cb_config_list=*:*)",
+        "mpiio-coll",
+        ["--hints", "cb_config_list=*:*"],
+        ["--mca", "io", "romio321"],
+    ),
 ]
 BASELINE = "mpiio-coll (ompio)"
 
@@ -95,42 +99,85 @@ def main() -> int:
     results: list[dict] = []
     start = time.time()
     for i, (kernel, (label, backend, extra, mca)) in enumerate(configs, 1):
-        tag = f"{kernel}-{label}".replace(" ", "_").replace("(", "").replace(")", "").replace("*", "x").replace(
-            ":", "").replace(",", "").replace("=", "")
+        tag = (
+            f"{kernel}-{label}".replace(" ", "_")
+            .replace("(", "")
+            .replace(")", "")
+            .replace("*", "x")
+            .replace(":", "")
+            .replace(",", "")
+            .replace("=", "")
+        )
         json_path = out / f"{tag}.json"
-        cmd = [mpirun, *mca, "-n", str(ranks), "--oversubscribe", str(STRATA), "run", kernel,
-               *preset["kernels"][kernel], "--backend", backend, *extra, "--write", "--read", "--verify",
-               "--repetitions", str(reps), "--output", str(out / f"{tag}.data"), "--json", str(json_path), "--quiet"]
+        cmd = [
+            mpirun,
+            *mca,
+            "-n",
+            str(ranks),
+            "--oversubscribe",
+            str(STRATA),
+            "run",
+            kernel,
+            *preset["kernels"][kernel],
+            "--backend",
+            backend,
+            *extra,
+            "--write",
+            "--read",
+            "--verify",
+            "--repetitions",
+            str(reps),
+            "--output",
+            str(out / f"{tag}.data"),
+            "--json",
+            str(json_path),
+            "--quiet",
+        ]
         if preset["fsync"]:
             cmd.append("--fsync")
         elapsed = time.time() - start
         eta = elapsed / (i - 1) * (len(configs) - i + 1) if i > 1 else 0
-        print(f"[{i}/{len(configs)}] {kernel:8s} {label:40s} (elapsed {elapsed:5.1f} s, eta {eta:5.1f} s)",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(configs)}] {kernel:8s} {label:40s} (elapsed {elapsed:5.1f} s, eta {eta:5.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
         for f in out.glob(f"{tag}.data*"):
             f.unlink()
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
             errors = [line for line in proc.stderr.splitlines() if line.startswith("strata: error:")]
-            results.append({"kernel": kernel, "label": label,
-                            "error": errors[:1] or proc.stderr.strip().splitlines()[-1:]})
+            results.append(
+                {"kernel": kernel, "label": label, "error": errors[:1] or proc.stderr.strip().splitlines()[-1:]}
+            )
             continue
         record = json.loads(json_path.read_text())
-        results.append({
-            "kernel": kernel, "label": label, "backend": backend, "verified": record["verified"],
-            "bytes": record["repetitions"][0]["write"]["bytes"],
-            "write_mib_s": record["summary"]["write"]["bandwidth_mib_s"]["median"],
-            "read_mib_s": record["summary"]["read"]["bandwidth_mib_s"]["median"],
-            "aggregators": aggregators(record), "io_component": record["io_component"],
-        })
+        results.append(
+            {
+                "kernel": kernel,
+                "label": label,
+                "backend": backend,
+                "verified": record["verified"],
+                "bytes": record["repetitions"][0]["write"]["bytes"],
+                "write_mib_s": record["summary"]["write"]["bandwidth_mib_s"]["median"],
+                "read_mib_s": record["summary"]["read"]["bandwidth_mib_s"]["median"],
+                "aggregators": aggregators(record),
+                "io_component": record["io_component"],
+            }
+        )
 
-    lines = [f"Strata backend comparison: {ranks} ranks, {reps} repetitions each, median bandwidth, "
-             f"fsync {'included' if preset['fsync'] else 'not included'}, every run verified on read-back.",
-             f"Ratios are against {BASELINE}. On a shared 2-core machine absolute numbers are noise; "
-             "compare within one table.", ""]
-    header = f"{'kernel':8s} {'backend':40s} {'data':>10s} {'aggr':>5s} {'write MiB/s':>12s} {'x':>6s} " \
-             f"{'read MiB/s':>12s} {'x':>6s} {'verified':>8s}"
+    lines = [
+        f"Strata backend comparison: {ranks} ranks, {reps} repetitions each, median bandwidth, "
+        f"fsync {'included' if preset['fsync'] else 'not included'}, every run verified on read-back.",
+        f"Ratios are against {BASELINE}. On a shared 2-core machine absolute numbers are noise; "
+        "compare within one table.",
+        "",
+    ]
+    header = (
+        f"{'kernel':8s} {'backend':40s} {'data':>10s} {'aggr':>5s} {'write MiB/s':>12s} {'x':>6s} "
+        f"{'read MiB/s':>12s} {'x':>6s} {'verified':>8s}"
+    )
     lines += [header, "-" * len(header)]
     for kernel in preset["kernels"]:
         rows = [r for r in results if r["kernel"] == kernel]
@@ -142,15 +189,28 @@ def main() -> int:
             wr = r["write_mib_s"] / base["write_mib_s"] if base else float("nan")
             rr = r["read_mib_s"] / base["read_mib_s"] if base else float("nan")
             size = f"{r['bytes'] / 1048576:.1f} MiB"
-            lines.append(f"{kernel:8s} {r['label']:40s} {size:>10s} {r['aggregators']:>5s} {r['write_mib_s']:12.1f} "
-                         f"{wr:6.2f} {r['read_mib_s']:12.1f} {rr:6.2f} {'yes' if r['verified'] else 'NO':>8s}")
+            lines.append(
+                f"{kernel:8s} {r['label']:40s} {size:>10s} {r['aggregators']:>5s} {r['write_mib_s']:12.1f} "
+                f"{wr:6.2f} {r['read_mib_s']:12.1f} {rr:6.2f} {'yes' if r['verified'] else 'NO':>8s}"
+            )
         lines.append("")
     table = "\n".join(lines)
     print(table)
     (out / "comparison.txt").write_text(table + "\n")
-    (out / "comparison.json").write_text(json.dumps(
-        {"preset": args.preset, "ranks": ranks, "repetitions": reps, "fsync": preset["fsync"], "baseline": BASELINE,
-         "results": results}, indent=2) + "\n")
+    (out / "comparison.json").write_text(
+        json.dumps(
+            {
+                "preset": args.preset,
+                "ranks": ranks,
+                "repetitions": reps,
+                "fsync": preset["fsync"],
+                "baseline": BASELINE,
+                "results": results,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"(table and JSON in {out})", file=sys.stderr)
     failed = [r for r in results if "error" in r or not r.get("verified")]
     return 1 if failed else 0

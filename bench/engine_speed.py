@@ -50,8 +50,11 @@ sys.path.insert(0, str(ROOT / "python"))
 from strata.catalogue import StrataCatalogue  # noqa: E402  (the harness package, after the path above)
 
 ROMIO = ["--mca", "io", "romio321"]
-MAPS = ("piodecomp16tasks16io01dims_ioid_514.dat", "piodecomp16tasks16io01dims_ioid_516.dat",
-        "piodecomp16tasks16io02dims_ioid_548.dat")
+MAPS = (
+    "piodecomp16tasks16io01dims_ioid_514.dat",
+    "piodecomp16tasks16io01dims_ioid_516.dat",
+    "piodecomp16tasks16io02dims_ioid_548.dat",
+)
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 # (label, backend, MCA arguments)
@@ -65,29 +68,79 @@ def workloads(args: argparse.Namespace) -> list[dict]:
     per_rank = max(1, args.large_mib // 4)
     ior = "ior --block-size {} --transfer-size {} --segments {}"
     out = [
-        {"name": "e3sm F real maps", "group": "e3sm", "ranks": 16, "reps": 1,
-         "kernel": ["e3sm", "--maps", maps, "--map-vars", "1,323,63"],
-         "variants": [STRATA, ("hdf5", "hdf5", []), ("pnetcdf", "pnetcdf", []), *MPIIO],
-         "targets": [("hdf5", 3.0), ("pnetcdf", 2.0), ("mpiio-coll", 1.5)], "requests": True},
+        {
+            "name": "e3sm F real maps",
+            "group": "e3sm",
+            "ranks": 16,
+            "reps": 1,
+            "kernel": ["e3sm", "--maps", maps, "--map-vars", "1,323,63"],
+            "variants": [STRATA, ("hdf5", "hdf5", []), ("pnetcdf", "pnetcdf", []), *MPIIO],
+            "targets": [("hdf5", 3.0), ("pnetcdf", 2.0), ("mpiio-coll", 1.5)],
+            "requests": True,
+        },
     ]
     for ranks, (b, t, s) in ((4, ("1M", "64K", "4")), (4, ("4M", "1M", "2")), (8, ("256K", "4K", "5"))):
-        out.append({"name": f"ior -b {b} -t {t} -s {s} ({ranks} ranks)", "group": "ior", "ranks": ranks, "reps": 5,
-                    "kernel": ior.format(b, t, s).split(), "variants": [STRATA, *INDEPENDENT, *MPIIO],
-                    "targets": [("best", 1.0)]})
-    out.append({"name": "array1d random <= 100 KB (16 ranks)", "group": "array1d", "ranks": 16, "reps": 3,
-                "kernel": ["array1d", "--dist", "random", "--size", "102400"], "variants": [STRATA, *MPIIO],
-                "targets": [("mpiio-coll", 2.0)]})
-    out.append({"name": f"large contiguous {per_rank * 4} MiB, fsync (4 ranks)", "group": "fsync", "ranks": 4,
-                "reps": 1, "fsync": True, "kernel": ior.format(f"{per_rank}M", "4M", "1").split(),
-                "variants": [STRATA, ("fio", "fio", [])], "fio_mib": per_rank * 4, "targets": [("fio", 0.9)]})
+        out.append(
+            {
+                "name": f"ior -b {b} -t {t} -s {s} ({ranks} ranks)",
+                "group": "ior",
+                "ranks": ranks,
+                "reps": 5,
+                "kernel": ior.format(b, t, s).split(),
+                "variants": [STRATA, *INDEPENDENT, *MPIIO],
+                "targets": [("best", 1.0)],
+            }
+        )
+    out.append(
+        {
+            "name": "array1d random <= 100 KB (16 ranks)",
+            "group": "array1d",
+            "ranks": 16,
+            "reps": 3,
+            "kernel": ["array1d", "--dist", "random", "--size", "102400"],
+            "variants": [STRATA, *MPIIO],
+            "targets": [("mpiio-coll", 2.0)],
+        }
+    )
+    out.append(
+        {
+            "name": f"large contiguous {per_rank * 4} MiB, fsync (4 ranks)",
+            "group": "fsync",
+            "ranks": 4,
+            "reps": 1,
+            "fsync": True,
+            "kernel": ior.format(f"{per_rank}M", "4M", "1").split(),
+            "variants": [STRATA, ("fio", "fio", [])],
+            "fio_mib": per_rank * 4,
+            "targets": [("fio", 0.9)],
+        }
+    )
     return [w for w in out if w["group"] in args.only]
 
 
 def run_strata(w: dict, variant: tuple, data: Path, json_path: Path) -> dict:
     label, backend, mca = variant
-    cmd = ["mpirun", *mca, "-n", str(w["ranks"]), "--oversubscribe", str(BIN / "strata"), "run", *w["kernel"],
-           "--backend", backend, "--no-advice", "--repetitions", str(w["reps"]), "--verify", "--output",
-           str(data), "--json", str(json_path), "--quiet"]
+    cmd = [
+        "mpirun",
+        *mca,
+        "-n",
+        str(w["ranks"]),
+        "--oversubscribe",
+        str(BIN / "strata"),
+        "run",
+        *w["kernel"],
+        "--backend",
+        backend,
+        "--no-advice",
+        "--repetitions",
+        str(w["reps"]),
+        "--verify",
+        "--output",
+        str(data),
+        "--json",
+        str(json_path),
+        "--quiet",
+    ]
     if w.get("fsync"):
         cmd.append("--fsync")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=1800)
@@ -95,9 +148,13 @@ def run_strata(w: dict, variant: tuple, data: Path, json_path: Path) -> dict:
         return {"error": (proc.stderr or proc.stdout).strip()[-400:]}
     record = json.loads(json_path.read_text())
     reps = [r["write"] for r in record["repetitions"]]
-    return {"mib_s": [r["bandwidth_mib_s"] for r in reps], "verified": record["verified"],
-            "engines": [r["engine"] for r in reps if r.get("engine")], "requests": reps[-1].get("requests"),
-            "times": [{k: r.get(k, 0) for k in ("open_s", "xfer_s", "close_s", "time_s")} for r in reps]}
+    return {
+        "mib_s": [r["bandwidth_mib_s"] for r in reps],
+        "verified": record["verified"],
+        "engines": [r["engine"] for r in reps if r.get("engine")],
+        "requests": reps[-1].get("requests"),
+        "times": [{k: r.get(k, 0) for k in ("open_s", "xfer_s", "close_s", "time_s")} for r in reps],
+    }
 
 
 def median_profile(engines: list[dict]) -> dict | None:
@@ -126,9 +183,24 @@ def page_reporting() -> str | None:
 
 def run_fio(mib: int, directory: Path) -> dict:
     target = directory / "fio.dat"
-    proc = subprocess.run(["fio", "--name=seqwrite", f"--filename={target}", "--rw=write", "--bs=4M", f"--size={mib}M",
-                           "--ioengine=psync", "--end_fsync=1", "--numjobs=1", "--output-format=json"],
-                          capture_output=True, text=True, env=ENV, timeout=900)
+    proc = subprocess.run(
+        [
+            "fio",
+            "--name=seqwrite",
+            f"--filename={target}",
+            "--rw=write",
+            "--bs=4M",
+            f"--size={mib}M",
+            "--ioengine=psync",
+            "--end_fsync=1",
+            "--numjobs=1",
+            "--output-format=json",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=900,
+    )
     target.unlink(missing_ok=True)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip()[-400:]}
@@ -140,16 +212,20 @@ def run_fio(mib: int, directory: Path) -> dict:
 def profile(engine: dict | None) -> str:
     if not engine:
         return ""
-    ms = {k: engine.get(k, 0) * 1e3
-          for k in ("plan_s", "execute_s", "close_s", "commit_s", "aggregation_s", "io_s", "wait_s")}
-    return (f"strategy {engine.get('strategy', '?')} (predicted {engine.get('predicted_s', 0) * 1e3:.2f} ms): "
-            f"plan {ms['plan_s']:.2f} + write {ms['execute_s']:.2f} + close {ms['close_s']:.2f} ms (of which rank 0's "
-            f"commit {ms['commit_s']:.2f}); aggregation "
-            f"{ms['aggregation_s']:.2f} ms, I/O {ms['io_s']:.2f} ms, wait {ms['wait_s']:.2f} ms; "
-            f"{engine.get('rounds', 0)} rounds, {engine.get('aggregators', 0)} aggregators, "
-            f"{engine.get('fs_requests', 0)} file requests, "
-            f"{engine.get('operations', 0)} one-sided ops, {engine.get('collectives', 0)} collectives, "
-            f"{engine.get('direct_bytes', 0) / 1048576:.1f} MiB direct")
+    ms = {
+        k: engine.get(k, 0) * 1e3
+        for k in ("plan_s", "execute_s", "close_s", "commit_s", "aggregation_s", "io_s", "wait_s")
+    }
+    return (
+        f"strategy {engine.get('strategy', '?')} (predicted {engine.get('predicted_s', 0) * 1e3:.2f} ms): "
+        f"plan {ms['plan_s']:.2f} + write {ms['execute_s']:.2f} + close {ms['close_s']:.2f} ms (of which rank 0's "
+        f"commit {ms['commit_s']:.2f}); aggregation "
+        f"{ms['aggregation_s']:.2f} ms, I/O {ms['io_s']:.2f} ms, wait {ms['wait_s']:.2f} ms; "
+        f"{engine.get('rounds', 0)} rounds, {engine.get('aggregators', 0)} aggregators, "
+        f"{engine.get('fs_requests', 0)} file requests, "
+        f"{engine.get('operations', 0)} one-sided ops, {engine.get('collectives', 0)} collectives, "
+        f"{engine.get('direct_bytes', 0) / 1048576:.1f} MiB direct"
+    )
 
 
 def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
@@ -182,11 +258,15 @@ def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
     rows = {}
     for label, values in samples.items():
         res = last.get(label, {})
-        rows[label] = {"median_mib_s": statistics.median(values) if values else None, "all_mib_s": values,
-                       "first_two_mib_s": statistics.median(first_two[label]) if first_two[label] else None,
-                       "later_mib_s": statistics.median(later[label]) if later[label] else None,
-                       "verified": res.get("verified"), "error": res.get("error"),
-                       "engine": median_profile(engines[label])}
+        rows[label] = {
+            "median_mib_s": statistics.median(values) if values else None,
+            "all_mib_s": values,
+            "first_two_mib_s": statistics.median(first_two[label]) if first_two[label] else None,
+            "later_mib_s": statistics.median(later[label]) if later[label] else None,
+            "verified": res.get("verified"),
+            "error": res.get("error"),
+            "engine": median_profile(engines[label]),
+        }
     return rows
 
 
@@ -203,18 +283,36 @@ def verdicts(w: dict, rows: dict) -> list[dict]:
             continue
         against = max(others, key=others.get)
         ratio = strata / others[against]
-        out.append({"target": f">= {goal}x {'the best other' if kind == 'best' else kind}", "against": against,
-                    "ratio": ratio, "met": ratio >= goal})
+        out.append(
+            {
+                "target": f">= {goal}x {'the best other' if kind == 'best' else kind}",
+                "against": against,
+                "ratio": ratio,
+                "met": ratio >= goal,
+            }
+        )
     if w.get("requests") and rows["strata"].get("engine"):
         e = rows["strata"]["engine"]
         limit = 2 * e.get("rounds", 0) * e.get("aggregators", 0)
         requests = e.get("fs_requests", 0)
         if e.get("aggregators", 0) == 0:
-            out.append({"target": "file requests <= 2 x rounds x aggregators", "ratio": None, "met": True,
-                        "against": f"not applicable (direct strategy: {requests} requests)"})
+            out.append(
+                {
+                    "target": "file requests <= 2 x rounds x aggregators",
+                    "ratio": None,
+                    "met": True,
+                    "against": f"not applicable (direct strategy: {requests} requests)",
+                }
+            )
         else:
-            out.append({"target": "file requests <= 2 x rounds x aggregators", "against": f"{requests} <= {limit}",
-                        "ratio": requests / max(limit, 1), "met": requests <= limit})
+            out.append(
+                {
+                    "target": "file requests <= 2 x rounds x aggregators",
+                    "against": f"{requests} <= {limit}",
+                    "ratio": requests / max(limit, 1),
+                    "met": requests <= limit,
+                }
+            )
     return out
 
 
@@ -222,8 +320,13 @@ def fixed_costs(ranks: list[int], phases: int, tmp: Path, log) -> list[dict]:
     out = []
     for n in ranks:
         log(f"fixed cost: {n} ranks, {phases} phases of each kind")
-        proc = subprocess.run(["mpirun", "-n", str(n), "--oversubscribe", str(BIN / "phase_fixed_cost"), str(phases),
-                               str(tmp)], capture_output=True, text=True, env=ENV, timeout=600)
+        proc = subprocess.run(
+            ["mpirun", "-n", str(n), "--oversubscribe", str(BIN / "phase_fixed_cost"), str(phases), str(tmp)],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=600,
+        )
         if proc.returncode != 0:
             out.append({"ranks": n, "error": proc.stderr.strip()[-300:]})
             continue
@@ -235,17 +338,24 @@ def demo_profiles(con: sqlite3.Connection) -> dict[str, dict]:
     """Per cell: the median of strata's write profile over every write repetition of every launch,
     with the driver's open / transfer / close times beside the engine's own."""
     out: dict[str, dict] = {}
-    rows = con.execute("SELECT c.cell, r.record FROM runs r JOIN configurations c ON c.id = r.configuration_id "
-                       "WHERE c.label = 'strata' AND r.status = 'ok' AND r.record IS NOT NULL").fetchall()
+    rows = con.execute(
+        "SELECT c.cell, r.record FROM runs r JOIN configurations c ON c.id = r.configuration_id "
+        "WHERE c.label = 'strata' AND r.status = 'ok' AND r.record IS NOT NULL"
+    ).fetchall()
     by_cell: dict[str, list[dict]] = {}
     for cell, record in rows:
         for rep in json.loads(record).get("repetitions", []):
             write = rep.get("write") or {}
             if write.get("engine"):
-                by_cell.setdefault(cell, []).append({**write["engine"], "driver_open_s": write.get("open_s", 0),
-                                                     "driver_xfer_s": write.get("xfer_s", 0),
-                                                     "driver_close_s": write.get("close_s", 0),
-                                                     "driver_time_s": write.get("time_s", 0)})
+                by_cell.setdefault(cell, []).append(
+                    {
+                        **write["engine"],
+                        "driver_open_s": write.get("open_s", 0),
+                        "driver_xfer_s": write.get("xfer_s", 0),
+                        "driver_close_s": write.get("close_s", 0),
+                        "driver_time_s": write.get("time_s", 0),
+                    }
+                )
     for cell, engines in by_cell.items():
         out[cell] = median_profile(engines) or {}
     return out
@@ -255,9 +365,11 @@ def demo_ratios(db: Path) -> list[dict]:
     """Per shared-file cell of the campaign: strata's median write against the best other backend's."""
     con = sqlite3.connect(db)
     profiles = demo_profiles(con)
-    rows = con.execute("SELECT s.cell, s.label, s.kernel, c.args, s.bandwidth_mib_s, s.repetition FROM samples s "
-                       "JOIN configurations c ON c.cell = s.cell AND c.label = s.label "
-                       "WHERE s.phase = 'write'").fetchall()
+    rows = con.execute(
+        "SELECT s.cell, s.label, s.kernel, c.args, s.bandwidth_mib_s, s.repetition FROM samples s "
+        "JOIN configurations c ON c.cell = s.cell AND c.label = s.label "
+        "WHERE s.phase = 'write'"
+    ).fetchall()
     by_cell: dict[str, dict[str, list[float]]] = {}
     # The same by position in the launch: the engine's first two writes of an output go to
     # fresh pages (it keeps the previous output until the new one commits), later ones recycle.
@@ -282,8 +394,18 @@ def demo_ratios(db: Path) -> list[dict]:
             if "strata" in pm and po:
                 b = max(po, key=po.get)
                 positions[name] = {"ratio": pm["strata"] / po[b], "best": b}
-        out.append({"cell": cell, "strata_mib_s": med["strata"], "best": best, "best_mib_s": others[best],
-                    "ratio": ratio, "met": ratio >= 0.95, "by_position": positions, "profile": profiles.get(cell)})
+        out.append(
+            {
+                "cell": cell,
+                "strata_mib_s": med["strata"],
+                "best": best,
+                "best_mib_s": others[best],
+                "ratio": ratio,
+                "met": ratio >= 0.95,
+                "by_position": positions,
+                "profile": profiles.get(cell),
+            }
+        )
     return out
 
 
@@ -311,13 +433,17 @@ def main() -> int:
 
     rng = random.Random(args.seed)
     report: dict = {"seed": args.seed, "rounds": args.rounds, "workloads": [], "fixed": [], "demo": None}
-    lines = [f"Engine speed (issue 15): {args.rounds} interleaved rounds, shuffle seed {args.seed}, medians of every "
-             "write; open and close included; every write verified on read-back; --no-advice on every side."]
+    lines = [
+        f"Engine speed (issue 15): {args.rounds} interleaved rounds, shuffle seed {args.seed}, medians of every "
+        "write; open and close included; every write verified on read-back; --no-advice on every side."
+    ]
     reporting = page_reporting()
     report["page_reporting"] = reporting
     if reporting:
-        lines.append(f"This VM has {reporting}: a file written into pages freed long ago pays the host's page faults "
-                     "(docs/engine.md).")
+        lines.append(
+            f"This VM has {reporting}: a file written into pages freed long ago pays the host's page faults "
+            "(docs/engine.md)."
+        )
     lines.append("")
     all_met = True
     built = StrataCatalogue.from_binary(BIN / "strata").backends
@@ -337,11 +463,18 @@ def main() -> int:
             lines.append(f"  {label:20s} {row['median_mib_s']:10.1f} MiB/s   strata / this {ratio}")
         lines.append(f"  profile: {profile(rows['strata'].get('engine'))}")
         if w["reps"] >= 3:
-            lines.append("  by position in a launch (medians): " + "; ".join(
-                f"{label} writes 1-2 {row['first_two_mib_s']:.0f}, 3+ {row['later_mib_s']:.0f} MiB/s"
-                for label, row in rows.items() if row["first_two_mib_s"] and row["later_mib_s"]))
-            lines.append("    (the engine keeps the previous output until the new one commits, so a launch's first two "
-                         "writes go to fresh pages; from the third on it recycles the retired file — docs/engine.md)")
+            lines.append(
+                "  by position in a launch (medians): "
+                + "; ".join(
+                    f"{label} writes 1-2 {row['first_two_mib_s']:.0f}, 3+ {row['later_mib_s']:.0f} MiB/s"
+                    for label, row in rows.items()
+                    if row["first_two_mib_s"] and row["later_mib_s"]
+                )
+            )
+            lines.append(
+                "    (the engine keeps the previous output until the new one commits, so a launch's first two "
+                "writes go to fresh pages; from the third on it recycles the retired file — docs/engine.md)"
+            )
         for c in checks:
             ratio = "n/a" if c["ratio"] is None else f"{c['ratio']:.2f}"
             lines.append(f"  target {c['target']} (against {c['against']}): {ratio} {'MET' if c['met'] else 'NOT MET'}")
@@ -355,34 +488,49 @@ def main() -> int:
                 lines.append(f"  {f['ranks']:2d} ranks: FAILED {f['error']}")
                 continue
             e, s = f["empty"], f["4KiB_per_rank"]
-            lines.append(f"  {f['ranks']:2d} ranks: empty {e['median_s'] * 1e3:.3f} ms "
-                         f"({e['collectives']} collectives), 4 KiB per rank {s['median_s'] * 1e3:.3f} ms "
-                         f"({s['collectives']} collectives, {s['strategy']})")
+            lines.append(
+                f"  {f['ranks']:2d} ranks: empty {e['median_s'] * 1e3:.3f} ms "
+                f"({e['collectives']} collectives), 4 KiB per rank {s['median_s'] * 1e3:.3f} ms "
+                f"({s['collectives']} collectives, {s['strategy']})"
+            )
         lines.append("")
     if "demo" in args.only:
         db = args.demo_db
         if db is None:
             log("demo campaign (examples/demo.toml), about three minutes")
             folder = args.output / "demo"
-            campaign = (ROOT / "examples" / "demo.toml").read_text().replace('output = "../results/demo"',
-                                                                            f'output = "{folder}"')
+            campaign = (
+                (ROOT / "examples" / "demo.toml")
+                .read_text()
+                .replace('output = "../results/demo"', f'output = "{folder}"')
+            )
             toml = tmp / "demo.toml"
             toml.write_text(campaign)
-            subprocess.run([str(ROOT / ".venv" / "bin" / "strata-bench"), "run", str(toml), "--force"], env=ENV,
-                           cwd=ROOT, timeout=3600, capture_output=True, text=True)
+            subprocess.run(
+                [str(ROOT / ".venv" / "bin" / "strata-bench"), "run", str(toml), "--force"],
+                env=ENV,
+                cwd=ROOT,
+                timeout=3600,
+                capture_output=True,
+                text=True,
+            )
             db = folder / "results.sqlite"
         report["demo"] = demo_ratios(db) if db.exists() else []
         lines.append(f"Demo campaign ({db}): strata's median write / the best other backend's, shared-file cells")
         for d in report["demo"]:
             lines.append(f"  {d['cell'][:70]:70s} {d['ratio']:6.2f} vs {d['best']} {'MET' if d['met'] else 'NOT MET'}")
             if d.get("by_position"):
-                lines.append("      by position in a launch: " + ", ".join(
-                    f"{k} {v['ratio']:.2f} (vs {v['best']})" for k, v in d["by_position"].items()))
+                lines.append(
+                    "      by position in a launch: "
+                    + ", ".join(f"{k} {v['ratio']:.2f} (vs {v['best']})" for k, v in d["by_position"].items())
+                )
             p = d.get("profile")
             if p and not d["met"]:
                 t = {k: p.get(f"driver_{k}_s", 0) * 1e3 for k in ("time", "open", "xfer", "close")}
-                lines.append(f"      strata write {t['time']:.2f} ms (open {t['open']:.2f} + transfer {t['xfer']:.2f}"
-                             f" + close {t['close']:.2f}); {profile(p)}")
+                lines.append(
+                    f"      strata write {t['time']:.2f} ms (open {t['open']:.2f} + transfer {t['xfer']:.2f}"
+                    f" + close {t['close']:.2f}); {profile(p)}"
+                )
             all_met = all_met and d["met"]
         if not report["demo"]:
             lines.append("  no results found")

@@ -49,21 +49,34 @@ from strata.catalogue import StrataCatalogue  # noqa: E402  (the harness package
 HINTS = "cb_nodes=1,cb_buffer_size=4194304"
 
 
-REAL_MAPS = ("piodecomp16tasks16io01dims_ioid_514.dat", "piodecomp16tasks16io01dims_ioid_516.dat",
-             "piodecomp16tasks16io02dims_ioid_548.dat")
+REAL_MAPS = (
+    "piodecomp16tasks16io01dims_ioid_514.dat",
+    "piodecomp16tasks16io01dims_ioid_516.dat",
+    "piodecomp16tasks16io02dims_ioid_548.dat",
+)
 
 
 def cases(real_maps: Path | None = None) -> list[dict]:
     extra = []
     if real_maps is not None:  # E3SM's own F case at 16 processes: 1, 323 and 63 variables on D1, D2, D3
         maps = ",".join(str(real_maps / m) for m in REAL_MAPS)
-        extra = [{"name": "F-real", "kernel": ["e3sm", "--maps", maps, "--map-vars", "1,323,63"],
-                  "per_block": False, "rounds": 1}]
+        extra = [
+            {
+                "name": "F-real",
+                "kernel": ["e3sm", "--maps", maps, "--map-vars", "1,323,63"],
+                "per_block": False,
+                "rounds": 1,
+            }
+        ]
     return extra + [
         {"name": "F-like", "kernel": ["e3sm", "--case", "f", "--ncol", "1024"], "per_block": False, "rounds": 1},
         {"name": "G-like", "kernel": ["e3sm", "--case", "g", "--ncol", "1024"], "per_block": False, "rounds": 3},
-        {"name": "noncontig3d", "kernel": ["noncontig3d", "--datasets", "16", "--grid", "32x32x32"],
-         "per_block": True, "rounds": 3},
+        {
+            "name": "noncontig3d",
+            "kernel": ["noncontig3d", "--datasets", "16", "--grid", "32x32x32"],
+            "per_block": True,
+            "rounds": 3,
+        },
     ]
 
 
@@ -99,13 +112,35 @@ def per_block_calls(case: dict, ranks: int, params: dict, work: Path, env: dict)
         return sum(int(m["vars"]) * int(c) for m, c in zip(params["maps"], counts, strict=True))
     seed, ncol, lev, run = 1, params["ncol"], params["lev"], params["max_run"]
     f = params["case"] == "f"
-    maps = ([("d1", seed * 3 + 1, 1), ("d2", seed, params["vars_2d"] - 1), ("d3", seed, params["vars_3d"])] if f
-            else [("d1", seed, params["vars_2d"]), ("cells", seed, params["vars_3d"])])
+    maps = (
+        [("d1", seed * 3 + 1, 1), ("d2", seed, params["vars_2d"] - 1), ("d3", seed, params["vars_3d"])]
+        if f
+        else [("d1", seed, params["vars_2d"]), ("cells", seed, params["vars_3d"])]
+    )
     total = params["fixed_vars"]  # written whole by rank 0: one call each
     for kind, s, nvars in maps:
         path = work / f"{kind}.map"
-        gen = strata(["decomp", "generate", "--map", kind, "--ncol", str(ncol), "--lev", str(lev), "--npes",
-                      str(ranks), "--max-run", str(run), "--seed", str(s), "--output", str(path)], env)
+        gen = strata(
+            [
+                "decomp",
+                "generate",
+                "--map",
+                kind,
+                "--ncol",
+                str(ncol),
+                "--lev",
+                str(lev),
+                "--npes",
+                str(ranks),
+                "--max-run",
+                str(run),
+                "--seed",
+                str(s),
+                "--output",
+                str(path),
+            ],
+            env,
+        )
         most = most_blocks(path) if gen.returncode == 0 else None
         if most is None:
             return None
@@ -117,10 +152,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ranks", type=int, default=16)
     parser.add_argument("--repetitions", type=int, default=5)
-    parser.add_argument("--per-block-everywhere", action="store_true",
-                        help="also run per-block hdf5 on the e3sm cases (tens of thousands of collective calls)")
-    parser.add_argument("--real-maps", type=Path, metavar="DIR",
-                        help="also run E3SM's real F-case maps (piodecomp16tasks16io0*dims_ioid_5*.dat) from DIR")
+    parser.add_argument(
+        "--per-block-everywhere",
+        action="store_true",
+        help="also run per-block hdf5 on the e3sm cases (tens of thousands of collective calls)",
+    )
+    parser.add_argument(
+        "--real-maps",
+        type=Path,
+        metavar="DIR",
+        help="also run E3SM's real F-case maps (piodecomp16tasks16io0*dims_ioid_5*.dat) from DIR",
+    )
     parser.add_argument("--dir", type=Path, help="where data files go (default: a temporary folder in bench-output)")
     parser.add_argument("--output", type=Path, default=ROOT / "bench-output", help="folder for the table and JSON")
     args = parser.parse_args()
@@ -148,18 +190,46 @@ def main() -> int:
             continue
         if "error" in found.get(key, {}):
             continue
-        print(f"[{i}/{len(jobs)}] {case['name']:12s} {label:18s} round {rnd + 1} "
-              f"(elapsed {time.time() - start:5.1f} s)", file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(jobs)}] {case['name']:12s} {label:18s} round {rnd + 1} "
+            f"(elapsed {time.time() - start:5.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
         json_path = work / "run.json"
         reps = args.repetitions if case["rounds"] == 1 else max(3, -(-args.repetitions // case["rounds"]))
-        base = [mpirun, "-n", str(args.ranks), "--oversubscribe", str(STRATA), "run", *case["kernel"], *extra,
-                "--no-advice", "--hints", HINTS, "--output", str(work / "data"), "--quiet"]
-        proc = subprocess.run([*base, "--write", "--repetitions", str(reps), "--json", str(json_path)],
-                              capture_output=True, text=True, env=env, timeout=3600)
+        base = [
+            mpirun,
+            "-n",
+            str(args.ranks),
+            "--oversubscribe",
+            str(STRATA),
+            "run",
+            *case["kernel"],
+            *extra,
+            "--no-advice",
+            "--hints",
+            HINTS,
+            "--output",
+            str(work / "data"),
+            "--quiet",
+        ]
+        proc = subprocess.run(
+            [*base, "--write", "--repetitions", str(reps), "--json", str(json_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=3600,
+        )
         last_round = rnd == case["rounds"] - 1
         if proc.returncode == 0 and last_round:  # the last repetition's file, every element checked
-            check = subprocess.run([*base, "--read", "--verify", "--json", str(work / "check.json")],
-                                   capture_output=True, text=True, env=env, timeout=3600)
+            check = subprocess.run(
+                [*base, "--read", "--verify", "--json", str(work / "check.json")],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=3600,
+            )
             if check.returncode != 0:
                 proc = check
         for f in work.glob("data*"):
@@ -169,8 +239,17 @@ def main() -> int:
             continue
         record = json.loads(json_path.read_text())
         writes = [r["write"] for r in record["repetitions"]]
-        row = found.setdefault(key, {"case": case["name"], "strategy": label, "all_mib_s": [], "all_s": [],
-                                     "bytes": writes[0]["bytes"], "params": record["params"]})
+        row = found.setdefault(
+            key,
+            {
+                "case": case["name"],
+                "strategy": label,
+                "all_mib_s": [],
+                "all_s": [],
+                "bytes": writes[0]["bytes"],
+                "params": record["params"],
+            },
+        )
         row["all_mib_s"] += [w["bandwidth_mib_s"] for w in writes]
         row["all_s"] += [w["time_s"] for w in writes]
         row["collective"] = writes[-1].get("collective")
@@ -188,13 +267,18 @@ def main() -> int:
             skipped["calls_needed"] = per_block_calls(case, args.ranks, params, work, env)
     shutil.rmtree(work, ignore_errors=True)
 
-    lines = [f"Multi-dataset I/O: {args.ranks} ranks on this machine, >= {args.repetitions} repetitions, median write "
-             "bandwidth (open and close included, fsync not included); the last write of each verified on read-back.",
-             f"Hints on every side: {HINTS} (--no-advice). Split = Equation 1 of the last write, max over ranks: "
-             "I/O, communication, collective overhead (waiting in a call for the last rank), library (HDF5/PnetCDF "
-             "outside MPI-IO; for the engine: the HDF5 container's metadata).", ""]
-    head = (f"{'case':12s} {'strategy':18s} {'MiB/s':>9s} {'median s':>9s} {'MDIO x':>7s} {'calls':>7s} "
-            f"{'rounds':>7s}  split: io / comm / overhead / library (s)")
+    lines = [
+        f"Multi-dataset I/O: {args.ranks} ranks on this machine, >= {args.repetitions} repetitions, median write "
+        "bandwidth (open and close included, fsync not included); the last write of each verified on read-back.",
+        f"Hints on every side: {HINTS} (--no-advice). Split = Equation 1 of the last write, max over ranks: "
+        "I/O, communication, collective overhead (waiting in a call for the last rank), library (HDF5/PnetCDF "
+        "outside MPI-IO; for the engine: the HDF5 container's metadata).",
+        "",
+    ]
+    head = (
+        f"{'case':12s} {'strategy':18s} {'MiB/s':>9s} {'median s':>9s} {'MDIO x':>7s} {'calls':>7s} "
+        f"{'rounds':>7s}  split: io / comm / overhead / library (s)"
+    )
     lines += [head, "-" * len(head)]
     verdicts = []
     for case in all_cases:
@@ -203,9 +287,11 @@ def main() -> int:
         for r in sub:
             if r.get("skipped"):
                 need = r.get("calls_needed")
-                lines.append(f"{case['name']:12s} {r['strategy']:18s} not run: "
-                             f"{need if need is not None else 'many'} collective calls per write "
-                             "(run with --per-block-everywhere)")
+                lines.append(
+                    f"{case['name']:12s} {r['strategy']:18s} not run: "
+                    f"{need if need is not None else 'many'} collective calls per write "
+                    "(run with --per-block-everywhere)"
+                )
                 continue
             if "error" in r:
                 lines.append(f"{case['name']:12s} {r['strategy']:18s} FAILED: {r['error'][-160:]}")
@@ -216,8 +302,10 @@ def main() -> int:
             sp = c.get("split_s", {})
             split = " / ".join(f"{sp.get(k, 0):.3f}" for k in ("io", "comm", "collective_overhead", "library"))
             rounds = f"{c.get('rounds', '-')}{'e' if c.get('rounds_kind') == 'engine' else ''}"
-            lines.append(f"{case['name']:12s} {r['strategy']:18s} {r['median_mib_s']:9.2f} {r['median_s']:9.3f} "
-                         f"{ratio:7.2f} {c.get('calls', '-'):>7} {rounds:>7}  {split}")
+            lines.append(
+                f"{case['name']:12s} {r['strategy']:18s} {r['median_mib_s']:9.2f} {r['median_s']:9.3f} "
+                f"{ratio:7.2f} {c.get('calls', '-'):>7} {rounds:>7}  {split}"
+            )
         lines.append("")
 
         def ratio_to(strategy: str, sub: list[dict] = sub) -> float | None:
@@ -228,17 +316,25 @@ def main() -> int:
         for against, goal in goals:
             got = ratio_to(against)
             ok = got is not None and got >= goal
-            verdicts.append(f"target {case['name']}: MDIO >= {goal}x {against} -> "
-                            f"{'n/a' if got is None else f'{got:.2f}'}x {'MET' if ok else 'NOT MET'}")
-    lines.append("rounds: e = the engine's rounds; otherwise two-phase rounds implied by the file domain of each "
-                 "call over (aggregators x cb_buffer_size), summed over calls (the paper's Table I estimate).")
+            verdicts.append(
+                f"target {case['name']}: MDIO >= {goal}x {against} -> "
+                f"{'n/a' if got is None else f'{got:.2f}'}x {'MET' if ok else 'NOT MET'}"
+            )
+    lines.append(
+        "rounds: e = the engine's rounds; otherwise two-phase rounds implied by the file domain of each "
+        "call over (aggregators x cb_buffer_size), summed over calls (the paper's Table I estimate)."
+    )
     lines += verdicts
     table = "\n".join(lines)
     print(table)
     (args.output / "multidataset.txt").write_text(table + "\n")
-    (args.output / "multidataset.json").write_text(json.dumps(
-        {"ranks": args.ranks, "repetitions": args.repetitions, "hints": HINTS, "rows": rows, "verdicts": verdicts},
-        indent=2) + "\n")
+    (args.output / "multidataset.json").write_text(
+        json.dumps(
+            {"ranks": args.ranks, "repetitions": args.repetitions, "hints": HINTS, "rows": rows, "verdicts": verdicts},
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"(table and JSON in {args.output}; {time.time() - start:.0f} s)", file=sys.stderr)
     failed = any("error" in r for r in rows) or not all(r.get("verified", True) for r in rows if not r.get("skipped"))
     return 1 if failed else 0

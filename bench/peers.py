@@ -70,8 +70,11 @@ from strata.catalogue import StrataCatalogue  # noqa: E402  (the harness package
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 MIB = 1048576.0
 SLOW = 0.9  # ratios below this are marked
-E3SM_MAPS = ("piodecomp16tasks16io01dims_ioid_514.dat", "piodecomp16tasks16io01dims_ioid_516.dat",
-             "piodecomp16tasks16io02dims_ioid_548.dat")
+E3SM_MAPS = (
+    "piodecomp16tasks16io01dims_ioid_514.dat",
+    "piodecomp16tasks16io01dims_ioid_516.dat",
+    "piodecomp16tasks16io02dims_ioid_548.dat",
+)
 E3SM_MAP_VARS = "1,323,63"  # E3SM-IO's h0 file: 1 variable on D1, 323 on D2, 63 on D3
 
 
@@ -92,18 +95,26 @@ def peer_specs(jobs: int) -> dict[str, dict]:
     h5 = hdf5_dir()
     return {
         "ior": {
-            "glob": "ior-*.tar.gz", "top": "ior", "binary": "src/ior",
-            "steps": ["./bootstrap",
-                      f"./configure --with-hdf5 --with-ncmpi CC=mpicc CPPFLAGS=-I{h5}/include LDFLAGS=-L{h5}/lib",
-                      f"make -j{jobs}"],
+            "glob": "ior-*.tar.gz",
+            "top": "ior",
+            "binary": "src/ior",
+            "steps": [
+                "./bootstrap",
+                f"./configure --with-hdf5 --with-ncmpi CC=mpicc CPPFLAGS=-I{h5}/include LDFLAGS=-L{h5}/lib",
+                f"make -j{jobs}",
+            ],
         },
         "e3sm-io": {
-            "glob": "e3sm-io-*.tar.gz", "top": "e3sm-io", "binary": "src/e3sm_io",
+            "glob": "e3sm-io-*.tar.gz",
+            "top": "e3sm-io",
+            "binary": "src/e3sm_io",
             # configure copies a Debian-only --version-script from libhdf5.settings into LDFLAGS:
             # make's LDFLAGS override drops it (../shared/peers/README.md).
-            "steps": ["autoreconf -i",
-                      f"./configure --with-pnetcdf=/usr --with-hdf5={h5} CC=mpicc CXX=mpicxx",
-                      f'make -j{jobs} LDFLAGS="-L/usr/lib -L{h5}/lib"'],
+            "steps": [
+                "autoreconf -i",
+                f"./configure --with-pnetcdf=/usr --with-hdf5={h5} CC=mpicc CXX=mpicxx",
+                f'make -j{jobs} LDFLAGS="-L/usr/lib -L{h5}/lib"',
+            ],
         },
     }
 
@@ -131,8 +142,10 @@ def build_peers(peers_dir: Path, build_dir: Path, jobs: int, log) -> dict[str, d
         shutil.rmtree(build_dir / stem, ignore_errors=True)
         (build_dir / stem).mkdir(parents=True)
         logfile = build_dir / f"{stem}.log"
-        log(f"{name}: building from {archive.name} into {root.relative_to(build_dir.parent)} "
-            f"(log {logfile.name}; E3SM-IO takes about 8 minutes on 2 cores)")
+        log(
+            f"{name}: building from {archive.name} into {root.relative_to(build_dir.parent)} "
+            f"(log {logfile.name}; E3SM-IO takes about 8 minutes on 2 cores)"
+        )
         started = time.time()
         with logfile.open("w") as f:
             subprocess.run(["tar", "xzf", str(archive), "-C", str(build_dir / stem)], check=True, stdout=f, stderr=f)
@@ -142,8 +155,9 @@ def build_peers(peers_dir: Path, build_dir: Path, jobs: int, log) -> dict[str, d
                 rc = subprocess.run(step, shell=True, cwd=root, stdout=f, stderr=subprocess.STDOUT, env=ENV).returncode
                 if rc != 0:
                     tail = logfile.read_text().splitlines()[-25:]
-                    sys.exit(f"peers: `{step}` failed for {name} (exit {rc}); the end of {logfile}:\n"
-                             + "\n".join(tail))
+                    sys.exit(
+                        f"peers: `{step}` failed for {name} (exit {rc}); the end of {logfile}:\n" + "\n".join(tail)
+                    )
         if not binary.exists():
             sys.exit(f"peers: the build of {name} did not produce {binary} (see {logfile})")
         stamp.write_text(f"{archive.name}\n{binary}\n")
@@ -171,8 +185,12 @@ IOR_PATTERNS = [  # (ranks, -b, -t, -s, -F)
 
 
 # Strata backend: the loop's call (hdf5, pnetcdf: one dataset or variable made as the backend makes it)
-LOOP_APIS = {"posix": "pwrite", "mpiio-coll": "MPI_File_write_at_all", "hdf5": "H5Dwrite",
-             "pnetcdf": "ncmpi_put_vara_all"}
+LOOP_APIS = {
+    "posix": "pwrite",
+    "mpiio-coll": "MPI_File_write_at_all",
+    "hdf5": "H5Dwrite",
+    "pnetcdf": "ncmpi_put_vara_all",
+}
 
 
 def loop_label(api: str, reuse: bool) -> str:
@@ -188,8 +206,11 @@ def build_loop(build_dir: Path, log) -> Path:
         hdf5 = subprocess.run(["pkg-config", "--cflags", "--libs", "hdf5-openmpi"], capture_output=True, text=True)
         if hdf5.returncode != 0:
             sys.exit("peers: pkg-config finds no hdf5-openmpi (scripts/setup.sh installs libhdf5-openmpi-dev)")
-        proc = subprocess.run(["mpicc", "-O2", "-o", str(binary), str(source), *hdf5.stdout.split(), "-lpnetcdf"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["mpicc", "-O2", "-o", str(binary), str(source), *hdf5.stdout.split(), "-lpnetcdf"],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             sys.exit(f"peers: cannot build {source}: {proc.stderr.strip()}")
         log(f"built {binary}")
@@ -197,10 +218,24 @@ def build_loop(build_dir: Path, log) -> Path:
 
 
 def run_loop(w: dict, v: dict, binary: Path, tmp: Path, peer_env: list[str]) -> dict:
-    cmd = [*mpirun(w["ranks"], peer_env), str(binary), "--api", v["api"], "--reuse" if v["reuse"] else "--distinct",
-           "-b", w["b"],
-           "-t", w["t"], "-s", str(w["s"]), *(["-F"] if w["fpp"] else []), "-i", str(w["reps"]),
-           "-o", str(tmp / "data" / "loop.dat")]
+    cmd = [
+        *mpirun(w["ranks"], peer_env),
+        str(binary),
+        "--api",
+        v["api"],
+        "--reuse" if v["reuse"] else "--distinct",
+        "-b",
+        w["b"],
+        "-t",
+        w["t"],
+        "-s",
+        str(w["s"]),
+        *(["-F"] if w["fpp"] else []),
+        "-i",
+        str(w["reps"]),
+        "-o",
+        str(tmp / "data" / "loop.dat"),
+    ]
     proc = run(cmd, 900)
     if proc.returncode != 0:
         return failure(proc)
@@ -227,11 +262,26 @@ def ior_workloads(cat: StrataCatalogue, reps: int) -> list[dict]:
             variants.append(engine)
         for api in LOOP_APIS:  # what a gap owes to the data: the same plain loop, both kinds of data
             if api in able:
-                variants += [{"label": loop_label(api, True), "side": "loop", "api": api, "reuse": True},
-                             {"label": loop_label(api, False), "side": "loop", "api": api, "reuse": False}]
-        out.append({"name": name, "kind": "ior", "ranks": ranks, "reps": reps, "fpp": fpp,
-                    "bytes": ranks * s * size_bytes(b), "b": b, "t": t, "s": s,
-                    "variants": variants, "pairs": pairs, "engine": engine["label"] if "strata" in able else None})
+                variants += [
+                    {"label": loop_label(api, True), "side": "loop", "api": api, "reuse": True},
+                    {"label": loop_label(api, False), "side": "loop", "api": api, "reuse": False},
+                ]
+        out.append(
+            {
+                "name": name,
+                "kind": "ior",
+                "ranks": ranks,
+                "reps": reps,
+                "fpp": fpp,
+                "bytes": ranks * s * size_bytes(b),
+                "b": b,
+                "t": t,
+                "s": s,
+                "variants": variants,
+                "pairs": pairs,
+                "engine": engine["label"] if "strata" in able else None,
+            }
+        )
     return out
 
 
@@ -241,12 +291,27 @@ def e3sm_workload(cat: StrataCatalogue, e3sm_root: Path, maps_dir: Path | None) 
         if not d.exists():
             sys.exit(f"peers: no PIO map {d} (the e3sm-io archive's datasets/ holds them; or give --maps-dir)")
     peers = [
-        {"label": "E3SM-IO -a pnetcdf -x canonical -j", "side": "peer", "tool": "e3sm-io",
-         "api": ["-a", "pnetcdf", "-x", "canonical", "-j"], "ext": ".nc"},
-        {"label": "E3SM-IO -a hdf5 -x canonical -j", "side": "peer", "tool": "e3sm-io",
-         "api": ["-a", "hdf5", "-x", "canonical", "-j"], "ext": ".h5"},
-        {"label": "E3SM-IO -a hdf5 -x canonical (double)", "side": "peer", "tool": "e3sm-io",
-         "api": ["-a", "hdf5", "-x", "canonical"], "ext": ".h5"},
+        {
+            "label": "E3SM-IO -a pnetcdf -x canonical -j",
+            "side": "peer",
+            "tool": "e3sm-io",
+            "api": ["-a", "pnetcdf", "-x", "canonical", "-j"],
+            "ext": ".nc",
+        },
+        {
+            "label": "E3SM-IO -a hdf5 -x canonical -j",
+            "side": "peer",
+            "tool": "e3sm-io",
+            "api": ["-a", "hdf5", "-x", "canonical", "-j"],
+            "ext": ".h5",
+        },
+        {
+            "label": "E3SM-IO -a hdf5 -x canonical (double)",
+            "side": "peer",
+            "tool": "e3sm-io",
+            "api": ["-a", "hdf5", "-x", "canonical"],
+            "ext": ".h5",
+        },
     ]
     backends = [b for b in ("posix", "mpiio-ind", "mpiio-coll", "hdf5", "pnetcdf") if b in cat.backends]
     mine = [{"label": f"strata {b}", "side": "strata", "backend": b} for b in backends]
@@ -254,8 +319,9 @@ def e3sm_workload(cat: StrataCatalogue, e3sm_root: Path, maps_dir: Path | None) 
     # collective cause: type conversion): its like is strata hdf5 --independent. Its double path
     # is collective, as strata hdf5 is by default.
     if "hdf5" in backends:
-        mine.append({"label": "strata hdf5 --independent", "side": "strata", "backend": "hdf5",
-                     "args": ["--independent"]})
+        mine.append(
+            {"label": "strata hdf5 --independent", "side": "strata", "backend": "hdf5", "args": ["--independent"]}
+        )
     engine = {"label": "strata strata (engine)", "side": "strata", "backend": "strata"}
     pairs = []
     for b in backends:
@@ -265,9 +331,17 @@ def e3sm_workload(cat: StrataCatalogue, e3sm_root: Path, maps_dir: Path | None) 
             pairs += [(peers[1]["label"], "strata hdf5 --independent"), (peers[2]["label"], "strata hdf5")]
         else:
             pairs.append((None, f"strata {b}"))  # no peer of its own: against the fastest peer
-    return {"name": "E3SM F case, E3SM-IO's map, h0 file (16 ranks)", "kind": "e3sm", "ranks": 16, "reps": 1,
-            "map_nc": e3sm_root / "datasets" / "map_f_case_16p.nc", "maps": ",".join(str(d) for d in dats),
-            "variants": [*peers, *mine, engine], "pairs": pairs, "engine": engine["label"]}
+    return {
+        "name": "E3SM F case, E3SM-IO's map, h0 file (16 ranks)",
+        "kind": "e3sm",
+        "ranks": 16,
+        "reps": 1,
+        "map_nc": e3sm_root / "datasets" / "map_f_case_16p.nc",
+        "maps": ",".join(str(d) for d in dats),
+        "variants": [*peers, *mine, engine],
+        "pairs": pairs,
+        "engine": engine["label"],
+    }
 
 
 def size_bytes(text: str) -> int:
@@ -302,10 +376,30 @@ def run_ior(w: dict, v: dict, ior: Path, tmp: Path, verify: bool, peer_env: list
     summary, ranks_csv = tmp / "ior-summary.json", tmp / "ior-ranks.csv"
     summary.unlink(missing_ok=True)
     ranks_csv.unlink(missing_ok=True)
-    cmd = [*mpirun(w["ranks"], peer_env), str(ior), *v["api"], "-b", w["b"], "-t", w["t"], "-s", str(w["s"]),
-           *(["-F"] if w["fpp"] else []), "-w", "-i", str(w["reps"]), *(["-W"] if verify else []),
-           "-o", str(tmp / "data" / "ior.dat"), "-O", "summaryFormat=JSON", "-O", f"summaryFile={summary}",
-           "-O", f"saveRankPerformanceDetailsCSV={ranks_csv}"]
+    cmd = [
+        *mpirun(w["ranks"], peer_env),
+        str(ior),
+        *v["api"],
+        "-b",
+        w["b"],
+        "-t",
+        w["t"],
+        "-s",
+        str(w["s"]),
+        *(["-F"] if w["fpp"] else []),
+        "-w",
+        "-i",
+        str(w["reps"]),
+        *(["-W"] if verify else []),
+        "-o",
+        str(tmp / "data" / "ior.dat"),
+        "-O",
+        "summaryFormat=JSON",
+        "-O",
+        f"summaryFile={summary}",
+        "-O",
+        f"saveRankPerformanceDetailsCSV={ranks_csv}",
+    ]
     proc = run(cmd, 900)
     if proc.returncode != 0 or not summary.exists():
         return failure(proc)
@@ -316,31 +410,51 @@ def run_ior(w: dict, v: dict, ior: Path, tmp: Path, verify: bool, peer_env: list
     with ranks_csv.open() as f:
         rows = [r for r in csv.DictReader(f) if r["access"] == "write"]
     n = w["ranks"]
-    slowest = [max(float(r["runtime-with-openclose"]) for r in rows[i:i + n]) for i in range(0, len(rows), n)]
+    slowest = [max(float(r["runtime-with-openclose"]) for r in rows[i : i + n]) for i in range(0, len(rows), n)]
     if len(slowest) != len(span):
         return {"error": f"IOR wrote {len(rows)} per-rank rows for {len(span)} writes of {n} ranks"}
     steps = [{"open_s": r["openTime"], "xfer_s": r["wrRdTime"], "close_s": r["closeTime"]} for r in results]
-    return {"own_s": span, "alt_s": slowest, "bytes": w["bytes"], "verified": True if verify else None,
-            "steps": steps}
+    return {"own_s": span, "alt_s": slowest, "bytes": w["bytes"], "verified": True if verify else None, "steps": steps}
 
 
 def run_e3sm_io(w: dict, v: dict, e3sm: Path, tmp: Path, peer_env: list[str]) -> dict:
-    cmd = [*mpirun(w["ranks"], peer_env), str(e3sm), str(w["map_nc"]), *v["api"], "-f", "0",
-           "-o", str(tmp / "data" / f"e3sm{v['ext']}")]
+    cmd = [
+        *mpirun(w["ranks"], peer_env),
+        str(e3sm),
+        str(w["map_nc"]),
+        *v["api"],
+        "-f",
+        "0",
+        "-o",
+        str(tmp / "data" / f"e3sm{v['ext']}"),
+    ]
     proc = run(cmd, 1800)
     if proc.returncode != 0:
         return failure(proc)
     p = parse_e3sm_io(proc.stdout)
     if "end-to-end" not in p.get("max", {}):
         return {"error": "no timings in E3SM-IO's output: " + proc.stdout[-300:]}
-    phases = ("I/O preparing", "file open/create", "define variables", "posting write requests",
-              "write flushing", "close")
+    phases = (
+        "I/O preparing",
+        "file open/create",
+        "define variables",
+        "posting write requests",
+        "write flushing",
+        "close",
+    )
     # Its own open-to-close figure: the slowest rank's end-to-end (from the barrier before the
     # create to after the collective close, so it spans the earliest open to the latest close);
     # the other way: the maxima of its barrier-separated phases added up.
     phase_sum = sum(p["max"].get(k, 0.0) for k in phases)
-    return {"own_s": [p["max"]["end-to-end"]], "alt_s": [phase_sum], "bytes": p["bytes"], "verified": None,
-            "steps": [p["max"]], "variables": p["variables"], "requests": p.get("requests")}
+    return {
+        "own_s": [p["max"]["end-to-end"]],
+        "alt_s": [phase_sum],
+        "bytes": p["bytes"],
+        "verified": None,
+        "steps": [p["max"]],
+        "variables": p["variables"],
+        "requests": p.get("requests"),
+    }
 
 
 def parse_e3sm_io(text: str) -> dict:
@@ -369,27 +483,48 @@ def run_strata(w: dict, v: dict, tmp: Path, verify: bool) -> dict:
             kernel.append("--file-per-process")
     else:
         kernel = ["e3sm", "--maps", w["maps"], "--map-vars", E3SM_MAP_VARS]
-    cmd = [*mpirun(w["ranks"], []), str(STRATA), "run", *kernel, "--backend", v["backend"], *v.get("args", []),
-           "--no-advice",
-           "--repetitions", str(w["reps"]), "--output", str(tmp / "data" / "strata"), "--json", str(record_path),
-           "--quiet", *(["--verify"] if verify else [])]
+    cmd = [
+        *mpirun(w["ranks"], []),
+        str(STRATA),
+        "run",
+        *kernel,
+        "--backend",
+        v["backend"],
+        *v.get("args", []),
+        "--no-advice",
+        "--repetitions",
+        str(w["reps"]),
+        "--output",
+        str(tmp / "data" / "strata"),
+        "--json",
+        str(record_path),
+        "--quiet",
+        *(["--verify"] if verify else []),
+    ]
     proc = run(cmd, 1800)
     if proc.returncode != 0 or not record_path.exists():
         return failure(proc)
     record = json.loads(record_path.read_text())
     writes = [r["write"] for r in record["repetitions"]]
-    return {"own_s": [r["time_s"] for r in writes], "alt_s": [], "bytes": writes[0]["bytes"],
-            "verified": record.get("verified") if verify else None,
-            "steps": [{k: r.get(k, 0.0) for k in ("open_s", "xfer_s", "close_s")} for r in writes],
-            "requests": writes[-1].get("requests"), "workarounds": record.get("mpi_workarounds", []),
-            "allocator": record.get("allocator", {}),
-            "params": record.get("params"), "io_component": record.get("io_component"),
-            "git_rev": record.get("git_rev")}
+    return {
+        "own_s": [r["time_s"] for r in writes],
+        "alt_s": [],
+        "bytes": writes[0]["bytes"],
+        "verified": record.get("verified") if verify else None,
+        "steps": [{k: r.get(k, 0.0) for k in ("open_s", "xfer_s", "close_s")} for r in writes],
+        "requests": writes[-1].get("requests"),
+        "workarounds": record.get("mpi_workarounds", []),
+        "allocator": record.get("allocator", {}),
+        "params": record.get("params"),
+        "io_component": record.get("io_component"),
+        "git_rev": record.get("git_rev"),
+    }
 
 
 def cpu_busy(seconds: float = 0.25) -> float:
     """The fraction of the machine's CPU time that was not idle over `seconds` (from /proc/stat):
     taken between launches, it is other programs' load, which would distort the numbers."""
+
     def sample() -> tuple[int, int]:
         with open("/proc/stat") as f:
             fields = [int(x) for x in f.readline().split()[1:]]
@@ -420,10 +555,22 @@ def wait_for_quiet(limit: float, log) -> float:
     return busy
 
 
-def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, peers: dict, loop: Path, peer_env: list[str], log,
-            busy: list[float], quiet_wait: float) -> dict:
-    samples = {v["label"]: {"own_s": [], "later_s": [], "alt_s": [], "steps": [], "errors": [], "verified": [],
-                            "info": {}} for v in w["variants"]}
+def measure(
+    w: dict,
+    rounds: int,
+    rng: random.Random,
+    tmp: Path,
+    peers: dict,
+    loop: Path,
+    peer_env: list[str],
+    log,
+    busy: list[float],
+    quiet_wait: float,
+) -> dict:
+    samples = {
+        v["label"]: {"own_s": [], "later_s": [], "alt_s": [], "steps": [], "errors": [], "verified": [], "info": {}}
+        for v in w["variants"]
+    }
     for r in range(rounds):
         order = list(w["variants"])
         rng.shuffle(order)
@@ -459,15 +606,22 @@ def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, peers: dict, lo
     rows = {}
     for label, s in samples.items():
         nbytes = s["info"].get("bytes") or w.get("bytes") or 0
-        row = {"bytes": nbytes, "own_s": s["own_s"], "alt_s": s["alt_s"], "errors": s["errors"],
-               "later_mib_s": statistics.median(nbytes / MIB / t for t in s["later_s"]) if s["later_s"] else None,
-               "verified": all(s["verified"]) if s["verified"] else None, "info": s["info"]}
+        row = {
+            "bytes": nbytes,
+            "own_s": s["own_s"],
+            "alt_s": s["alt_s"],
+            "errors": s["errors"],
+            "later_mib_s": statistics.median(nbytes / MIB / t for t in s["later_s"]) if s["later_s"] else None,
+            "verified": all(s["verified"]) if s["verified"] else None,
+            "info": s["info"],
+        }
         for way in ("own", "alt"):
             times = s[f"{way}_s"]
             row[f"{way}_median_s"] = statistics.median(times) if times else None
             row[f"{way}_mib_s"] = statistics.median(nbytes / MIB / t for t in times) if times else None
-        row["steps_median"] = {k: statistics.median(float(x[k]) for x in s["steps"])
-                               for k in (s["steps"][0] if s["steps"] else {})}
+        row["steps_median"] = {
+            k: statistics.median(float(x[k]) for x in s["steps"]) for k in (s["steps"][0] if s["steps"] else {})
+        }
         rows[label] = row
     return rows
 
@@ -488,17 +642,30 @@ def fmt(x: float | None, spec: str = "9.1f") -> str:
 
 def ior_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
     lines = [f"{w['name']}: {w['bytes'] / MIB:.0f} MiB per write, {w['reps']} writes per launch"]
-    lines.append(f"  {'peer variant':22s} {'peer MiB/s':>10s} {'(slowest)':>9s}   {'Strata backend':22s} "
-                 f"{'Strata MiB/s':>12s} {'ratio':>6s}")
+    lines.append(
+        f"  {'peer variant':22s} {'peer MiB/s':>10s} {'(slowest)':>9s}   {'Strata backend':22s} "
+        f"{'Strata MiB/s':>12s} {'ratio':>6s}"
+    )
     out = []
     for peer, mine in w["pairs"]:
         p, s = rows[peer], rows[mine]
         ratio = s["own_mib_s"] / p["own_mib_s"] if p["own_mib_s"] and s["own_mib_s"] else None
-        lines.append(f"  {peer:22s} {fmt(p['own_mib_s'], '10.1f')} ({fmt(p['alt_mib_s'], '7.1f')})   {mine:22s} "
-                     f"{fmt(s['own_mib_s'], '12.1f')} {mark(ratio)}")
-        out.append({"pattern": w["name"], "peer": peer, "strata": mine, "peer_mib_s": p["own_mib_s"],
-                    "peer_slowest_rank_mib_s": p["alt_mib_s"], "strata_mib_s": s["own_mib_s"], "ratio": ratio,
-                    "timing": "IOR: latest close - earliest open; Strata: its slowest rank's open to close"})
+        lines.append(
+            f"  {peer:22s} {fmt(p['own_mib_s'], '10.1f')} ({fmt(p['alt_mib_s'], '7.1f')})   {mine:22s} "
+            f"{fmt(s['own_mib_s'], '12.1f')} {mark(ratio)}"
+        )
+        out.append(
+            {
+                "pattern": w["name"],
+                "peer": peer,
+                "strata": mine,
+                "peer_mib_s": p["own_mib_s"],
+                "peer_slowest_rank_mib_s": p["alt_mib_s"],
+                "strata_mib_s": s["own_mib_s"],
+                "ratio": ratio,
+                "timing": "IOR: latest close - earliest open; Strata: its slowest rank's open to close",
+            }
+        )
     shares = []
     for api, call in LOOP_APIS.items():
         reused = rows.get(loop_label(api, True), {}).get("own_mib_s")
@@ -506,29 +673,49 @@ def ior_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
         mine = rows.get(f"strata {api}", {}).get("own_mib_s")
         if not (reused and distinct):
             continue
-        shares.append(f"{call} {reused:.0f} -> {distinct:.0f} MiB/s ({distinct / reused:.2f}), strata {api} / "
-                      f"distinct loop {mine / distinct if mine else float('nan'):.2f}")
-        out.append({"pattern": w["name"], "calibration": f"{call} loop", "strata": f"strata {api}",
-                    "reused_mib_s": reused, "distinct_mib_s": distinct, "distinct_over_reused": distinct / reused,
-                    "strata_over_distinct": mine / distinct if mine else None})
+        shares.append(
+            f"{call} {reused:.0f} -> {distinct:.0f} MiB/s ({distinct / reused:.2f}), strata {api} / "
+            f"distinct loop {mine / distinct if mine else float('nan'):.2f}"
+        )
+        out.append(
+            {
+                "pattern": w["name"],
+                "calibration": f"{call} loop",
+                "strata": f"strata {api}",
+                "reused_mib_s": reused,
+                "distinct_mib_s": distinct,
+                "distinct_over_reused": distinct / reused,
+                "strata_over_distinct": mine / distinct if mine else None,
+            }
+        )
     if shares:
-        lines.append("  The data's share of a gap: a plain loop (bench/write_loop.c, timed as strata times a write) "
-                     "from one reused transfer buffer (as IOR) -> from distinct data (as Strata): " + "; ".join(shares))
+        lines.append(
+            "  The data's share of a gap: a plain loop (bench/write_loop.c, timed as strata times a write) "
+            "from one reused transfer buffer (as IOR) -> from distinct data (as Strata): " + "; ".join(shares)
+        )
     peers = {k: v["own_mib_s"] for k, v in rows.items() if k.startswith("IOR") and v["own_mib_s"]}
     engine = None
     if w["engine"] and peers:
         best = max(peers, key=peers.get)
         e = rows[w["engine"]]["own_mib_s"]
         later = rows[w["engine"]]["later_mib_s"]
-        engine = {"pattern": w["name"], "fastest_peer": best, "peer_mib_s": peers[best], "strata_mib_s": e,
-                  "ratio": e / peers[best] if e else None, "later_mib_s": later,
-                  "later_ratio": later / peers[best] if later else None}
+        engine = {
+            "pattern": w["name"],
+            "fastest_peer": best,
+            "peer_mib_s": peers[best],
+            "strata_mib_s": e,
+            "ratio": e / peers[best] if e else None,
+            "later_mib_s": later,
+            "later_ratio": later / peers[best] if later else None,
+        }
     steps = []
     for label, row in rows.items():
         st = row["steps_median"]
         if st and label.startswith("strata"):
-            steps.append(f"{label.removeprefix('strata ')} {st['open_s'] * 1e3:.2f}/{st['xfer_s'] * 1e3:.2f}/"
-                         f"{st['close_s'] * 1e3:.2f}")
+            steps.append(
+                f"{label.removeprefix('strata ')} {st['open_s'] * 1e3:.2f}/{st['xfer_s'] * 1e3:.2f}/"
+                f"{st['close_s'] * 1e3:.2f}"
+            )
     lines.append("  Strata's steps, median ms open/transfer/close (slowest rank each): " + "; ".join(steps))
     return lines, out, engine
 
@@ -537,8 +724,10 @@ def e3sm_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
     lines = [f"{w['name']}: one write per launch; seconds (lower is better), ratio = peer s / Strata s"]
     peers = {k: v["own_median_s"] for k, v in rows.items() if k.startswith("E3SM-IO") and v["own_median_s"]}
     fastest = min(peers, key=peers.get) if peers else None
-    lines.append(f"  {'peer variant':40s} {'peer s':>7s} {'(phases)':>8s} {'MiB':>6s}   {'Strata backend':16s} "
-                 f"{'Strata s':>8s} {'MiB':>6s} {'ratio':>6s}")
+    lines.append(
+        f"  {'peer variant':40s} {'peer s':>7s} {'(phases)':>8s} {'MiB':>6s}   {'Strata backend':16s} "
+        f"{'Strata s':>8s} {'MiB':>6s} {'ratio':>6s}"
+    )
     out = []
     for peer, mine in w["pairs"]:
         note, own_peer = "", peer is not None
@@ -549,46 +738,76 @@ def e3sm_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
         p, s = rows[peer], rows[mine]
         both = p["own_median_s"] and s["own_median_s"]
         ratio = p["own_median_s"] / s["own_median_s"] if both else None
-        lines.append(f"  {peer:40s} {fmt(p['own_median_s'], '7.2f')} ({fmt(p['alt_median_s'], '6.2f')}) "
-                     f"{(p['bytes'] or 0) / MIB:6.2f}   {mine:16s} {fmt(s['own_median_s'], '8.2f')} "
-                     f"{(s['bytes'] or 0) / MIB:6.2f} {mark(ratio) if own_peer else fmt(ratio, '6.2f')}{note}")
-        out.append({"pattern": w["name"], "peer": peer, "strata": mine, "peer_s": p["own_median_s"],
-                    "peer_phases_s": p["alt_median_s"], "peer_bytes": p["bytes"], "strata_s": s["own_median_s"],
-                    "strata_bytes": s["bytes"], "ratio": ratio, "own_peer": own_peer,
-                    "timing": "E3SM-IO: its end-to-end max; Strata: its slowest rank's open to close"})
+        lines.append(
+            f"  {peer:40s} {fmt(p['own_median_s'], '7.2f')} ({fmt(p['alt_median_s'], '6.2f')}) "
+            f"{(p['bytes'] or 0) / MIB:6.2f}   {mine:16s} {fmt(s['own_median_s'], '8.2f')} "
+            f"{(s['bytes'] or 0) / MIB:6.2f} {mark(ratio) if own_peer else fmt(ratio, '6.2f')}{note}"
+        )
+        out.append(
+            {
+                "pattern": w["name"],
+                "peer": peer,
+                "strata": mine,
+                "peer_s": p["own_median_s"],
+                "peer_phases_s": p["alt_median_s"],
+                "peer_bytes": p["bytes"],
+                "strata_s": s["own_median_s"],
+                "strata_bytes": s["bytes"],
+                "ratio": ratio,
+                "own_peer": own_peer,
+                "timing": "E3SM-IO: its end-to-end max; Strata: its slowest rank's open to close",
+            }
+        )
     engine = None
     e = rows[w["engine"]]["own_median_s"]
     if fastest:
-        engine = {"pattern": w["name"], "fastest_peer": fastest, "peer_s": peers[fastest], "strata_s": e,
-                  "ratio": peers[fastest] / e if e else None}
+        engine = {
+            "pattern": w["name"],
+            "fastest_peer": fastest,
+            "peer_s": peers[fastest],
+            "strata_s": e,
+            "ratio": peers[fastest] / e if e else None,
+        }
     # What each side writes.
     info = next((r["info"] for k, r in rows.items() if k.startswith("E3SM-IO") and r["info"].get("variables")), {})
     v = info.get("variables", {})
     partitioned = sum(n for k, n in v.items() if k.startswith("decomposition"))
-    lines.append(f"  What differs: E3SM-IO writes {v.get('total', '?')} variables ({partitioned} on the maps, "
-                 f"{v.get('no decomposition', '?')} not partitioned, written by one rank) with their attributes and "
-                 f"a netCDF/HDF5 header; Strata writes the {partitioned} partitioned ones ({E3SM_MAP_VARS} per map, "
-                 "float), no attributes. '(double)' writes the same variables as double: twice the bytes.")
-    lines.append("  'peer s' = E3SM-IO's end-to-end max (its open-to-close figure: from the barrier before the create "
-                 "to after the collective close, the header's definition included); '(phases)' = its barrier-separated "
-                 "phases' maxima added up.")
+    lines.append(
+        f"  What differs: E3SM-IO writes {v.get('total', '?')} variables ({partitioned} on the maps, "
+        f"{v.get('no decomposition', '?')} not partitioned, written by one rank) with their attributes and "
+        f"a netCDF/HDF5 header; Strata writes the {partitioned} partitioned ones ({E3SM_MAP_VARS} per map, "
+        "float), no attributes. '(double)' writes the same variables as double: twice the bytes."
+    )
+    lines.append(
+        "  'peer s' = E3SM-IO's end-to-end max (its open-to-close figure: from the barrier before the create "
+        "to after the collective close, the header's definition included); '(phases)' = its barrier-separated "
+        "phases' maxima added up."
+    )
     for label, row in rows.items():
         st = row["steps_median"]
         if st and label.startswith("strata"):
-            lines.append(f"  {label:24s} open {st['open_s']:.3f} s, transfer {st['xfer_s']:.3f} s, "
-                         f"close {st['close_s']:.3f} s; {row['info'].get('requests', '?')} file requests")
+            lines.append(
+                f"  {label:24s} open {st['open_s']:.3f} s, transfer {st['xfer_s']:.3f} s, "
+                f"close {st['close_s']:.3f} s; {row['info'].get('requests', '?')} file requests"
+            )
         elif st:
-            lines.append(f"  {label:40s} open {st.get('file open/create', 0):.3f} s, define "
-                         f"{st.get('define variables', 0):.3f} s, post {st.get('posting write requests', 0):.3f} s, "
-                         f"flush {st.get('write flushing', 0):.3f} s, close {st.get('close', 0):.3f} s")
+            lines.append(
+                f"  {label:40s} open {st.get('file open/create', 0):.3f} s, define "
+                f"{st.get('define variables', 0):.3f} s, post {st.get('posting write requests', 0):.3f} s, "
+                f"flush {st.get('write flushing', 0):.3f} s, close {st.get('close', 0):.3f} s"
+            )
     return lines, out, engine
 
 
 def main() -> int:
     global STRATA
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--peers", type=Path, default=ROOT.parent / "shared" / "peers",
-                        help="folder of the peers' archives (default ../shared/peers)")
+    parser.add_argument(
+        "--peers",
+        type=Path,
+        default=ROOT.parent / "shared" / "peers",
+        help="folder of the peers' archives (default ../shared/peers)",
+    )
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build-peers")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (>= 5 unless --quick)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 round, 2 writes per IOR launch")
@@ -596,8 +815,12 @@ def main() -> int:
     parser.add_argument("--maps-dir", type=Path, help="PIO .dat maps (default: the e3sm-io archive's datasets/)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--strata", type=Path, default=STRATA, help="the strata program (default build/bin/strata)")
-    parser.add_argument("--quiet-wait", type=float, default=30.0,
-                        help="seconds to wait before a launch for other programs' load to end (0: never wait)")
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=30.0,
+        help="seconds to wait before a launch for other programs' load to end (0: never wait)",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="make -j for the peers' builds")
     parser.add_argument("--dir", type=Path, help="where data files go (default: a folder in --output)")
     parser.add_argument("--output", type=Path, default=ROOT / "bench-output")
@@ -629,8 +852,12 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="peers.", dir=args.dir or args.output))
     (tmp / "data").mkdir()
     # The MPI settings Strata applies to itself before MPI_Init: the peers get them too.
-    probe = run_strata({"kind": "ior", "ranks": 2, "reps": 1, "b": "64k", "t": "64k", "s": 1, "fpp": False},
-                       {"backend": "posix"}, tmp, False)
+    probe = run_strata(
+        {"kind": "ior", "ranks": 2, "reps": 1, "b": "64k", "t": "64k", "s": 1, "fpp": False},
+        {"backend": "posix"},
+        tmp,
+        False,
+    )
     if "error" in probe:
         sys.exit(f"peers: a 2-rank strata run failed: {probe['error']}")
     peer_env = [a.split(":", 1)[0] for a in probe.get("workarounds", []) if "=" in a.split(":", 1)[0]]
@@ -641,34 +868,49 @@ def main() -> int:
         peer_env.append(f"GLIBC_TUNABLES={tunables}")
     rng = random.Random(args.seed)
     busy: list[float] = []
-    report: dict = {"strata": {"path": str(STRATA), "git_rev": probe.get("git_rev")}, "seed": args.seed,
-                    "rounds": args.rounds, "quick": args.quick, "ior_writes_per_launch": ior_reps,
-                    "peers": {k: {"archive": v["archive"], "binary": str(v["binary"]), "built_now": v["built_now"]}
-                              for k, v in peers.items()},
-                    "peer_env": peer_env, "io_component": probe.get("io_component"), "workloads": [], "pairs": [],
-                    "calibration": [],
-                    "engine": []}
+    report: dict = {
+        "strata": {"path": str(STRATA), "git_rev": probe.get("git_rev")},
+        "seed": args.seed,
+        "rounds": args.rounds,
+        "quick": args.quick,
+        "ior_writes_per_launch": ior_reps,
+        "peers": {
+            k: {"archive": v["archive"], "binary": str(v["binary"]), "built_now": v["built_now"]}
+            for k, v in peers.items()
+        },
+        "peer_env": peer_env,
+        "io_component": probe.get("io_component"),
+        "workloads": [],
+        "pairs": [],
+        "calibration": [],
+        "engine": [],
+    }
     head = "SMOKE RUN (--quick: 1 round, not a result). " if args.quick else ""
-    lines = [f"{head}Strata against its peers (issue 20): {args.rounds} interleaved round(s), shuffle seed "
-             f"{args.seed}, medians of every write; open and close included, fsync not included.",
-             f"Strata {probe.get('git_rev', '?')} ({STRATA}); MPI-IO component {probe.get('io_component', '?')} "
-             "on both sides; the peers run with Strata's own MPI and allocator "
-             f"settings ({', '.join(peer_env) or 'none'}); every Strata run --no-advice.",
-             "Verified: round 1 of every IOR and Strata variant (IOR -W, strata --verify, untimed); E3SM-IO has no "
-             "check.",
-             "Timing, every ratio: the wall time from the earliest open to the latest close on both sides. The "
-             "peer's is its own figure (IOR's bandwidth; E3SM-IO's end-to-end max, which spans from its barrier "
-             "to after its collective close).",
-             "Strata's is its JSON's time_s, the slowest rank's open to close after a barrier: every step of a Strata "
-             "write ends in an agreement (MPI_Allreduce), so all ranks end together and the slowest rank's time is "
-             "the span.",
-             "'(slowest)' is IOR's slowest rank alone (its per-rank CSV): IOR -a POSIX ranks never synchronise "
-             "between open and close, so with 4-8 ranks on 2 cores they run one after another and each rank's own "
-             "time understates the span - the reason the ratios do not use it. '(phases)': E3SM-IO's phase maxima "
-             f"added. ratio = Strata / peer in speed; '<0.9' marks a ratio below {SLOW}.", ""]
-    engine_lines = ["Engine vs the fastest peer (timing as above; ratio = strata / peer in speed). The engine "
-                    "keeps the previous output until the new one commits, so a launch's first two writes go to fresh "
-                    "pages (slow on this VM, docs/engine.md); its writes 3+ are shown apart."]
+    lines = [
+        f"{head}Strata against its peers (issue 20): {args.rounds} interleaved round(s), shuffle seed "
+        f"{args.seed}, medians of every write; open and close included, fsync not included.",
+        f"Strata {probe.get('git_rev', '?')} ({STRATA}); MPI-IO component {probe.get('io_component', '?')} "
+        "on both sides; the peers run with Strata's own MPI and allocator "
+        f"settings ({', '.join(peer_env) or 'none'}); every Strata run --no-advice.",
+        "Verified: round 1 of every IOR and Strata variant (IOR -W, strata --verify, untimed); E3SM-IO has no "
+        "check.",
+        "Timing, every ratio: the wall time from the earliest open to the latest close on both sides. The "
+        "peer's is its own figure (IOR's bandwidth; E3SM-IO's end-to-end max, which spans from its barrier "
+        "to after its collective close).",
+        "Strata's is its JSON's time_s, the slowest rank's open to close after a barrier: every step of a Strata "
+        "write ends in an agreement (MPI_Allreduce), so all ranks end together and the slowest rank's time is "
+        "the span.",
+        "'(slowest)' is IOR's slowest rank alone (its per-rank CSV): IOR -a POSIX ranks never synchronise "
+        "between open and close, so with 4-8 ranks on 2 cores they run one after another and each rank's own "
+        "time understates the span - the reason the ratios do not use it. '(phases)': E3SM-IO's phase maxima "
+        f"added. ratio = Strata / peer in speed; '<0.9' marks a ratio below {SLOW}.",
+        "",
+    ]
+    engine_lines = [
+        "Engine vs the fastest peer (timing as above; ratio = strata / peer in speed). The engine "
+        "keeps the previous output until the new one commits, so a launch's first two writes go to fresh "
+        "pages (slow on this VM, docs/engine.md); its writes 3+ are shown apart."
+    ]
     for w in workloads:
         rows = measure(w, args.rounds, rng, tmp, peers, peers_loop, peer_env, log, busy, args.quiet_wait)
         table, pairs, engine = (ior_lines if w["kind"] == "ior" else e3sm_lines)(w, rows)
@@ -682,24 +924,32 @@ def main() -> int:
         if engine:
             report["engine"].append(engine)
             if w["kind"] == "ior":
-                engine_lines.append(f"  {w['name']:44s} strata {fmt(engine['strata_mib_s'], '9.1f')} MiB/s vs "
-                                    f"{engine['fastest_peer']:22s} {engine['peer_mib_s']:9.1f} MiB/s  "
-                                    f"{mark(engine['ratio'])}")
+                engine_lines.append(
+                    f"  {w['name']:44s} strata {fmt(engine['strata_mib_s'], '9.1f')} MiB/s vs "
+                    f"{engine['fastest_peer']:22s} {engine['peer_mib_s']:9.1f} MiB/s  "
+                    f"{mark(engine['ratio'])}"
+                )
                 if engine["later_ratio"] is not None:
-                    engine_lines.append(f"  {'':44s} writes 3+ of each launch {engine['later_mib_s']:9.1f} MiB/s, "
-                                        f"ratio {engine['later_ratio']:.2f}")
+                    engine_lines.append(
+                        f"  {'':44s} writes 3+ of each launch {engine['later_mib_s']:9.1f} MiB/s, "
+                        f"ratio {engine['later_ratio']:.2f}"
+                    )
             else:
-                engine_lines.append(f"  {w['name']:44s} strata {fmt(engine['strata_s'], '9.2f')} s     vs "
-                                    f"{engine['fastest_peer']:22s} {engine['peer_s']:9.2f} s      "
-                                    f"{mark(engine['ratio'])}")
+                engine_lines.append(
+                    f"  {w['name']:44s} strata {fmt(engine['strata_s'], '9.2f')} s     vs "
+                    f"{engine['fastest_peer']:22s} {engine['peer_s']:9.2f} s      "
+                    f"{mark(engine['ratio'])}"
+                )
     shutil.rmtree(tmp, ignore_errors=True)
     total = time.time() - start
     loaded = sum(b > BUSY for b in busy)
-    quiet = (f"the machine was quiet: before each of the {len(busy)} launches the CPU was at most {max(busy):.0%} "
-             "busy" if busy and not loaded else
-             f"WARNING: {loaded} of {len(busy)} launches started with the CPU more than {BUSY:.0%} busy (others' "
-             f"programs; median {statistics.median(busy):.0%}): these numbers are not clean, run again on a quiet "
-             "machine")
+    quiet = (
+        f"the machine was quiet: before each of the {len(busy)} launches the CPU was at most {max(busy):.0%} " "busy"
+        if busy and not loaded
+        else f"WARNING: {loaded} of {len(busy)} launches started with the CPU more than {BUSY:.0%} busy (others' "
+        f"programs; median {statistics.median(busy):.0%}): these numbers are not clean, run again on a quiet "
+        "machine"
+    )
     if STRATA.stat().st_mtime != strata_mtime:
         quiet += f"; WARNING: {STRATA} was rebuilt during the run (its rows may mix two builds)"
     lines += engine_lines + ["", f"Took {total / 60:.1f} min ({built_s:.0f} s of it building the peers); {quiet}."]

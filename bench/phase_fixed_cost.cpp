@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
         strata::Phase phase(engine, path, strata::PhaseMode::write);
         const uint64_t total = std::max<uint64_t>(k.bytes_per_rank * static_cast<uint64_t>(size), 1);
         const int v = phase.define_variable("data", 1, {total}, 0);
-        if (k.bytes_per_rank > 0) phase.add_extent(v, static_cast<uint64_t>(rank) * k.bytes_per_rank, k.bytes_per_rank, data.data());
+        if (k.bytes_per_rank > 0)
+          phase.add_extent(v, static_cast<uint64_t>(rank) * k.bytes_per_rank, k.bytes_per_rank, data.data());
         phase.plan();
         phase.write();
         strata::PhaseStats max;
@@ -66,8 +67,9 @@ int main(int argc, char** argv) {
       std::sort(times.begin(), times.end());
       char line[256];
       std::snprintf(line, sizeof line,
-                    ", \"%s\": {\"median_s\": %.9f, \"min_s\": %.9f, \"collectives\": %llu, \"strategy\": \"%s\"}", k.name,
-                    times[times.size() / 2], times.front(), static_cast<unsigned long long>(collectives), strategy.c_str());
+                    ", \"%s\": {\"median_s\": %.9f, \"min_s\": %.9f, \"collectives\": %llu, \"strategy\": \"%s\"}",
+                    k.name, times[times.size() / 2], times.front(), static_cast<unsigned long long>(collectives),
+                    strategy.c_str());
       json += line;
     }
     if (rank == 0) std::printf("%s}\n", json.c_str());

@@ -59,11 +59,33 @@ def launch(kernel: list[str], ranks: int, repetitions: int, tmp: Path, timeout: 
     record = tmp / f"record-{ranks}.json"
     # Ranks that spin while they wait starve the others on oversubscribed cores: a 16-rank plan on
     # 2 cores takes seconds instead of milliseconds. Yielding makes the times the plan's, not the spin's.
-    cmd = ["mpirun", "-n", str(ranks), "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
-           "-x", "STRATA_RANKS_PER_NODE", str(STRATA), "run", *kernel,
-           "--backend", "strata", "--write", "--repetitions", str(repetitions), "--no-advice",
-           "--hints", f"strata_strategy=aggregate,strata_aggregators={ranks}",
-           "--output", str(tmp / "plan.dat"), "--json", str(record), "--quiet"]
+    cmd = [
+        "mpirun",
+        "-n",
+        str(ranks),
+        "--oversubscribe",
+        "--mca",
+        "mpi_yield_when_idle",
+        "1",
+        "-x",
+        "STRATA_RANKS_PER_NODE",
+        str(STRATA),
+        "run",
+        *kernel,
+        "--backend",
+        "strata",
+        "--write",
+        "--repetitions",
+        str(repetitions),
+        "--no-advice",
+        "--hints",
+        f"strata_strategy=aggregate,strata_aggregators={ranks}",
+        "--output",
+        str(tmp / "plan.dat"),
+        "--json",
+        str(record),
+        "--quiet",
+    ]
     env = dict(os.environ, STRATA_RANKS_PER_NODE="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if proc.returncode != 0:
@@ -86,12 +108,20 @@ def measure(name: str, ranks: list[int], launches: int, repetitions: int, timeou
                 for k in TIMES:
                     per_launch[k].append(statistics.median(float(e.get(k, math.nan)) for e in engines))
             last = engines[-1]
-            row = {"workload": name, "ranks": p, "launches": launches, "repetitions": repetitions,
-                   "partitions": int(last["aggregators"]), "collectives": int(last["collectives"]),
-                   **{k: statistics.median(v) for k, v in per_launch.items()}}
+            row = {
+                "workload": name,
+                "ranks": p,
+                "launches": launches,
+                "repetitions": repetitions,
+                "partitions": int(last["aggregators"]),
+                "collectives": int(last["collectives"]),
+                **{k: statistics.median(v) for k, v in per_launch.items()},
+            }
             rows.append(row)
-            log(f"{name:8s} {p:4d} ranks: plan {row['plan_s'] * 1e3:8.2f} ms, place {row['place_s'] * 1e3:8.2f} ms, "
-                f"exchange {row['exchange_s'] * 1e3:8.2f} ms ({time.time() - started:.0f} s)")
+            log(
+                f"{name:8s} {p:4d} ranks: plan {row['plan_s'] * 1e3:8.2f} ms, place {row['place_s'] * 1e3:8.2f} ms, "
+                f"exchange {row['exchange_s'] * 1e3:8.2f} ms ({time.time() - started:.0f} s)"
+            )
     return rows
 
 
@@ -105,15 +135,21 @@ def power_fit(ps: list[int], ts: list[float]) -> dict | None:
     y = np.log([t for _, t in pts])
     b, log_a = np.polyfit(x, y, 1)
     residual = y - (log_a + b * x)
-    return {"a": float(math.exp(log_a)), "b": float(b), "rms_log_residual": float(np.sqrt(np.mean(residual**2))),
-            "points": len(pts)}
+    return {
+        "a": float(math.exp(log_a)),
+        "b": float(b),
+        "rms_log_residual": float(np.sqrt(np.mean(residual**2))),
+        "points": len(pts),
+    }
 
 
 def placement_volumes(partitions: int, nodes: int, election_rounds: int = 1) -> dict:
     """Bytes each rank contributes to the placement's collectives, from src/engine/place/placement.cpp."""
-    return {"load_allreduce_bytes": partitions * nodes * 2 * 8,
-            "bid_allreduce_bytes": partitions * 16 * election_rounds,
-            "cost_evaluations_per_rank_per_tier": partitions * nodes}
+    return {
+        "load_allreduce_bytes": partitions * nodes * 2 * 8,
+        "bid_allreduce_bytes": partitions * 16 * election_rounds,
+        "cost_evaluations_per_rank_per_tier": partitions * nodes,
+    }
 
 
 def main() -> int:
@@ -122,8 +158,13 @@ def main() -> int:
     ap.add_argument("--workloads", nargs="+", choices=sorted(WORKLOADS), default=sorted(WORKLOADS))
     ap.add_argument("--launches", type=int, default=2, help="launches per rank count (default 2)")
     ap.add_argument("--repetitions", type=int, default=3, help="writes per launch (default 3)")
-    ap.add_argument("--extrapolate", type=int, nargs="+", default=[1000, 64000],
-                    help="rank counts to extrapolate the fits to (default 1000 64000)")
+    ap.add_argument(
+        "--extrapolate",
+        type=int,
+        nargs="+",
+        default=[1000, 64000],
+        help="rank counts to extrapolate the fits to (default 1000 64000)",
+    )
     ap.add_argument("--timeout", type=float, default=600, help="seconds per launch (default 600)")
     ap.add_argument("--json", type=Path, help="also write the measurements and fits as JSON")
     args = ap.parse_args()
@@ -143,13 +184,19 @@ def main() -> int:
         return 1
 
     fits: dict[str, dict] = {}
-    print(f"engine plan and placement, one virtual node and one aggregator per rank; median of {args.launches} "
-          f"launch medians of {args.repetitions} writes; times in ms")
-    print(f"{'workload':8s} {'ranks':>5s} {'partitions':>10s} {'collectives':>11s} {'plan':>9s} {'place':>9s} "
-          f"{'exchange':>9s}")
+    print(
+        f"engine plan and placement, one virtual node and one aggregator per rank; median of {args.launches} "
+        f"launch medians of {args.repetitions} writes; times in ms"
+    )
+    print(
+        f"{'workload':8s} {'ranks':>5s} {'partitions':>10s} {'collectives':>11s} {'plan':>9s} {'place':>9s} "
+        f"{'exchange':>9s}"
+    )
     for r in rows:
-        print(f"{r['workload']:8s} {r['ranks']:5d} {r['partitions']:10d} {r['collectives']:11d} "
-              f"{r['plan_s'] * 1e3:9.3f} {r['place_s'] * 1e3:9.3f} {r['exchange_s'] * 1e3:9.3f}")
+        print(
+            f"{r['workload']:8s} {r['ranks']:5d} {r['partitions']:10d} {r['collectives']:11d} "
+            f"{r['plan_s'] * 1e3:9.3f} {r['place_s'] * 1e3:9.3f} {r['exchange_s'] * 1e3:9.3f}"
+        )
     print()
     print("power-law fits t = a P^b over P >= 4, extrapolated (an upper bound: oversubscribed cores)")
     header = "".join(f" {'P=' + str(p):>11s}" for p in args.extrapolate)
@@ -170,9 +217,11 @@ def main() -> int:
     for nodes in [*args.ranks[-1:], *args.extrapolate[:1]]:
         v = placement_volumes(nodes, nodes)
         volumes[str(nodes)] = v
-        print(f"  {nodes:6d} nodes: loads allreduce {v['load_allreduce_bytes'] / 2**20:10.2f} MiB, bids "
-              f"{v['bid_allreduce_bytes'] / 2**10:8.1f} KiB a round, {v['cost_evaluations_per_rank_per_tier']:,} "
-              "cost terms a tier")
+        print(
+            f"  {nodes:6d} nodes: loads allreduce {v['load_allreduce_bytes'] / 2**20:10.2f} MiB, bids "
+            f"{v['bid_allreduce_bytes'] / 2**10:8.1f} KiB a round, {v['cost_evaluations_per_rank_per_tier']:,} "
+            "cost terms a tier"
+        )
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "fits": fits, "placement_volumes": volumes}, indent=2) + "\n")
     return 0

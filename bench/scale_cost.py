@@ -27,6 +27,7 @@ KIB, MIB = 1024, 1024**2
 @dataclass
 class Config:
     """One cell x variant of a study: its bytes and files per run."""
+
     study: str
     what: str
     ranks: int
@@ -37,10 +38,29 @@ class Config:
 def mslio(nodes: int) -> list[Config]:
     # Table I of the MSLIO paper: (ccross, sub-elements) -> total MB; 4^ccross files in the
     # file-per-problem modes. 2 processes per node, 18 threads each (PlaFRIM).
-    table = {(3, 64): 1.7, (3, 128): 6.6, (4, 32): 1.8, (4, 64): 6.8, (4, 128): 26.6, (4, 1024): 1668.9,
-             (5, 32): 7.1, (5, 64): 27.2, (5, 128): 106.4, (5, 512): 1673.8, (6, 32): 28.5, (6, 64): 108.9,
-             (6, 128): 425.8, (6, 256): 1683.5, (7, 32): 113.9, (7, 64): 435.7, (7, 128): 1703.2,
-             (8, 32): 455.8, (8, 64): 1742.8, (8, 128): 6815.7, (9, 32): 1823.2}
+    table = {
+        (3, 64): 1.7,
+        (3, 128): 6.6,
+        (4, 32): 1.8,
+        (4, 64): 6.8,
+        (4, 128): 26.6,
+        (4, 1024): 1668.9,
+        (5, 32): 7.1,
+        (5, 64): 27.2,
+        (5, 128): 106.4,
+        (5, 512): 1673.8,
+        (6, 32): 28.5,
+        (6, 64): 108.9,
+        (6, 128): 425.8,
+        (6, 256): 1683.5,
+        (7, 32): 113.9,
+        (7, 64): 435.7,
+        (7, 128): 1703.2,
+        (8, 32): 455.8,
+        (8, 64): 1742.8,
+        (8, 128): 6815.7,
+        (9, 32): 1823.2,
+    }
     out = []
     for (ccross, sub), mb in table.items():
         for mode in ("original", "buffered", "shared", "hdf5", "strata"):
@@ -58,8 +78,15 @@ def striping(nodes: int) -> list[Config]:
         for stripes in (1, 8, 16, 24, 32, 40, 48, 54):
             for ratio in (1, 2, 4):
                 for style, files in (("sf", 1), ("mf", 20), ("mf-wo", 20)):
-                    out.append(Config("Lustre striping", f"block {block // KIB}K stripes {stripes} SS=BS/{ratio} "
-                                      f"{style}", ranks, ranks * block * 20.0, files))
+                    out.append(
+                        Config(
+                            "Lustre striping",
+                            f"block {block // KIB}K stripes {stripes} SS=BS/{ratio} " f"{style}",
+                            ranks,
+                            ranks * block * 20.0,
+                            files,
+                        )
+                    )
     return out
 
 
@@ -75,8 +102,9 @@ def tapioca(nodes: int) -> list[Config]:
     for particles in (25_000, 50_000, 100_000):
         for layout in ("aos", "soa"):
             for variant in ("mpiio-coll", "strata"):
-                out.append(Config("TAPIOCA", f"hacc {particles} {layout} {variant}", ranks,
-                                  ranks * particles * 38.0, 1))
+                out.append(
+                    Config("TAPIOCA", f"hacc {particles} {layout} {variant}", ranks, ranks * particles * 38.0, 1)
+                )
     for variant in ("mpiio-coll", "strata"):  # S3D: 50^3 points a rank, 4 float64 fields x 2 checkpoints
         out.append(Config("TAPIOCA", f"s3d {variant}", ranks, ranks * 50**3 * 8 * 4 * 2.0, 2))
     for per in (200e3, 1e6, 4e6):
@@ -99,24 +127,36 @@ def multidataset(nodes: int) -> list[Config]:
     return out
 
 
-STUDIES = {"MSLIO (Table I)": mslio, "Lustre striping": striping, "TAPIOCA": tapioca,
-           "multi-dataset HDF5": multidataset}
+STUDIES = {
+    "MSLIO (Table I)": mslio,
+    "Lustre striping": striping,
+    "TAPIOCA": tapioca,
+    "multi-dataset HDF5": multidataset,
+}
 
 
 def cost(configs: list[Config], args: argparse.Namespace) -> dict:
     def run_s(c: Config) -> float:
-        return args.launch_s + c.bytes / (args.write_gbs * 1e9) + c.bytes / (args.read_gbs * 1e9) + \
-            c.files / args.creates_per_s
+        return (
+            args.launch_s
+            + c.bytes / (args.write_gbs * 1e9)
+            + c.bytes / (args.read_gbs * 1e9)
+            + c.files / args.creates_per_s
+        )
 
     runs = len(configs) * args.launches
     seconds = sum(run_s(c) for c in configs) * args.launches
-    return {"configurations": len(configs), "runs": runs,
-            "bytes_written": sum(c.bytes for c in configs) * args.launches,
-            "files_created": sum(c.files for c in configs) * args.launches,
-            "largest_run_bytes": max(c.bytes for c in configs),
-            "ranks": sorted({c.ranks for c in configs}),
-            "hours": seconds / 3600, "node_hours": seconds / 3600 * args.nodes,
-            "overhead_share": runs * args.launch_s / seconds}
+    return {
+        "configurations": len(configs),
+        "runs": runs,
+        "bytes_written": sum(c.bytes for c in configs) * args.launches,
+        "files_created": sum(c.files for c in configs) * args.launches,
+        "largest_run_bytes": max(c.bytes for c in configs),
+        "ranks": sorted({c.ranks for c in configs}),
+        "hours": seconds / 3600,
+        "node_hours": seconds / 3600 * args.nodes,
+        "overhead_share": runs * args.launch_s / seconds,
+    }
 
 
 def human(n: float) -> str:
@@ -134,26 +174,42 @@ def main() -> int:
     ap.add_argument("--write-gbs", type=float, default=50.0, help="aggregate write bandwidth, GB/s (default 50)")
     ap.add_argument("--read-gbs", type=float, default=50.0, help="aggregate read bandwidth, GB/s (default 50)")
     ap.add_argument("--creates-per-s", type=float, default=20_000.0, help="file creations a second (default 20000)")
-    ap.add_argument("--launch-s", type=float, default=60.0,
-                    help="fixed seconds a launch: srun, MPI_Init and wire-up, teardown, wait_s (default 60)")
+    ap.add_argument(
+        "--launch-s",
+        type=float,
+        default=60.0,
+        help="fixed seconds a launch: srun, MPI_Init and wire-up, teardown, wait_s (default 60)",
+    )
     ap.add_argument("--json", help="also write the table as JSON to this file")
     args = ap.parse_args()
 
     rows = {name: cost(make(args.nodes), args) for name, make in STUDIES.items()}
-    print(f"{args.nodes} nodes, {args.launches} launches a configuration; file system {args.write_gbs:g} GB/s write, "
-          f"{args.read_gbs:g} GB/s read, {args.creates_per_s:g} creates/s; {args.launch_s:g} s a launch")
-    print(f"{'study':20s} {'configs':>7s} {'runs':>6s} {'ranks':>14s} {'written':>10s} {'files':>11s} "
-          f"{'largest run':>11s} {'hours':>7s} {'node-hours':>10s} {'fixed':>6s}")
+    print(
+        f"{args.nodes} nodes, {args.launches} launches a configuration; file system {args.write_gbs:g} GB/s write, "
+        f"{args.read_gbs:g} GB/s read, {args.creates_per_s:g} creates/s; {args.launch_s:g} s a launch"
+    )
+    print(
+        f"{'study':20s} {'configs':>7s} {'runs':>6s} {'ranks':>14s} {'written':>10s} {'files':>11s} "
+        f"{'largest run':>11s} {'hours':>7s} {'node-hours':>10s} {'fixed':>6s}"
+    )
     for name, r in rows.items():
         ranks = "-".join(str(x) for x in (r["ranks"][0], r["ranks"][-1])) if len(r["ranks"]) > 1 else str(r["ranks"][0])
-        print(f"{name:20s} {r['configurations']:7d} {r['runs']:6d} {ranks:>14s} {human(r['bytes_written']):>10s} "
-              f"{r['files_created']:11,d} {human(r['largest_run_bytes']):>11s} {r['hours']:7.1f} "
-              f"{r['node_hours']:10,.0f} {r['overhead_share']:6.0%}")
+        print(
+            f"{name:20s} {r['configurations']:7d} {r['runs']:6d} {ranks:>14s} {human(r['bytes_written']):>10s} "
+            f"{r['files_created']:11,d} {human(r['largest_run_bytes']):>11s} {r['hours']:7.1f} "
+            f"{r['node_hours']:10,.0f} {r['overhead_share']:6.0%}"
+        )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"assumptions": {k: v for k, v in vars(args).items() if k != "json"}, "studies": rows,
-                       "configurations": {n: [asdict(c) for c in make(args.nodes)] for n, make in STUDIES.items()}},
-                      f, indent=2)
+            json.dump(
+                {
+                    "assumptions": {k: v for k, v in vars(args).items() if k != "json"},
+                    "studies": rows,
+                    "configurations": {n: [asdict(c) for c in make(args.nodes)] for n, make in STUDIES.items()},
+                },
+                f,
+                indent=2,
+            )
     return 0
 
 

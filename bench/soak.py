@@ -35,8 +35,17 @@ DRIVER = ROOT / "build" / "bin" / "soak_phases"
 
 def run(ranks: int, phases: int, sample: int, tolerance_kib: int, directory: Path) -> tuple[int, list[dict], dict]:
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = [shutil.which("mpirun") or "mpirun", "-n", str(ranks), "--oversubscribe", str(DRIVER), str(phases),
-           str(sample), str(directory), str(tolerance_kib)]
+    cmd = [
+        shutil.which("mpirun") or "mpirun",
+        "-n",
+        str(ranks),
+        "--oversubscribe",
+        str(DRIVER),
+        str(phases),
+        str(sample),
+        str(directory),
+        str(tolerance_kib),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60 + phases)
     records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     samples = [r for r in records if "summary" not in r]
@@ -65,14 +74,18 @@ def main() -> int:
         print(f"\n{ranks} rank(s), {args.phases} phases (write + verified read each), maxima over ranks")
         print(f"{'phase':>6} {'RSS KiB':>9} {'open fds':>9} {'windows alive':>14} {'windows created':>16}")
         for s in samples:
-            print(f"{s['phase']:>6} {s['rss_kib']:>9} {s['fds']:>9} {s['windows_alive']:>14} "
-                  f"{s['windows_created']:>16}")
+            print(
+                f"{s['phase']:>6} {s['rss_kib']:>9} {s['fds']:>9} {s['windows_alive']:>14} "
+                f"{s['windows_created']:>16}"
+            )
         if summary:
-            print(f"growth phase {summary['from_phase']} -> {summary['to_phase']}: "
-                  f"RSS {summary['rss_growth_kib']:+d} KiB "
-                  f"(tolerance {summary['rss_tolerance_kib']} KiB), fds {summary['fd_growth']:+d}, "
-                  f"windows {summary['window_growth']:+d}, values wrong {summary['bad_values']}: "
-                  f"{'ok' if code == 0 else 'FAIL'}")
+            print(
+                f"growth phase {summary['from_phase']} -> {summary['to_phase']}: "
+                f"RSS {summary['rss_growth_kib']:+d} KiB "
+                f"(tolerance {summary['rss_tolerance_kib']} KiB), fds {summary['fd_growth']:+d}, "
+                f"windows {summary['window_growth']:+d}, values wrong {summary['bad_values']}: "
+                f"{'ok' if code == 0 else 'FAIL'}"
+            )
         else:
             print(f"no summary (exit status {code}): FAIL")
         status = status or (code if code != 0 else 0) or (0 if summary else 1)

@@ -37,8 +37,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   if (rc == MPI_SUCCESS) ++windows_created;
   return rc;
 }
-int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
-                            MPI_Win* win) {
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
   const int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
   if (rc == MPI_SUCCESS) ++windows_created;
   return rc;
@@ -151,9 +150,10 @@ int main(int argc, char** argv) {
         MPI_Allreduce(mine, most, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         samples.push_back({phase, most[0], most[1], most[2], most[3]});
         if (rank == 0) {
-          std::printf("{\"phase\": %lld, \"rss_kib\": %lld, \"fds\": %lld, \"windows_alive\": %lld, "
-                      "\"windows_created\": %lld}\n",
-                      phase, most[0], most[1], most[2], most[3]);
+          std::printf(
+              "{\"phase\": %lld, \"rss_kib\": %lld, \"fds\": %lld, \"windows_alive\": %lld, "
+              "\"windows_created\": %lld}\n",
+              phase, most[0], most[1], most[2], most[3]);
           std::fflush(stdout);
         }
       }
@@ -173,11 +173,12 @@ int main(int argc, char** argv) {
     ok = ok && rss_growth <= tolerance_kib && fd_growth <= 0 && window_growth <= 0;
   }
   if (rank == 0) {
-    std::printf("{\"summary\": true, \"ranks\": %d, \"phases\": %lld, \"from_phase\": %lld, \"to_phase\": %lld, "
-                "\"rss_growth_kib\": %lld, \"rss_tolerance_kib\": %lld, \"fd_growth\": %lld, "
-                "\"window_growth\": %lld, \"bad_values\": %lld, \"failed_ranks\": %lld, \"ok\": %s}\n",
-                size, phases, samples.empty() ? 0 : samples.front().phase, samples.empty() ? 0 : samples.back().phase,
-                rss_growth, tolerance_kib, fd_growth, window_growth, total[0], total[1], ok ? "true" : "false");
+    std::printf(
+        "{\"summary\": true, \"ranks\": %d, \"phases\": %lld, \"from_phase\": %lld, \"to_phase\": %lld, "
+        "\"rss_growth_kib\": %lld, \"rss_tolerance_kib\": %lld, \"fd_growth\": %lld, "
+        "\"window_growth\": %lld, \"bad_values\": %lld, \"failed_ranks\": %lld, \"ok\": %s}\n",
+        size, phases, samples.empty() ? 0 : samples.front().phase, samples.empty() ? 0 : samples.back().phase,
+        rss_growth, tolerance_kib, fd_growth, window_growth, total[0], total[1], ok ? "true" : "false");
   }
   MPI_Finalize();
   return ok ? 0 : 1;

@@ -56,23 +56,50 @@ def main() -> int:
     args.output.mkdir(parents=True, exist_ok=True)
     data_dir = Path(tempfile.mkdtemp(prefix="tiers-bench.", dir=args.dir or args.output))
     local_dir = data_dir / "node-local"
-    base_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                    STRATA_RANKS_PER_NODE=str(args.ranks_per_node), STRATA_LOCAL_DIR=str(local_dir))
+    base_env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        STRATA_RANKS_PER_NODE=str(args.ranks_per_node),
+        STRATA_LOCAL_DIR=str(local_dir),
+    )
     mpirun = shutil.which("mpirun") or "mpirun"
 
     rows: list[dict] = []
     jobs = [(w, v) for w in WORKLOADS for v in VARIANTS]
     start = time.time()
     for i, ((wname, kernel), (label, extra_env, hints)) in enumerate(jobs, 1):
-        print(f"[{i}/{len(jobs)}] {wname:30s} {label:26s} (elapsed {time.time() - start:5.1f} s)",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(jobs)}] {wname:30s} {label:26s} (elapsed {time.time() - start:5.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
         env = dict(base_env, **extra_env)
         exports = [x for key in ("STRATA_RANKS_PER_NODE", "STRATA_LOCAL_DIR", *extra_env) for x in ("-x", key)]
         json_path = data_dir / "run.json"
-        cmd = [mpirun, *exports, "-n", str(args.ranks), "--oversubscribe", str(STRATA), "run", *kernel,
-               "--backend", "strata", "--no-advice", "--write", "--read", "--verify",
-               "--repetitions", str(args.repetitions), "--output", str(data_dir / "data"),
-               "--json", str(json_path), "--quiet"]
+        cmd = [
+            mpirun,
+            *exports,
+            "-n",
+            str(args.ranks),
+            "--oversubscribe",
+            str(STRATA),
+            "run",
+            *kernel,
+            "--backend",
+            "strata",
+            "--no-advice",
+            "--write",
+            "--read",
+            "--verify",
+            "--repetitions",
+            str(args.repetitions),
+            "--output",
+            str(data_dir / "data"),
+            "--json",
+            str(json_path),
+            "--quiet",
+        ]
         # Every byte through the aggregators (no direct runs): the tiers are what is compared.
         cmd += ["--hints", ",".join(h for h in ("strata_direct_threshold=0", hints) if h)]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
@@ -84,20 +111,35 @@ def main() -> int:
         write = [r["write"]["bandwidth_mib_s"] for r in reps]
         read = [r["read"]["bandwidth_mib_s"] for r in reps]
         engine = reps[-1]["write"].get("engine") or {}
-        rows.append({"workload": wname, "variant": label, "write_mib_s": statistics.median(write),
-                     "read_mib_s": statistics.median(read), "all_write_mib_s": write, "all_read_mib_s": read,
-                     "tier": engine.get("tier", "?"), "aggregators": engine.get("aggregators"),
-                     "verified": record["verified"], "bytes": reps[0]["write"]["bytes"]})
+        rows.append(
+            {
+                "workload": wname,
+                "variant": label,
+                "write_mib_s": statistics.median(write),
+                "read_mib_s": statistics.median(read),
+                "all_write_mib_s": write,
+                "all_read_mib_s": read,
+                "tier": engine.get("tier", "?"),
+                "aggregators": engine.get("aggregators"),
+                "verified": record["verified"],
+                "bytes": reps[0]["write"]["bytes"],
+            }
+        )
         for f in data_dir.glob("data*"):
             f.unlink()
         shutil.rmtree(local_dir, ignore_errors=True)
     shutil.rmtree(data_dir, ignore_errors=True)
 
-    lines = [f"Aggregation tiers: {args.ranks} ranks as {args.ranks // args.ranks_per_node} virtual nodes, "
-             f"{args.repetitions} repetitions, median bandwidth (open and close included, no fsync), "
-             "data verified on read-back; x = ratio to aggregation on dram.", ""]
-    head = (f"{'workload':30s} {'variant':26s} {'tier':>6s} {'aggr':>5s} {'write MiB/s':>12s} {'x':>6s} "
-            f"{'read MiB/s':>11s} {'x':>6s}")
+    lines = [
+        f"Aggregation tiers: {args.ranks} ranks as {args.ranks // args.ranks_per_node} virtual nodes, "
+        f"{args.repetitions} repetitions, median bandwidth (open and close included, no fsync), "
+        "data verified on read-back; x = ratio to aggregation on dram.",
+        "",
+    ]
+    head = (
+        f"{'workload':30s} {'variant':26s} {'tier':>6s} {'aggr':>5s} {'write MiB/s':>12s} {'x':>6s} "
+        f"{'read MiB/s':>11s} {'x':>6s}"
+    )
     lines += [head, "-" * len(head)]
     for wname, _ in WORKLOADS:
         sub = [r for r in rows if r["workload"] == wname]
@@ -109,18 +151,26 @@ def main() -> int:
             if base is not None:
                 r["write_ratio"] = r["write_mib_s"] / base["write_mib_s"]
                 r["read_ratio"] = r["read_mib_s"] / base["read_mib_s"]
-            lines.append(f"{wname:30s} {r['variant']:26s} {r['tier']:>6s} {r['aggregators']!s:>5s} "
-                         f"{r['write_mib_s']:12.1f} {r.get('write_ratio', float('nan')):6.2f} "
-                         f"{r['read_mib_s']:11.1f} {r.get('read_ratio', float('nan')):6.2f}")
+            lines.append(
+                f"{wname:30s} {r['variant']:26s} {r['tier']:>6s} {r['aggregators']!s:>5s} "
+                f"{r['write_mib_s']:12.1f} {r.get('write_ratio', float('nan')):6.2f} "
+                f"{r['read_mib_s']:11.1f} {r.get('read_ratio', float('nan')):6.2f}"
+            )
         lines.append("")
-    lines.append("On one machine every tier shares the same memory and disk: the ratios show the cost of the "
-                 "tier's mechanism (mmap'ed files, MPI_Win_create windows), not of the hardware the paper had.")
+    lines.append(
+        "On one machine every tier shares the same memory and disk: the ratios show the cost of the "
+        "tier's mechanism (mmap'ed files, MPI_Win_create windows), not of the hardware the paper had."
+    )
     table = "\n".join(lines)
     print(table)
     (args.output / "tiers_compare.txt").write_text(table + "\n")
-    (args.output / "tiers_compare.json").write_text(json.dumps(
-        {"ranks": args.ranks, "ranks_per_node": args.ranks_per_node, "repetitions": args.repetitions, "rows": rows},
-        indent=2) + "\n")
+    (args.output / "tiers_compare.json").write_text(
+        json.dumps(
+            {"ranks": args.ranks, "ranks_per_node": args.ranks_per_node, "repetitions": args.repetitions, "rows": rows},
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"(table and JSON in {args.output})", file=sys.stderr)
     ok = all(r.get("verified") for r in rows if "error" not in r) and not any("error" in r for r in rows)
     return 0 if ok else 1

@@ -5,9 +5,9 @@
  * dataset of bytes made as strata's hdf5 backend makes it — newest format, metadata written
  * collectively, contiguous, allocated early, never filled) or a collective ncmpi_put_vara_all per
  * transfer (--api pnetcdf, a shared file only: one CDF-5 variable of unsigned bytes, no fill, as
- * strata's pnetcdf backend makes it), timed as strata run times a write: a barrier, open, the writes, close, one agreement
- * (MPI_Allreduce of the outcome), the slowest rank's time. The data is either one transfer-sized
- * buffer written again and again (--reuse: what IOR writes) or the rank's whole distinct data
+ * strata's pnetcdf backend makes it), timed as strata run times a write: a barrier, open, the writes, close, one
+ * agreement (MPI_Allreduce of the outcome), the slowest rank's time. The data is either one transfer-sized buffer
+ * written again and again (--reuse: what IOR writes) or the rank's whole distinct data
  * (--distinct: what Strata writes, each byte known so it can be verified). The two figures side
  * by side show how much of a gap to IOR is the data's.
  *
@@ -17,8 +17,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
-#include <pnetcdf.h>
 #include <mpi.h>
+#include <pnetcdf.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +77,12 @@ static uint64_t size_arg(const char* s) {
   char* end = NULL;
   uint64_t v = strtoull(s, &end, 10);
   switch (*end) {
-    case 'k': case 'K': return v << 10;
-    case 'm': case 'M': return v << 20;
-    case 'g': case 'G': return v << 30;
+    case 'k':
+    case 'K': return v << 10;
+    case 'm':
+    case 'M': return v << 20;
+    case 'g':
+    case 'G': return v << 30;
     default: return v;
   }
 }
@@ -95,7 +98,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (i + 1 < argc && !strcmp(argv[i], "--api")) {
       ++i;
-      api = !strcmp(argv[i], "pnetcdf") ? 3 : !strcmp(argv[i], "hdf5") ? 2 : !strcmp(argv[i], "mpiio-coll") ? 1 : !strcmp(argv[i], "posix") ? 0 : -1;
+      api = !strcmp(argv[i], "pnetcdf")      ? 3
+            : !strcmp(argv[i], "hdf5")       ? 2
+            : !strcmp(argv[i], "mpiio-coll") ? 1
+            : !strcmp(argv[i], "posix")      ? 0
+                                             : -1;
     } else if (!strcmp(argv[i], "--reuse")) reuse = 1;
     else if (!strcmp(argv[i], "--distinct")) reuse = 0;
     else if (!strcmp(argv[i], "-F")) fpp = 1;
@@ -109,9 +116,12 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  if (reuse < 0 || api < 0 || (api >= 2 && fpp) || !out || !block || !transfer || block % transfer || reps < 1 || transfer > (1u << 30)) {
+  if (reuse < 0 || api < 0 || (api >= 2 && fpp) || !out || !block || !transfer || block % transfer || reps < 1 ||
+      transfer > (1u << 30)) {
     if (rank == 0)
-      fprintf(stderr, "usage: write_loop --api posix|mpiio-coll|hdf5|pnetcdf --reuse|--distinct -b B -t T -s S [-F: posix, mpiio-coll] -i REPS "
+      fprintf(stderr,
+              "usage: write_loop --api posix|mpiio-coll|hdf5|pnetcdf --reuse|--distinct -b B -t T -s S [-F: posix, "
+              "mpiio-coll] -i REPS "
               "-o PATH\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
@@ -137,7 +147,8 @@ int main(int argc, char** argv) {
     hid_t file = -1, dataset = -1, filespace = -1, memspace = -1, dxpl = -1;
     int ncid = -1, varid = -1;
     if (api == 3) {
-      check_nc(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &ncid), "ncmpi_create", path);
+      check_nc(ncmpi_create(MPI_COMM_WORLD, path, NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &ncid), "ncmpi_create",
+               path);
       int old = 0, dim = -1;
       check_nc(ncmpi_set_fill(ncid, NC_NOFILL, &old), "ncmpi_set_fill", path);
       check_nc(ncmpi_def_dim(ncid, "n", (MPI_Offset)(local * (uint64_t)size), &dim), "ncmpi_def_dim", path);
@@ -168,7 +179,8 @@ int main(int argc, char** argv) {
         }
         if (api == 2) {
           hsize_t start = off, count = transfer;
-          check_h5(H5Sselect_hyperslab(filespace, H5S_SELECT_SET, &start, NULL, &count, NULL), "H5Sselect_hyperslab", path);
+          check_h5(H5Sselect_hyperslab(filespace, H5S_SELECT_SET, &start, NULL, &count, NULL), "H5Sselect_hyperslab",
+                   path);
           check_h5(H5Dwrite(dataset, H5T_NATIVE_UCHAR, memspace, filespace, dxpl, p), "H5Dwrite", path);
           continue;
         }
@@ -196,7 +208,7 @@ int main(int argc, char** argv) {
       check_h5(H5Fclose(file), "H5Fclose", path);
     } else if (api == 1) check_mpi(MPI_File_close(&fh), "cannot close", path);
     else if (close(fd) != 0) fail("cannot close", path);
-    int ok = 1, all_ok = 0;  /* the one agreement a careful writer makes, as strata's at close */
+    int ok = 1, all_ok = 0; /* the one agreement a careful writer makes, as strata's at close */
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     const double mine = MPI_Wtime() - t0;
     MPI_Reduce(&mine, &seconds[r], 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);

@@ -14,14 +14,14 @@
 
 #include "strata/strata.h"
 
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    int status_ = (call);                                                   \
-    if (status_ != 0) {                                                     \
+#define CHECK(call)                                                           \
+  do {                                                                        \
+    int status_ = (call);                                                     \
+    if (status_ != 0) {                                                       \
       if (rank == 0) fprintf(stderr, "%s: %s\n", #call, strata_last_error()); \
-      MPI_Finalize();                                                       \
-      return status_;                                                       \
-    }                                                                       \
+      MPI_Finalize();                                                         \
+      return status_;                                                         \
+    }                                                                         \
   } while (0)
 
 int main(int argc, char** argv) {

@@ -63,8 +63,10 @@ def main(argv: list[str] | None = None) -> int:
             phase.write()
             stats = phase.close()
         if comm.rank == 0:
-            print(f"wrote {stats['bytes']} bytes of a {args.shape} grid on {comm.size} rank(s), "
-                  f"strategy {stats['strategy']}")
+            print(
+                f"wrote {stats['bytes']} bytes of a {args.shape} grid on {comm.size} rank(s), "
+                f"strategy {stats['strategy']}"
+            )
         t_back, p_back = np.zeros_like(t), np.zeros_like(p)
         with strata.Phase(engine, args.output, "r", container=args.container) as phase:
             declare(phase, shape, start, t_back, p_back)
@@ -72,13 +74,17 @@ def main(argv: list[str] | None = None) -> int:
     ok = comm.allreduce(np.array_equal(t, t_back) and np.array_equal(p, p_back), op=MPI.LAND)
     if ok and args.container == "hdf5" and comm.rank == 0:
         import h5py
+
         with h5py.File(args.output, "r") as f:
             every = dict(zip(["temperature", "pressure"], fields(shape, [0] * len(shape), list(shape)), strict=True))
             ok = all(np.array_equal(f[name][...], values) for name, values in every.items())
     ok = comm.bcast(ok, root=0)
     if comm.rank == 0:
-        print("read back and checked" + (", and with h5py" if args.container == "hdf5" else "") if ok
-              else "read back: WRONG values")
+        print(
+            "read back and checked" + (", and with h5py" if args.container == "hdf5" else "")
+            if ok
+            else "read back: WRONG values"
+        )
     return 0 if ok else 3
 
 

@@ -19,8 +19,8 @@
 //
 // Hints (MPI_Info-style keys): cb_buffer_size (S_buff, default the stripe size when striping_unit
 // is given, else 4 MiB), strata_buffers (N_buff, default 2), cb_nodes or strata_aggregators
-// (default one per node, and at least striping_factor when given), striping_unit (partition alignment, default the file-system block
-// size), strata_subfiling (aggregator: one file per aggregator's partition, or K: one file per K
+// (default one per node, and at least striping_factor when given), striping_unit (partition alignment, default the
+// file-system block size), strata_subfiling (aggregator: one file per aggregator's partition, or K: one file per K
 // partitions — with one aggregator per node, per K nodes; files PATH.subfile.NNNNN),
 // strata_direct_threshold (runs whose aligned part reaches this size bypass aggregation
 // and go straight to the file from their owner; default S_buff, 0: never), strata_fsync (true:
@@ -71,15 +71,16 @@ struct PhaseStats {
   double wait_s = 0;         // waiting for a buffer's I/O to finish before reusing it
   double close_s = 0;        // sync (if asked) and close
   double execute_s = 0;      // write() or read() as a whole
-  double commit_s = 0;       // part of close_s: rank 0's commit (index, intent, renames; after every rank's checksums arrived)
-  uint64_t rounds = 0;       // global rounds
-  uint64_t bytes = 0;        // bytes this rank declared
-  uint64_t direct_bytes = 0; // of which written or read directly by this rank (large aligned runs)
-  uint64_t aggregators = 0;  // aggregators in the phase
-  uint64_t fs_requests = 0;  // pwrite/pread calls issued by this rank
-  uint64_t buffer_bytes = 0; // S_buff
-  uint64_t buffers = 0;      // N_buff
-  bool aggregator = false;   // this rank aggregated
+  double commit_s =
+      0;  // part of close_s: rank 0's commit (index, intent, renames; after every rank's checksums arrived)
+  uint64_t rounds = 0;          // global rounds
+  uint64_t bytes = 0;           // bytes this rank declared
+  uint64_t direct_bytes = 0;    // of which written or read directly by this rank (large aligned runs)
+  uint64_t aggregators = 0;     // aggregators in the phase
+  uint64_t fs_requests = 0;     // pwrite/pread calls issued by this rank
+  uint64_t buffer_bytes = 0;    // S_buff
+  uint64_t buffers = 0;         // N_buff
+  bool aggregator = false;      // this rank aggregated
   uint64_t plan_signature = 0;  // a hash of the plan: the same on every rank
   std::string tier;             // the memory tier of this rank's aggregation buffers ("" if not an aggregator)
   uint64_t tier_fallbacks = 0;  // partitions whose cheapest tier lacked capacity, so the next one was taken
@@ -127,7 +128,7 @@ struct PlacementReport {
   std::vector<PlacementCandidate> candidates;  // rank 0, with strata_cost_table=true
   uint64_t fallbacks = 0;
   std::vector<StrategyAlternative> strategies;  // every rank
-  bool figures_measured = false;  // the machine's I/O figures were probed (else stated defaults)
+  bool figures_measured = false;                // the machine's I/O figures were probed (else stated defaults)
 };
 
 // The small self-describing index the engine writes beside its output, PATH.strata-index.json:
@@ -140,7 +141,7 @@ struct IndexedVariable {
   uint64_t file_offset = 0;
 };
 struct IndexedFile {
-  std::string path;  // as written: relative to the index's folder
+  std::string path;                      // as written: relative to the index's folder
   uint64_t begin = 0, end = UINT64_MAX;  // global bytes [begin, end) live at (offset - begin) in this file
   // Committed outputs (index version 2): the file's size and the XXH3-64 of each chunk of
   // OutputIndex::checksum_chunk bytes (the last one shorter); empty in older indexes.
@@ -162,8 +163,8 @@ struct OutputIndex {
   std::vector<IndexedFile> files;
   uint64_t bytes = 0;  // bytes declared by the writers
   int writer_ranks = 0;
-  uint64_t checksum_chunk = 0;  // 0: no checksums (an index written before version 2)
-  bool checksum_ranges = false; // version 3: IndexedFile::ranges, not IndexedFile::checksums
+  uint64_t checksum_chunk = 0;   // 0: no checksums (an index written before version 2)
+  bool checksum_ranges = false;  // version 3: IndexedFile::ranges, not IndexedFile::checksums
 };
 std::string index_path(const std::string& output);
 // Reads PATH.strata-index.json; nothing when there is none; a usage Error when it is malformed.

@@ -218,7 +218,8 @@ class PyPhase {
       record("variable \"" + name + "\": dtype " + nb::repr(dtype).c_str() + " is not a numpy dtype");
     }
     if (!v.dtype.native) {
-      record("variable \"" + name + "\": dtype " + v.dtype.spelled + " is not in this machine's byte order (arrays are "
+      record("variable \"" + name + "\": dtype " + v.dtype.spelled +
+             " is not in this machine's byte order (arrays are "
              "taken without copies, and only in native order)");
     }
     if (container_ == strata::Container::hdf5) {
@@ -257,7 +258,8 @@ class PyPhase {
     }
     const std::optional<size_t> stride = element_stride(*a);
     if (!stride) {
-      return record("variable \"" + v->name + "\": the array's elements are not evenly spaced in memory (pass a "
+      return record("variable \"" + v->name +
+                    "\": the array's elements are not evenly spaced in memory (pass a "
                     "C-contiguous array: numpy.ascontiguousarray makes one)");
     }
     b.memory = const_cast<void*>(a->data());
@@ -303,8 +305,8 @@ class PyPhase {
         end = offsets.back() + bytes;
       }
     }
-    phase_ = std::make_unique<strata::Phase>(engine, path_, mode_,
-                                             strata::container_phase_hints(container_, mode_, hints_));
+    phase_ =
+        std::make_unique<strata::Phase>(engine, path_, mode_, strata::container_phase_hints(container_, mode_, hints_));
     if (first_error_) phase_->fail(*first_error_);
     for (size_t i = 0; i < vars_.size(); ++i) {
       phase_->define_variable(vars_[i].name, vars_[i].dtype.itemsize, vars_[i].shape, offsets[i]);
@@ -372,7 +374,7 @@ class PyPhase {
     std::vector<uint64_t> start, count;
     uint64_t file_offset, length;  // an extent: bytes from the variable's start
     void* memory;
-    size_t stride;                 // bytes between elements; 0: contiguous
+    size_t stride;  // bytes between elements; 0: contiguous
     bool extent = false;
   };
   enum class State { declaring, planned, executed, failed, closed };
@@ -444,8 +446,9 @@ class PyPhase {
   void execute(strata::PhaseMode mode) {
     if (state_ == State::declaring) plan();
     if (state_ != State::planned) {
-      strata::throw_usage(std::string("Phase.") + (mode == strata::PhaseMode::write ? "write" : "read") +
-                          (state_ == State::executed ? ": this phase moved its data already" : ": the phase failed or is closed"));
+      strata::throw_usage(
+          std::string("Phase.") + (mode == strata::PhaseMode::write ? "write" : "read") +
+          (state_ == State::executed ? ": this phase moved its data already" : ": the phase failed or is closed"));
     }
     state_ = State::failed;
     collective_step([&] {

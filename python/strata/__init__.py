@@ -18,8 +18,10 @@ def __getattr__(name: str) -> object:
         try:
             from strata import _phase
         except ImportError as e:
-            raise ImportError(f"strata.{name} needs the compiled binding strata._phase, which is not built: "
-                              f"run `make build` ({e})") from e
+            raise ImportError(
+                f"strata.{name} needs the compiled binding strata._phase, which is not built: "
+                f"run `make build` ({e})"
+            ) from e
         return getattr(_phase, name)
     raise AttributeError(f"module 'strata' has no attribute {name!r}")
 

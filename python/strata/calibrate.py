@@ -63,12 +63,12 @@ class Point:
     nodes: int
     best_stripe_count: int
     best_median_mib_s: float
-    medians_mib_s: dict[int, float]   # stripe count -> median bandwidth over its rows
-    runs: int                         # rows (runs) at this node count
-    at_edge: bool                     # best is the largest stripe count measured at this node count
+    medians_mib_s: dict[int, float]  # stripe count -> median bandwidth over its rows
+    runs: int  # rows (runs) at this node count
+    at_edge: bool  # best is the largest stripe count measured at this node count
     fitted: float = math.nan
-    paper: dict[str, float] = field(default_factory=dict)          # fit name -> value at N
-    paper_rounded: dict[str, int] = field(default_factory=dict)    # as strata advise rounds it
+    paper: dict[str, float] = field(default_factory=dict)  # fit name -> value at N
+    paper_rounded: dict[str, int] = field(default_factory=dict)  # as strata advise rounds it
 
 
 @dataclass
@@ -77,22 +77,22 @@ class PaperComparison:
     slope: float
     intercept: float
     source: str
-    rmse: float     # root-mean-square deviation from the measured best stripe counts
-    r2: float       # 1 - SS_res / SS_tot of that line against them (may be negative)
+    rmse: float  # root-mean-square deviation from the measured best stripe counts
+    r2: float  # 1 - SS_res / SS_tot of that line against them (may be negative)
 
 
 @dataclass
 class Calibration:
     slope: float
     intercept: float
-    r2: float                   # nan when every node count has the same best stripe count
+    r2: float  # nan when every node count has the same best stripe count
     rmse: float
-    node_counts: int            # node counts used in the fit
+    node_counts: int  # node counts used in the fit
     points: list[Point]
     paper: list[PaperComparison]
-    skipped: list[tuple[int, str]] = field(default_factory=list)   # (nodes, why) left out of the fit
-    notes: list[str] = field(default_factory=list)                 # about the data used (from the loader)
-    slope_exact: Fraction | None = None       # the same line as exact fractions (strata advise --rule reads them)
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (nodes, why) left out of the fit
+    notes: list[str] = field(default_factory=list)  # about the data used (from the loader)
+    slope_exact: Fraction | None = None  # the same line as exact fractions (strata advise --rule reads them)
     intercept_exact: Fraction | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -103,25 +103,37 @@ class Calibration:
             "slope": self.slope,
             "intercept": self.intercept,
             "slope_exact": str(self.slope_exact if self.slope_exact is not None else Fraction(repr(self.slope))),
-            "intercept_exact": str(self.intercept_exact if self.intercept_exact is not None
-                                   else Fraction(repr(self.intercept))),
+            "intercept_exact": str(
+                self.intercept_exact if self.intercept_exact is not None else Fraction(repr(self.intercept))
+            ),
             "r2": num(self.r2),
             "rmse": self.rmse,
             "node_counts": self.node_counts,
             "rule": f"stripe count = {self.slope:.3f} N + {self.intercept:.3f}",
-            "points": [{
-                "nodes": p.nodes,
-                "best_stripe_count": p.best_stripe_count,
-                "best_median_mib_s": p.best_median_mib_s,
-                "at_edge": p.at_edge,
-                "runs": p.runs,
-                "median_mib_s_by_stripe_count": {str(k): v for k, v in sorted(p.medians_mib_s.items())},
-                "fitted": p.fitted,
-                "paper": p.paper,
-                "paper_rounded": p.paper_rounded,
-            } for p in self.points],
-            "paper": {c.name: {"slope": c.slope, "intercept": c.intercept, "source": c.source, "rmse": c.rmse,
-                               "r2": num(c.r2)} for c in self.paper},
+            "points": [
+                {
+                    "nodes": p.nodes,
+                    "best_stripe_count": p.best_stripe_count,
+                    "best_median_mib_s": p.best_median_mib_s,
+                    "at_edge": p.at_edge,
+                    "runs": p.runs,
+                    "median_mib_s_by_stripe_count": {str(k): v for k, v in sorted(p.medians_mib_s.items())},
+                    "fitted": p.fitted,
+                    "paper": p.paper,
+                    "paper_rounded": p.paper_rounded,
+                }
+                for p in self.points
+            ],
+            "paper": {
+                c.name: {
+                    "slope": c.slope,
+                    "intercept": c.intercept,
+                    "source": c.source,
+                    "rmse": c.rmse,
+                    "r2": num(c.r2),
+                }
+                for c in self.paper
+            },
             "skipped": [{"nodes": n, "reason": why} for n, why in self.skipped],
             "notes": self.notes,
         }
@@ -171,21 +183,37 @@ def fit(rows: Iterable[Row | tuple[int, int, float]]) -> Calibration:
             only = next(iter(medians))
             skipped.append((nodes, f"only stripe count {only} measured"))
             continue
-        best = max(medians, key=lambda sc: (medians[sc], -sc))   # ties: the smaller stripe count
-        points.append(Point(nodes, best, medians[best], medians, sum(len(v) for v in by_point[nodes].values()),
-                            at_edge=best == max(medians)))
-    measured = "; ".join(f"{n} node{'s' if n != 1 else ''}: {len(by_point[n])} stripe "
-                         f"count{'s' if len(by_point[n]) != 1 else ''}" for n in sorted(by_point)) or "none"
+        best = max(medians, key=lambda sc: (medians[sc], -sc))  # ties: the smaller stripe count
+        points.append(
+            Point(
+                nodes,
+                best,
+                medians[best],
+                medians,
+                sum(len(v) for v in by_point[nodes].values()),
+                at_edge=best == max(medians),
+            )
+        )
+    measured = (
+        "; ".join(
+            f"{n} node{'s' if n != 1 else ''}: {len(by_point[n])} stripe "
+            f"count{'s' if len(by_point[n]) != 1 else ''}"
+            for n in sorted(by_point)
+        )
+        or "none"
+    )
     if len(by_point) < 2:
         raise CalibrationError(
             f"the runs cover {len(by_point)} node count{'s' if len(by_point) != 1 else ''} ({measured}) and a line "
             "needs at least 2: run the campaign at several node counts (more ranks at the same ranks per node, or "
-            "virtual nodes with STRATA_RANKS_PER_NODE), varying the striping_factor hint at each")
+            "virtual nodes with STRATA_RANKS_PER_NODE), varying the striping_factor hint at each"
+        )
     if len(points) < 2:
         raise CalibrationError(
             f"only {len(points)} of {len(by_point)} node counts have 2 or more stripe counts measured "
             f"({measured}), and a line needs 2: vary the striping_factor hint at every node count "
-            "(one [[variants]] per stripe count)")
+            "(one [[variants]] per stripe count)"
+        )
     xs = [p.nodes for p in points]
     ys = [p.best_stripe_count for p in points]
     slope, intercept = least_squares(xs, ys)
@@ -198,8 +226,18 @@ def fit(rows: Iterable[Row | tuple[int, int, float]]) -> Calibration:
         p.fitted = float(slope * p.nodes + intercept)
         p.paper = {name: float(ps * p.nodes + pi) for name, (ps, pi, _) in PAPER_FITS.items()}
         p.paper_rounded = {name: advisor_round(ps, pi, p.nodes) for name, (ps, pi, _) in PAPER_FITS.items()}
-    return Calibration(float(slope), float(intercept), r2, rmse, len(points), points, comparisons, skipped,
-                       slope_exact=slope, intercept_exact=intercept)
+    return Calibration(
+        float(slope),
+        float(intercept),
+        r2,
+        rmse,
+        len(points),
+        points,
+        comparisons,
+        skipped,
+        slope_exact=slope,
+        intercept_exact=intercept,
+    )
 
 
 # -- reading a campaign's results --------------------------------------------------------------------
@@ -220,13 +258,16 @@ def _positive_int(value: Any) -> int | None:
     return n if n > 0 else None
 
 
-def stripe_count_of(record: dict[str, Any], requested: dict[str, Any],
-                    params: dict[str, Any]) -> tuple[int, str] | None:
+def stripe_count_of(
+    record: dict[str, Any], requested: dict[str, Any], params: dict[str, Any]
+) -> tuple[int, str] | None:
     """The stripe count a run used and where it was found: the hints in effect (what the file got),
     then the hints requested, then a campaign parameter; None when none records one."""
-    sources = (("hints in effect", record.get("hints") or {}),
-               ("hints requested", {**requested, **(record.get("hints_requested") or {})}),
-               ("parameter", params))
+    sources = (
+        ("hints in effect", record.get("hints") or {}),
+        ("hints requested", {**requested, **(record.get("hints_requested") or {})}),
+        ("parameter", params),
+    )
     for where, table in sources:
         for key in STRIPE_PARAMS if where == "parameter" else STRIPE_HINTS:
             if key in table:
@@ -236,8 +277,13 @@ def stripe_count_of(record: dict[str, Any], requested: dict[str, Any],
     return None
 
 
-def load_rows(path: Path | str, campaign: str | None = None, backend: str | None = None,
-              kernel: str | None = None, unverified: bool = False) -> Loaded:
+def load_rows(
+    path: Path | str,
+    campaign: str | None = None,
+    backend: str | None = None,
+    kernel: str | None = None,
+    unverified: bool = False,
+) -> Loaded:
     """One row per successful (and verified) write run of the campaign: the nodes of its record, its
     stripe count and the median write bandwidth over its in-launch repetitions."""
     with Store(path, readonly=True) as store:
@@ -254,22 +300,31 @@ def load_rows(path: Path | str, campaign: str | None = None, backend: str | None
     what = "successful" + ("" if unverified else ", verified") + " write runs"
     selection = "".join([f" of backend {backend!r}" if backend else "", f" of kernel {kernel!r}" if kernel else ""])
     ok = [r for r in runs if r["status"] == "ok" and int(r["id"]) in write_bw]
-    chosen = [r for r in ok if backend in (None, r["backend"]) and kernel in (None, r["kernel"])
-              and (unverified or r["verified"] == 1)]
+    chosen = [
+        r
+        for r in ok
+        if backend in (None, r["backend"]) and kernel in (None, r["kernel"]) and (unverified or r["verified"] == 1)
+    ]
     if not chosen:
         failed = sum(1 for r in runs if r["status"] != "ok")
         if not ok:
-            why = (f"{len(runs)} runs stored, {failed} failed: the campaign must write (operations with \"write\") "
-                   "at several node counts, with the striping_factor hint varied")
+            why = (
+                f'{len(runs)} runs stored, {failed} failed: the campaign must write (operations with "write") '
+                "at several node counts, with the striping_factor hint varied"
+            )
         else:
             selected = [r for r in ok if backend in (None, r["backend"]) and kernel in (None, r["kernel"])]
             if not selected:
-                why = (f"the {len(ok)} successful write runs are of backend(s) "
-                       f"{', '.join(sorted({r['backend'] for r in ok}))} and kernel(s) "
-                       f"{', '.join(sorted({r['kernel'] for r in ok}))}")
+                why = (
+                    f"the {len(ok)} successful write runs are of backend(s) "
+                    f"{', '.join(sorted({r['backend'] for r in ok}))} and kernel(s) "
+                    f"{', '.join(sorted({r['kernel'] for r in ok}))}"
+                )
             else:
-                why = (f"{len(selected)} successful write runs, none verified: set verify = true in the campaign, "
-                       "or pass --unverified")
+                why = (
+                    f"{len(selected)} successful write runs, none verified: set verify = true in the campaign, "
+                    "or pass --unverified"
+                )
         raise CalibrationError(f"campaign {name!r}: no {what}{selection}: {why}")
 
     rows: list[Row] = []
@@ -291,10 +346,13 @@ def load_rows(path: Path | str, campaign: str | None = None, backend: str | None
         raise CalibrationError(
             f"campaign {name!r}: none of its {len(chosen)} {what}{selection} records a stripe count: give the "
             "[[variants]] a striping_factor hint (ROMIO; stripe_width for OMPIO), one variant per stripe count, "
-            "and run them at several node counts")
+            "and run them at several node counts"
+        )
 
-    notes = [f"{len(rows)} {what}{selection} of campaign {name!r}; stripe count from "
-             + ", ".join(f"{src} ({n})" for src, n in sorted(sources.items()))]
+    notes = [
+        f"{len(rows)} {what}{selection} of campaign {name!r}; stripe count from "
+        + ", ".join(f"{src} ({n})" for src, n in sorted(sources.items()))
+    ]
     if without:
         notes.append(f"{without} runs record no stripe count and are left out")
     for label, values in (("backends", {r["backend"] for r in chosen}), ("kernels", {r["kernel"] for r in chosen})):
@@ -303,12 +361,16 @@ def load_rows(path: Path | str, campaign: str | None = None, backend: str | None
             notes.append(f"the runs mix {len(values)} {label} ({', '.join(sorted(values))}); choose one with {flag}")
     fs_types = sorted({str(json.loads(r["record"] or "{}").get("fs_type", "unknown")) for r in chosen})
     if "lustre" not in fs_types:
-        notes.append(f"the runs wrote to {', '.join(fs_types)}, where MPI-IO striping hints have no effect (they do "
-                     "on Lustre): these best stripe counts show noise, not the file system")
+        notes.append(
+            f"the runs wrote to {', '.join(fs_types)}, where MPI-IO striping hints have no effect (they do "
+            "on Lustre): these best stripe counts show noise, not the file system"
+        )
     varying = _varying_params(json.loads(r["params"] or "{}") for r in chosen)
     if varying:
-        notes.append(f"the runs mix values of {', '.join(varying)}: the best stripe count may depend on them "
-                     "(the paper fits one block size)")
+        notes.append(
+            f"the runs mix values of {', '.join(varying)}: the best stripe count may depend on them "
+            "(the paper fits one block size)"
+        )
     return Loaded(rows, name, notes)
 
 
@@ -320,8 +382,13 @@ def _varying_params(params: Iterable[dict[str, Any]]) -> list[str]:
     return sorted(k for k, v in seen.items() if len(v) > 1 and k not in STRIPE_PARAMS)
 
 
-def calibrate(path: Path | str, campaign: str | None = None, backend: str | None = None, kernel: str | None = None,
-              unverified: bool = False) -> Calibration:
+def calibrate(
+    path: Path | str,
+    campaign: str | None = None,
+    backend: str | None = None,
+    kernel: str | None = None,
+    unverified: bool = False,
+) -> Calibration:
     loaded = load_rows(path, campaign, backend, kernel, unverified)
     try:
         result = fit(loaded.rows)
@@ -341,20 +408,28 @@ def _fmt_r2(r2: float) -> str:
 def table(c: Calibration) -> str:
     """The terminal report: one line per node count, then the fitted line beside the paper's."""
     names = list(PAPER_FITS)
-    header = f"{'nodes':>5s}  {'best stripe count':>17s}  {'median MiB/s':>12s}  {'fitted':>7s}  " + \
-        "  ".join(f"{'paper ' + n:>14s}" for n in names)
-    lines = ["Stripe-count calibration: for each node count the stripe count with the best median write",
-             "bandwidth, then a least-squares line through them (Hazel Hen striping paper, sec. 5.1.1 and 6)",
-             "", header]
+    header = f"{'nodes':>5s}  {'best stripe count':>17s}  {'median MiB/s':>12s}  {'fitted':>7s}  " + "  ".join(
+        f"{'paper ' + n:>14s}" for n in names
+    )
+    lines = [
+        "Stripe-count calibration: for each node count the stripe count with the best median write",
+        "bandwidth, then a least-squares line through them (Hazel Hen striping paper, sec. 5.1.1 and 6)",
+        "",
+        header,
+    ]
     for p in c.points:
         best = f"{p.best_stripe_count}{'*' if p.at_edge else ''}"
-        lines.append(f"{p.nodes:5d}  {best:>17s}  {p.best_median_mib_s:12.1f}  {p.fitted:7.1f}  "
-                     + "  ".join(f"{p.paper_rounded[n]:14d}" for n in names))
+        lines.append(
+            f"{p.nodes:5d}  {best:>17s}  {p.best_median_mib_s:12.1f}  {p.fitted:7.1f}  "
+            + "  ".join(f"{p.paper_rounded[n]:14d}" for n in names)
+        )
     lines.append("")
     sign = "+" if c.intercept >= 0 else "-"
     rule = f"{c.slope:.2f} N {sign} {abs(c.intercept):.2f}"
-    lines.append(f"fit     stripe count = {rule:<16s} R² {_fmt_r2(c.r2)} over {c.node_counts} node counts, "
-                 f"RMS deviation {c.rmse:.2f}")
+    lines.append(
+        f"fit     stripe count = {rule:<16s} R² {_fmt_r2(c.r2)} over {c.node_counts} node counts, "
+        f"RMS deviation {c.rmse:.2f}"
+    )
     for cmp in c.paper:
         rule = f"{cmp.slope:g} N + {cmp.intercept:g}"
         lines.append(f"paper   stripe count = {rule:<16s} RMS deviation {cmp.rmse:.2f} from the best stripe counts")
@@ -362,8 +437,10 @@ def table(c: Calibration) -> str:
     lines.append("")
     lines.append("paper columns: rounded as strata advise rounds them (halves up), before any cap at the OSTs")
     if any(p.at_edge for p in c.points):
-        lines.append("* the largest stripe count measured at that node count: the best one may be larger "
-                     "(measure higher stripe counts)")
+        lines.append(
+            "* the largest stripe count measured at that node count: the best one may be larger "
+            "(measure higher stripe counts)"
+        )
     if math.isnan(c.r2):
         lines.append("R² n/a: every node count has the same best stripe count")
     for nodes, why in c.skipped:

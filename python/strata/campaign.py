@@ -80,9 +80,16 @@ class Configuration:
     def as_dict(self) -> dict[str, Any]:
         v = self.variant
         out = {
-            "kernel": self.kernel, "params": dict(self.params), "ranks": self.ranks, "label": v.label,
-            "backend": v.backend, "hints": dict(v.hints), "mca": dict(v.mca), "args": list(v.args),
-            "env": dict(v.env), "launcher_args": list(v.launcher_args),
+            "kernel": self.kernel,
+            "params": dict(self.params),
+            "ranks": self.ranks,
+            "label": v.label,
+            "backend": v.backend,
+            "hints": dict(v.hints),
+            "mca": dict(v.mca),
+            "args": list(v.args),
+            "env": dict(v.env),
+            "launcher_args": list(v.launcher_args),
         }
         if v.selector != "backend":
             out["selector"] = v.selector
@@ -135,7 +142,7 @@ class Campaign:
     strata: Path
     configurations: list[Configuration] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
-    scale: str | None = None   # the [scale.NAME] profile laid over the file, None for the file as written
+    scale: str | None = None  # the [scale.NAME] profile laid over the file, None for the file as written
 
     def reseed(self, seed: int) -> None:
         """Shuffles again with another seed (resuming a campaign whose file left the seed to chance)."""
@@ -163,8 +170,9 @@ _SCALAR = (str, int, float, bool)
 
 
 def _type_name(value: Any) -> str:
-    return {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
-            dict: "table"}.get(type(value), type(value).__name__)
+    return {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "table"}.get(
+        type(value), type(value).__name__
+    )
 
 
 class _Reader:
@@ -190,8 +198,9 @@ class _Reader:
             ok = True
         if not ok:
             names = " or ".join(_type_name(k()) if k is not list else "array" for k in kinds)
-            raise self.error(f"{where}.{key}" if where else key, f"expected {names}, got {_type_name(value)} "
-                             f"{value!r}")
+            raise self.error(
+                f"{where}.{key}" if where else key, f"expected {names}, got {_type_name(value)} " f"{value!r}"
+            )
         return value
 
     def str_list(self, table: dict[str, Any], where: str, key: str, default: list[str]) -> list[str]:
@@ -206,14 +215,19 @@ class _Reader:
         for k, v in value.items():
             if isinstance(v, list):
                 if not v:
-                    raise self.error(f"{where}.{key}.{k}", "empty grid: the array has no values",
-                                     "a value or a non-empty array of values")
+                    raise self.error(
+                        f"{where}.{key}.{k}",
+                        "empty grid: the array has no values",
+                        "a value or a non-empty array of values",
+                    )
                 bad = [x for x in v if not isinstance(x, _SCALAR)]
             else:
                 bad = [] if isinstance(v, _SCALAR) else [v]
             if bad:
-                raise self.error(f"{where}.{key}.{k}", f"expected a string, number or boolean, got "
-                                 f"{_type_name(bad[0])} {bad[0]!r}")
+                raise self.error(
+                    f"{where}.{key}.{k}",
+                    f"expected a string, number or boolean, got " f"{_type_name(bad[0])} {bad[0]!r}",
+                )
         return value
 
 
@@ -267,8 +281,11 @@ def _apply_scale(reader: _Reader, doc: dict[str, Any], scale: str | None) -> dic
     if scale is None:
         return doc
     if scale not in profiles:
-        raise reader.error(f"scale.{scale}", "no such scale profile in the file",
-                           ", ".join(sorted(profiles)) or "none: add a [scale.NAME] table")
+        raise reader.error(
+            f"scale.{scale}",
+            "no such scale profile in the file",
+            ", ".join(sorted(profiles)) or "none: add a [scale.NAME] table",
+        )
     profile = profiles[scale]
     where = f"scale.{scale}"
     if not isinstance(profile, dict):
@@ -289,8 +306,11 @@ def _apply_scale(reader: _Reader, doc: dict[str, Any], scale: str | None) -> dic
         known = {t.get(key, t.get("backend")) for t in tables if isinstance(t, dict)}
         for name, changes in over.items():
             if name not in known:
-                raise reader.error(f"{where}.{section}.{name}", f"no [[{section}]] table with {key} {name!r}",
-                                   ", ".join(sorted(str(k) for k in known)))
+                raise reader.error(
+                    f"{where}.{section}.{name}",
+                    f"no [[{section}]] table with {key} {name!r}",
+                    ", ".join(sorted(str(k) for k in known)),
+                )
             if not isinstance(changes, dict):
                 raise reader.error(f"{where}.{section}.{name}", f"expected a table, got {_type_name(changes)}")
         merged = []
@@ -309,8 +329,9 @@ def _apply_scale(reader: _Reader, doc: dict[str, Any], scale: str | None) -> dic
     return out
 
 
-def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogue | None = None,
-         scale: str | None = None) -> Campaign:
+def load(
+    path: Path | str, strata: Path | None = None, catalogue: StrataCatalogue | None = None, scale: str | None = None
+) -> Campaign:
     """Reads and checks a campaign file and expands it into shuffled runs, with scale profile
     `scale` laid over the file when given. Raises CampaignError."""
     file = Path(path)
@@ -329,10 +350,30 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     top = reader.get(doc, "", "campaign", dict, None)
     if top is None:
         raise reader.error("campaign", "missing table [campaign]", "a [campaign] table with at least name")
-    reader.check_keys(top, "campaign", (
-        "name", "description", "output", "data_dir", "seed", "shuffle", "repetitions", "repetitions_per_launch",
-        "wait_s", "operations", "verify", "fsync", "timeout_s", "baseline", "ranks", "backends", "keep_data",
-        "strata"))
+    reader.check_keys(
+        top,
+        "campaign",
+        (
+            "name",
+            "description",
+            "output",
+            "data_dir",
+            "seed",
+            "shuffle",
+            "repetitions",
+            "repetitions_per_launch",
+            "wait_s",
+            "operations",
+            "verify",
+            "fsync",
+            "timeout_s",
+            "baseline",
+            "ranks",
+            "backends",
+            "keep_data",
+            "strata",
+        ),
+    )
     name = reader.get(top, "campaign", "name", str, None)
     if not name or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise reader.error("campaign.name", f"missing or unusable name {name!r}", "letters, digits, _ . -")
@@ -361,14 +402,33 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     strata_text = reader.get(top, "campaign", "strata", str, "")
     strata_bin = strata or (Path(strata_text) if strata_text else find_strata())
     if not strata_bin.exists():
-        raise CampaignError(file, "campaign.strata", f"the strata binary {strata_bin} does not exist",
-                            "run `make build`, or set STRATA_BIN or campaign.strata")
+        raise CampaignError(
+            file,
+            "campaign.strata",
+            f"the strata binary {strata_bin} does not exist",
+            "run `make build`, or set STRATA_BIN or campaign.strata",
+        )
     cat = catalogue or StrataCatalogue.from_binary(strata_bin)
 
     launcher_table = reader.get(doc, "", "launcher", dict, {})
-    reader.check_keys(launcher_table, "launcher", (
-        "type", "mpirun", "srun", "sbatch", "args", "partition", "account", "time", "nodes", "ntasks_per_node",
-        "sbatch_args", "oversubscribe"))
+    reader.check_keys(
+        launcher_table,
+        "launcher",
+        (
+            "type",
+            "mpirun",
+            "srun",
+            "sbatch",
+            "args",
+            "partition",
+            "account",
+            "time",
+            "nodes",
+            "ntasks_per_node",
+            "sbatch_args",
+            "oversubscribe",
+        ),
+    )
     kind = reader.get(launcher_table, "launcher", "type", str, "local")
     if kind not in LAUNCHERS:
         raise reader.error("launcher.type", f"unknown launcher {kind!r}", ", ".join(LAUNCHERS))
@@ -383,7 +443,8 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
         partition=reader.get(launcher_table, "launcher", "partition", str, ""),
         account=reader.get(launcher_table, "launcher", "account", str, ""),
         time=reader.get(launcher_table, "launcher", "time", str, "01:00:00"),
-        nodes=nodes, ntasks_per_node=per_node,
+        nodes=nodes,
+        ntasks_per_node=per_node,
         sbatch_args=tuple(reader.str_list(launcher_table, "launcher", "sbatch_args", [])),
         oversubscribe=reader.get(launcher_table, "launcher", "oversubscribe", str, "auto"),
     )
@@ -393,15 +454,18 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     default_ranks = _ranks(reader, top, "campaign", [2])
     kernels = reader.get(doc, "", "kernels", list, None)
     if not kernels:
-        raise reader.error("kernels", "no kernels: add at least one [[kernels]] table",
-                           ", ".join(cat.kernels))
+        raise reader.error("kernels", "no kernels: add at least one [[kernels]] table", ", ".join(cat.kernels))
     # Backends and [[variants]] are for the kernels that have backends; application kernels bring
     # their own modes.
     only_apps = all(isinstance(k, dict) and k.get("name") in cat.kernel_modes for k in kernels)
     variants = _variants(reader, doc, top, cat, allow_empty=only_apps)
     labels = [v.label for v in variants]
-    mode_labels = [m for k in kernels if isinstance(k, dict) and k.get("name") in cat.kernel_modes
-                   for m in cat.kernel_modes[k["name"]][1]]
+    mode_labels = [
+        m
+        for k in kernels
+        if isinstance(k, dict) and k.get("name") in cat.kernel_modes
+        for m in cat.kernel_modes[k["name"]][1]
+    ]
     default_baseline = "mpiio-coll" if "mpiio-coll" in labels else (labels or mode_labels)[0]
     baseline = reader.get(top, "campaign", "baseline", str, default_baseline)
     if baseline not in labels + mode_labels:
@@ -422,8 +486,11 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
         for key, value in params.items():
             option = key.replace("_", "-")
             if kname in cat.kernel_modes and option == cat.kernel_modes[kname][0]:
-                raise reader.error(f"{where}.params.{key}", f"the {kname} variants are its modes: list them in "
-                                   f"{where}.modes", ", ".join(cat.kernel_modes[kname][1]))
+                raise reader.error(
+                    f"{where}.params.{key}",
+                    f"the {kname} variants are its modes: list them in " f"{where}.modes",
+                    ", ".join(cat.kernel_modes[kname][1]),
+                )
             if option in RESERVED_OPTIONS or option not in cat.kernel_options[kname]:
                 allowed = sorted(set(cat.kernel_options[kname]) - RESERVED_OPTIONS)
                 why = "set by the harness itself" if option in RESERVED_OPTIONS else f"not an option of {kname}"
@@ -439,8 +506,9 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     used = [c.label for c in configurations]
     if baseline not in used:
         if "baseline" in top:
-            raise reader.error("campaign.baseline", f"no configuration runs variant {baseline!r}",
-                               ", ".join(dict.fromkeys(used)))
+            raise reader.error(
+                "campaign.baseline", f"no configuration runs variant {baseline!r}", ", ".join(dict.fromkeys(used))
+            )
         baseline = used[0]
     keys = [c.key for c in configurations]
     if len(set(keys)) != len(keys):
@@ -450,13 +518,29 @@ def load(path: Path | str, strata: Path | None = None, catalogue: StrataCatalogu
     runs = _order(configurations, repetitions, seed if shuffle else None)
 
     return Campaign(
-        file=file.resolve(), text=text, name=name, output=output, data_dir=data_dir, seed=seed,
-        explicit_seed=explicit_seed, shuffle=shuffle, repetitions=repetitions,
-        repetitions_per_launch=per_launch, wait_s=wait_s, operations=operations,
+        file=file.resolve(),
+        text=text,
+        name=name,
+        output=output,
+        data_dir=data_dir,
+        seed=seed,
+        explicit_seed=explicit_seed,
+        shuffle=shuffle,
+        repetitions=repetitions,
+        repetitions_per_launch=per_launch,
+        wait_s=wait_s,
+        operations=operations,
         verify=reader.get(top, "campaign", "verify", bool, True),
         fsync=reader.get(top, "campaign", "fsync", bool, False),
-        timeout_s=timeout_s, baseline=baseline, keep_data=reader.get(top, "campaign", "keep_data", bool, False),
-        launcher=launcher, strata=strata_bin.resolve(), configurations=configurations, runs=runs, scale=scale)
+        timeout_s=timeout_s,
+        baseline=baseline,
+        keep_data=reader.get(top, "campaign", "keep_data", bool, False),
+        launcher=launcher,
+        strata=strata_bin.resolve(),
+        configurations=configurations,
+        runs=runs,
+        scale=scale,
+    )
 
 
 def _kv_pairs(reader: _Reader, table: dict[str, Any], where: str, key: str) -> tuple[tuple[str, str], ...]:
@@ -469,22 +553,25 @@ def _kv_pairs(reader: _Reader, table: dict[str, Any], where: str, key: str) -> t
     return tuple(out)
 
 
-def _kernel_variants(reader: _Reader, ktable: dict[str, Any], where: str, kname: str, cat: StrataCatalogue,
-                     variants: list[Variant]) -> list[Variant]:
+def _kernel_variants(
+    reader: _Reader, ktable: dict[str, Any], where: str, kname: str, cat: StrataCatalogue, variants: list[Variant]
+) -> list[Variant]:
     """The campaign's variants for a kernel with backends; an application kernel's modes (all of
     them, or its table's `modes`) for one without."""
     if kname not in cat.kernel_modes:
         if "modes" in ktable:
-            raise reader.error(f"{where}.modes", f"{kname} has backends, not modes: use campaign.backends or "
-                               "[[variants]]")
+            raise reader.error(
+                f"{where}.modes", f"{kname} has backends, not modes: use campaign.backends or " "[[variants]]"
+            )
         return variants
     option, known = cat.kernel_modes[kname]
     modes = ktable.get("modes", "all")
     if modes == "all":
         modes = list(known)
     if not isinstance(modes, list) or not modes or any(not isinstance(m, str) for m in modes):
-        raise reader.error(f"{where}.modes", f"expected a non-empty array of mode names or \"all\", got {modes!r}",
-                           ", ".join(known))
+        raise reader.error(
+            f"{where}.modes", f'expected a non-empty array of mode names or "all", got {modes!r}', ", ".join(known)
+        )
     for m in modes:
         if m not in known:
             raise reader.error(f"{where}.modes", f"unknown {kname} mode {m!r}", ", ".join(known))
@@ -493,15 +580,19 @@ def _kernel_variants(reader: _Reader, ktable: dict[str, Any], where: str, kname:
     return [Variant(label=m, backend=m, selector=option) for m in modes]
 
 
-def _variants(reader: _Reader, doc: dict[str, Any], top: dict[str, Any], cat: StrataCatalogue,
-              allow_empty: bool = False) -> list[Variant]:
+def _variants(
+    reader: _Reader, doc: dict[str, Any], top: dict[str, Any], cat: StrataCatalogue, allow_empty: bool = False
+) -> list[Variant]:
     variants: list[Variant] = []
     backends = top.get("backends", [])
     if backends == "all":
         backends = list(cat.backends)
     elif not isinstance(backends, list) or any(not isinstance(b, str) for b in backends):
-        raise reader.error("campaign.backends", f"expected an array of backend names or \"all\", got {backends!r}",
-                           ", ".join(cat.backends))
+        raise reader.error(
+            "campaign.backends",
+            f'expected an array of backend names or "all", got {backends!r}',
+            ", ".join(cat.backends),
+        )
     for b in backends:
         if b not in cat.backends:
             raise reader.error("campaign.backends", f"unknown backend {b!r}", ", ".join(cat.backends))
@@ -515,17 +606,25 @@ def _variants(reader: _Reader, doc: dict[str, Any], top: dict[str, Any], cat: St
         backend = reader.get(vt, where, "backend", str, None)
         if backend not in cat.backends:
             raise reader.error(f"{where}.backend", f"unknown backend {backend!r}", ", ".join(cat.backends))
-        variants.append(Variant(
-            label=reader.get(vt, where, "label", str, backend), backend=backend,
-            hints=_kv_pairs(reader, vt, where, "hints"), mca=_kv_pairs(reader, vt, where, "mca"),
-            args=tuple(reader.str_list(vt, where, "args", [])), env=_kv_pairs(reader, vt, where, "env"),
-            launcher_args=tuple(reader.str_list(vt, where, "launcher_args", []))))
+        variants.append(
+            Variant(
+                label=reader.get(vt, where, "label", str, backend),
+                backend=backend,
+                hints=_kv_pairs(reader, vt, where, "hints"),
+                mca=_kv_pairs(reader, vt, where, "mca"),
+                args=tuple(reader.str_list(vt, where, "args", [])),
+                env=_kv_pairs(reader, vt, where, "env"),
+                launcher_args=tuple(reader.str_list(vt, where, "launcher_args", [])),
+            )
+        )
     if not variants and not allow_empty:
-        raise reader.error("campaign.backends", "empty grid: no backends and no [[variants]]",
-                           ", ".join(cat.backends) + ' or "all"')
+        raise reader.error(
+            "campaign.backends", "empty grid: no backends and no [[variants]]", ", ".join(cat.backends) + ' or "all"'
+        )
     labels = [v.label for v in variants]
     dupes = sorted({x for x in labels if labels.count(x) > 1})
     if dupes:
-        raise reader.error("variants", f"labels must be unique, repeated: {', '.join(dupes)}",
-                           "give each [[variants]] its own label")
+        raise reader.error(
+            "variants", f"labels must be unique, repeated: {', '.join(dupes)}", "give each [[variants]] its own label"
+        )
     return variants

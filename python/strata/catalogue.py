@@ -64,8 +64,13 @@ class StrataCatalogue:
 
 @functools.lru_cache(maxsize=8)
 def _catalogue(strata: Path, mtime_ns: int) -> StrataCatalogue:
-    proc = subprocess.run([str(strata), "info", "--catalogue", "--json"], capture_output=True, text=True,
-                          timeout=60, env=run_environment())
+    proc = subprocess.run(
+        [str(strata), "info", "--catalogue", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=run_environment(),
+    )
     if proc.returncode != 0:
         raise CatalogueError(f"{strata} info --catalogue --json failed ({proc.returncode}): {proc.stderr.strip()}")
     try:

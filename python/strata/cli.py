@@ -45,9 +45,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cells = {cfg.cell for cfg in c.configurations}
     profiles = scales(args.campaign)
     scale_text = f", scale {c.scale}" if c.scale else (f", scale profiles: {', '.join(profiles)}" if profiles else "")
-    print(f"{c.file}: campaign {c.name!r}: {len(c.configurations)} configurations ({len(cells)} cells × variants), "
-          f"{c.repetitions} launches each, {len(c.runs)} runs, seed {c.seed}, launcher {c.launcher.kind}"
-          f"{scale_text}, results in {results_path(c)}")
+    print(
+        f"{c.file}: campaign {c.name!r}: {len(c.configurations)} configurations ({len(cells)} cells × variants), "
+        f"{c.repetitions} launches each, {len(c.runs)} runs, seed {c.seed}, launcher {c.launcher.kind}"
+        f"{scale_text}, results in {results_path(c)}"
+    )
     if args.list:
         for run in c.runs:
             cfg = run.configuration
@@ -61,22 +63,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     except CampaignError as e:
         return _error(str(e))
     try:
-        outcome = run_campaign(c, resume=args.resume, force=args.force, submit=args.submit,
-                               progress=not args.quiet, limit=args.limit)
+        outcome = run_campaign(
+            c, resume=args.resume, force=args.force, submit=args.submit, progress=not args.quiet, limit=args.limit
+        )
     except (CampaignStateError, SchemaError) as e:
         return _error(str(e))
     if outcome.script is not None:
-        print(f"wrote {outcome.script} ({outcome.total - outcome.skipped} runs); "
-              + ("submitted" if args.submit else f"submit it with: sbatch {outcome.script}")
-              + f"; then collect with: strata-bench run {args.campaign}"
-              + (f" --scale {args.scale}" if args.scale else "") + " --resume")
+        print(
+            f"wrote {outcome.script} ({outcome.total - outcome.skipped} runs); "
+            + ("submitted" if args.submit else f"submit it with: sbatch {outcome.script}")
+            + f"; then collect with: strata-bench run {args.campaign}"
+            + (f" --scale {args.scale}" if args.scale else "")
+            + " --resume"
+        )
         return 0
-    print(f"{c.name}: {outcome.done} runs now ({outcome.failed} failed), {outcome.skipped} already stored, "
-          f"{outcome.total} in the campaign; results in {outcome.database}", file=sys.stderr)
+    print(
+        f"{c.name}: {outcome.done} runs now ({outcome.failed} failed), {outcome.skipped} already stored, "
+        f"{outcome.total} in the campaign; results in {outcome.database}",
+        file=sys.stderr,
+    )
     if outcome.interrupted:
         scale = f" --scale {args.scale}" if args.scale else ""
-        print(f"strata-bench: interrupted; continue with: strata-bench run {args.campaign}{scale} --resume",
-              file=sys.stderr)
+        print(
+            f"strata-bench: interrupted; continue with: strata-bench run {args.campaign}{scale} --resume",
+            file=sys.stderr,
+        )
         return 130
     with Store(outcome.database, readonly=True) as store:
         failed = [r for r in store.runs(store.campaign(c.name)["id"]) if r["status"] != "ok"]
@@ -108,10 +119,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"{cell.cell} [{cell.phase}]  {test}")
         for c in cell.configs:
             s = c.bandwidth
-            ci = "CI none (one launch)" if s.launches < 2 else \
-                f"CI=[{s.ci_low:.2f}, {s.ci_high:.2f}] ({level_text(s)})"
-            print(f"  {c.label:36s} n={s.shape:>5s} median={s.median:10.2f} mean={s.mean:10.2f} std={s.std:9.2f} "
-                  f"{ci} ratio={c.ratio:.3f}  MiB/s")
+            ci = "CI none (one launch)" if s.launches < 2 else f"CI=[{s.ci_low:.2f}, {s.ci_high:.2f}] ({level_text(s)})"
+            print(
+                f"  {c.label:36s} n={s.shape:>5s} median={s.median:10.2f} mean={s.mean:10.2f} std={s.std:9.2f} "
+                f"{ci} ratio={c.ratio:.3f}  MiB/s"
+            )
     if failures:
         print(f"{len(failures)} failed runs (see `strata-bench compare` or the report)")
     return 0
@@ -170,8 +182,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="strata-bench", description=__doc__, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="strata-bench", description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--version", action="version", version=f"strata-bench {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -179,8 +192,12 @@ def parser() -> argparse.ArgumentParser:
         s = sub.add_parser(name, help=help_text, description=help_text)
         s.add_argument("campaign", type=Path, metavar="CAMPAIGN.toml")
         s.add_argument("--strata", type=Path, help="the strata binary (default: STRATA_BIN, build/bin/strata, PATH)")
-        s.add_argument("--scale", metavar="NAME", help="lay the file's [scale.NAME] profile over it (sizes, ranks, "
-                       "launcher; e.g. cluster); the campaign is then named NAME-SCALE unless the profile names it")
+        s.add_argument(
+            "--scale",
+            metavar="NAME",
+            help="lay the file's [scale.NAME] profile over it (sizes, ranks, "
+            "launcher; e.g. cluster); the campaign is then named NAME-SCALE unless the profile names it",
+        )
         return s
 
     s = campaign_cmd("validate", "check a campaign file and count its runs, without running anything")
@@ -190,8 +207,11 @@ def parser() -> argparse.ArgumentParser:
     s = campaign_cmd("run", "run a campaign: every configuration, shuffled, each run stored in SQLite")
     s.add_argument("--resume", action="store_true", help="continue a stored campaign without repeating finished runs")
     s.add_argument("--force", action="store_true", help="discard a stored campaign of the same name and start again")
-    s.add_argument("--submit", action="store_true", help="slurm launcher outside an allocation: submit the sbatch "
-                   "script it writes")
+    s.add_argument(
+        "--submit",
+        action="store_true",
+        help="slurm launcher outside an allocation: submit the sbatch " "script it writes",
+    )
     s.add_argument("--limit", type=int, metavar="N", help="stop after N runs (then --resume)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_run)
@@ -203,8 +223,11 @@ def parser() -> argparse.ArgumentParser:
         s.add_argument("--baseline", help="variant label to compute ratios against (default: the campaign's)")
         return s
 
-    s = results_cmd("stats", "per configuration: launches x repetitions, median of the launch medians, mean, std, "
-                    "the confidence interval over launches and its level; Kruskal-Wallis over launch medians per cell")
+    s = results_cmd(
+        "stats",
+        "per configuration: launches x repetitions, median of the launch medians, mean, std, "
+        "the confidence interval over launches and its level; Kruskal-Wallis over launch medians per cell",
+    )
     s.add_argument("--json", action="store_true", help="print JSON instead of text")
     s.set_defaults(func=cmd_stats)
     s = results_cmd("compare", "print the ratio table: median bandwidth per variant against the baseline")
@@ -213,11 +236,17 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", type=Path, metavar="DIR", help="report folder (default: beside RESULTS)")
     s.set_defaults(func=cmd_report)
 
-    help_text = ("fit the stripe-count rule (stripe count = a N + b for N nodes) to a campaign's measurements and "
-                 "show it beside the paper's 5.6N + 4.9 and 5N + 3")
-    s = sub.add_parser("calibrate", help=help_text, description=help_text + ". The campaign must write at several "
-                       "node counts with the striping_factor (ROMIO) or stripe_width (OMPIO) hint varied; see "
-                       "docs/advisor.md.")
+    help_text = (
+        "fit the stripe-count rule (stripe count = a N + b for N nodes) to a campaign's measurements and "
+        "show it beside the paper's 5.6N + 4.9 and 5N + 3"
+    )
+    s = sub.add_parser(
+        "calibrate",
+        help=help_text,
+        description=help_text + ". The campaign must write at several "
+        "node counts with the striping_factor (ROMIO) or stripe_width (OMPIO) hint varied; see "
+        "docs/advisor.md.",
+    )
     s.add_argument("results", type=Path, metavar="RESULTS.sqlite")
     s.add_argument("--campaign", help="campaign name (default: the latest in the file)")
     s.add_argument("--backend", metavar="B", help="use only the runs of this backend (default: all)")

@@ -99,13 +99,19 @@ def strata_arguments(campaign: Campaign, run: Run, run_dir: Path, data_path: Pat
         args.append("--verify")
     if campaign.fsync:
         args.append("--fsync")
-    args += ["--repetitions", str(campaign.repetitions_per_launch), "--output", str(data_path),
-             "--json", str(run_dir / "record.json"), "--quiet"]
+    args += [
+        "--repetitions",
+        str(campaign.repetitions_per_launch),
+        "--output",
+        str(data_path),
+        "--json",
+        str(run_dir / "record.json"),
+        "--quiet",
+    ]
     return args
 
 
-def mpirun_command(spec: LauncherSpec, c: Configuration, strata_args: list[str],
-                   cores: int | None = None) -> list[str]:
+def mpirun_command(spec: LauncherSpec, c: Configuration, strata_args: list[str], cores: int | None = None) -> list[str]:
     cmd = [spec.mpirun, *spec.args]
     for key, value in c.variant.mca:
         cmd += ["--mca", key, value]
@@ -113,7 +119,8 @@ def mpirun_command(spec: LauncherSpec, c: Configuration, strata_args: list[str],
         cmd += ["-x", key]
     cmd += ["-n", str(c.ranks)]
     over = spec.oversubscribe == "always" or (
-        spec.oversubscribe == "auto" and c.ranks > (cores if cores is not None else physical_cores()))
+        spec.oversubscribe == "auto" and c.ranks > (cores if cores is not None else physical_cores())
+    )
     if over:
         cmd.append("--oversubscribe")
     return [*cmd, *c.variant.launcher_args, *strata_args]
@@ -172,11 +179,11 @@ def sbatch_script(campaign: Campaign, runs: Sequence[Run], run_dirs: dict[int, P
         "set -u",
         f"mkdir -p {shlex.quote(str(campaign.data_dir))}",
         "strata_run() {",
-        '  local dir=$1; shift',
+        "  local dir=$1; shift",
         '  mkdir -p "$dir"',
-        '  local start; start=$(date +%s.%N)',
+        "  local start; start=$(date +%s.%N)",
         '  "$@" > "$dir/stdout.txt" 2> "$dir/stderr.txt"',
-        '  local status=$?',
+        "  local status=$?",
         '  echo "$start $(date +%s.%N)" > "$dir/times"',
         '  echo "$status" > "$dir/exit_code"',
         "}",
@@ -186,8 +193,10 @@ def sbatch_script(campaign: Campaign, runs: Sequence[Run], run_dirs: dict[int, P
         run_dir = run_dirs[run.order]
         data = campaign.data_dir / f"{run.dirname}.dat"
         cmd = srun_command(spec, run.configuration, strata_arguments(campaign, run, run_dir, data))
-        lines.append(f"# run {run.order}: {run.configuration.cell} | {run.configuration.label} | "
-                     f"repetition {run.repetition + 1}")
+        lines.append(
+            f"# run {run.order}: {run.configuration.cell} | {run.configuration.label} | "
+            f"repetition {run.repetition + 1}"
+        )
         lines.append(f"strata_run {shlex.quote(str(run_dir))} {shlex.join(cmd)}")
         if not campaign.keep_data:
             lines.append(f"rm -rf {shlex.quote(str(data))}*")

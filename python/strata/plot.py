@@ -27,7 +27,6 @@ BREAKDOWN_COLOURS = {"open_s": "#8fb3d9", "xfer_s": "#3b6ea5", "close_s": "#f2b4
 DPI = 90
 
 
-
 def _save(fig: plt.Figure, path: Path, title: str | None = None) -> Path:
     """Titles (optionally), lays out, writes and closes a figure."""
     if title is not None:
@@ -36,6 +35,7 @@ def _save(fig: plt.Figure, path: Path, title: str | None = None) -> Path:
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
+
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:80]
@@ -54,8 +54,7 @@ def _err(configs: Sequence[ConfigStats]) -> np.ndarray:
     return np.nan_to_num(np.array([lows, highs]))  # one launch: no interval, no error bar
 
 
-def bandwidth_bars(cell: str, phases: dict[str, CellStats], labels: Sequence[str], baseline: str,
-                   path: Path) -> Path:
+def bandwidth_bars(cell: str, phases: dict[str, CellStats], labels: Sequence[str], baseline: str, path: Path) -> Path:
     present = [lb for lb in labels if any(any(c.label == lb for c in p.configs) for p in phases.values())]
     fig, ax = plt.subplots(figsize=(max(6.0, 1.0 * len(present) + 2), 4.2))
     x = np.arange(len(present))
@@ -66,11 +65,18 @@ def bandwidth_bars(cell: str, phases: dict[str, CellStats], labels: Sequence[str
         pos = [x[present.index(c.label)] + (i - (len(phases) - 1) / 2) * width for c in sel]
         levels = sorted({level_text(c.bandwidth) for c in sel})
         shapes = sorted({c.bandwidth.shape for c in sel})
-        ax.bar(pos, [c.bandwidth.median for c in sel], width, yerr=_err(sel), capsize=3,
-               color=PHASE_COLOURS.get(phase),
-               label=f"{phase} (median of launch medians, {'/'.join(levels)} CI; n = {', '.join(shapes)})")
-    ax.set_xticks(x, [f"{lb}\n(baseline)" if lb == baseline else lb for lb in present], rotation=20, ha="right",
-                  fontsize=8)
+        ax.bar(
+            pos,
+            [c.bandwidth.median for c in sel],
+            width,
+            yerr=_err(sel),
+            capsize=3,
+            color=PHASE_COLOURS.get(phase),
+            label=f"{phase} (median of launch medians, {'/'.join(levels)} CI; n = {', '.join(shapes)})",
+        )
+    ax.set_xticks(
+        x, [f"{lb}\n(baseline)" if lb == baseline else lb for lb in present], rotation=20, ha="right", fontsize=8
+    )
     ax.set_ylabel("bandwidth [MiB/s]")
     ax.set_title(cell, fontsize=9)
     ax.legend(fontsize=8)
@@ -106,13 +112,20 @@ def sweep_lines(cs: CampaignStats, kernel: str, param: str, path: Path) -> Path:
                 others["ranks"] = str(cell.ranks)
             rest = " ".join(f"{k}={v}" for k, v in sorted(others.items()) if k != "seed")
             for c in cell.configs:
-                lines.setdefault(f"{c.label} {rest}".strip() if len(_distinct_rests(cs, kernel, param)) > 1
-                                 else c.label, []).append((value, c))
+                lines.setdefault(
+                    f"{c.label} {rest}".strip() if len(_distinct_rests(cs, kernel, param)) > 1 else c.label, []
+                ).append((value, c))
         xs = sorted({v for pts in lines.values() for v, _ in pts}, key=_natural)
         for name, pts in lines.items():
             pts.sort(key=lambda p: _natural(p[0]))
-            ax.errorbar([xs.index(v) for v, _ in pts], [c.bandwidth.median for _, c in pts],
-                        yerr=_err([c for _, c in pts]), marker="o", capsize=3, label=name)
+            ax.errorbar(
+                [xs.index(v) for v, _ in pts],
+                [c.bandwidth.median for _, c in pts],
+                yerr=_err([c for _, c in pts]),
+                marker="o",
+                capsize=3,
+                label=name,
+            )
         ax.set_xticks(range(len(xs)), xs)
         ax.set_xlabel(param)
         ax.set_ylabel(f"{phase} bandwidth [MiB/s]")
@@ -133,8 +146,13 @@ def _distinct_rests(cs: CampaignStats, kernel: str, param: str) -> set[str]:
     return rests
 
 
-def time_violins(cell: str, phases: dict[str, CellStats], labels: Sequence[str], path: Path,
-                 rank_times: dict[tuple[str, str], list[float]] | None = None) -> Path:
+def time_violins(
+    cell: str,
+    phases: dict[str, CellStats],
+    labels: Sequence[str],
+    path: Path,
+    rank_times: dict[tuple[str, str], list[float]] | None = None,
+) -> Path:
     """Distribution of times per variant; per-rank times when given, else one time per repetition."""
     fig, axes = plt.subplots(1, len(phases), figsize=(5.5 * len(phases), 4.0), squeeze=False)
     what = "per-rank" if rank_times else "per-repetition"
@@ -176,16 +194,18 @@ def time_breakdown(cell: str, phases: dict[str, CellStats], labels: Sequence[str
     return _save(fig, path, title=cell)
 
 
-def all_plots(cs: CampaignStats, out: Path,
-              rank_times: dict[str, dict[tuple[str, str], list[float]]] | None = None) -> dict[str, list[Path]]:
+def all_plots(
+    cs: CampaignStats, out: Path, rank_times: dict[str, dict[tuple[str, str], list[float]]] | None = None
+) -> dict[str, list[Path]]:
     """Every plot of the campaign into `out`; returns {'bandwidth': [...], 'sweep': [...], ...}."""
     out.mkdir(parents=True, exist_ok=True)
     made: dict[str, list[Path]] = {"bandwidth": [], "sweep": [], "violin": [], "breakdown": []}
     for cell, phases in _cells(cs).items():
         s = slug(cell)
         made["bandwidth"].append(bandwidth_bars(cell, phases, cs.labels, cs.baseline, out / f"bandwidth-{s}.png"))
-        made["violin"].append(time_violins(cell, phases, cs.labels, out / f"violin-{s}.png",
-                                           (rank_times or {}).get(cell)))
+        made["violin"].append(
+            time_violins(cell, phases, cs.labels, out / f"violin-{s}.png", (rank_times or {}).get(cell))
+        )
         made["breakdown"].append(time_breakdown(cell, phases, cs.labels, out / f"breakdown-{s}.png"))
     for kernel, params in swept_parameters(cs).items():
         for param in params:

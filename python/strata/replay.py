@@ -43,8 +43,7 @@ TRACE_FORMAT = "strata-trace"
 TRACE_VERSION = 1
 
 # Darshan's access-size bins (darshan-posix-log-format.h): the upper bound of each, inclusive.
-SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G",
-             "1G_PLUS")
+SIZE_BINS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS")
 _BIN_TOP = (100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600, 1073741824)
 
 
@@ -84,9 +83,14 @@ class Figures:
     max_byte: int = -1  # furthest byte written (-1: none)
 
     def to_json(self) -> dict[str, Any]:
-        return {"writes": self.writes, "bytes": self.bytes,
-                "histogram": dict(zip(SIZE_BINS, self.histogram, strict=True)), "consecutive": self.consecutive,
-                "sequential": self.sequential, "max_byte": self.max_byte}
+        return {
+            "writes": self.writes,
+            "bytes": self.bytes,
+            "histogram": dict(zip(SIZE_BINS, self.histogram, strict=True)),
+            "consecutive": self.consecutive,
+            "sequential": self.sequential,
+            "max_byte": self.max_byte,
+        }
 
 
 def figures(requests: Iterable[tuple[int, int, int]]) -> Figures:
@@ -122,8 +126,9 @@ def per_rank(requests: Iterable[tuple[int, int, int]]) -> dict[int, list[int]]:
 # --- synthetic requests from counters ---------------------------------------------------------
 
 
-def synthetic_sizes(writes: int, total: int, histogram: Sequence[int], common: Sequence[tuple[int, int]],
-                    rng: random.Random) -> list[int]:
+def synthetic_sizes(
+    writes: int, total: int, histogram: Sequence[int], common: Sequence[tuple[int, int]], rng: random.Random
+) -> list[int]:
     """`writes` request sizes summing to `total`, as many in each histogram bin as it counts, the
     job's most common sizes first (Darshan's ACCESS1..4, which count reads too), the others spread
     so the bytes add up. Falls back to the bins' bounds when the counters cannot all hold."""
@@ -212,8 +217,10 @@ def set_breaks(streams: Sequence[Stream], consecutive: int, sequential: int, wri
     # first write sequential, so it is not a break to make.
     firsts = len(streams) - 1
     consec = spread(round(consecutive * sum(breaks) / had), breaks)
-    forward = spread(round(max(0, sequential - consecutive - firsts) * sum(breaks) / had),
-                     [b - c for b, c in zip(breaks, consec, strict=True)])
+    forward = spread(
+        round(max(0, sequential - consecutive - firsts) * sum(breaks) / had),
+        [b - c for b, c in zip(breaks, consec, strict=True)],
+    )
     for s, c, f in zip(streams, consec, forward, strict=True):
         s.consecutive, s.forward = c, f
 
@@ -339,8 +346,10 @@ def _rows(df_pair: dict[str, Any]) -> list[dict[str, Any]]:
     """One dict per record: the module's integer and floating-point counters with rank and id."""
     counters = df_pair["counters"].to_dict("records")
     fcounters = df_pair["fcounters"].to_dict("records")
-    return [dict(c, **{k: v for k, v in fc.items() if k not in ("rank", "id")})
-            for c, fc in zip(counters, fcounters, strict=True)]
+    return [
+        dict(c, **{k: v for k, v in fc.items() if k not in ("rank", "id")})
+        for c, fc in zip(counters, fcounters, strict=True)
+    ]
 
 
 def read_log(path: Path) -> tuple[dict[str, Any], list[LoggedFile]]:
@@ -348,8 +357,10 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[LoggedFile]]:
     try:
         import darshan  # noqa: PLC0415  (the replay alone needs it)
     except ImportError as e:
-        raise ReplayError(f"reading a Darshan log needs the darshan package (pydarshan): install the project's "
-                          f"python/requirements.txt ({e})") from e
+        raise ReplayError(
+            f"reading a Darshan log needs the darshan package (pydarshan): install the project's "
+            f"python/requirements.txt ({e})"
+        ) from e
     if not path.is_file():
         raise ReplayError(f"no such log: {path}")
     with warnings.catch_warnings():
@@ -380,9 +391,14 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[LoggedFile]]:
                         into.append((float(start), int(rec["rank"]), int(off), int(length)))
     job = report.metadata["job"]
     exe = report.metadata.get("exe", "")
-    meta = {"log": str(path), "jobid": int(job.get("jobid", 0)), "ranks": int(job["nprocs"]),
-            "run_time_s": float(job.get("run_time", 0.0)), "exe": str(exe).split(" ")[0] if exe else "",
-            "darshan_version": str(job.get("metadata", {}).get("lib_ver", ""))}
+    meta = {
+        "log": str(path),
+        "jobid": int(job.get("jobid", 0)),
+        "ranks": int(job["nprocs"]),
+        "run_time_s": float(job.get("run_time", 0.0)),
+        "exe": str(exe).split(" ")[0] if exe else "",
+        "darshan_version": str(job.get("metadata", {}).get("lib_ver", "")),
+    }
     written = [f for f in files.values() if f.counter(_prefix(f.module) + "BYTES_WRITTEN") > 0]
     return meta, written
 
@@ -418,8 +434,9 @@ def _scale_requests(reqs: list[tuple[int, int, int]], byte_factor: int, sample: 
     return reqs
 
 
-def file_requests(f: LoggedFile, ranks: int, seed: int, byte_factor: int = 1,
-                  sample: int = 1) -> tuple[str, list[tuple[int, int, int]]]:
+def file_requests(
+    f: LoggedFile, ranks: int, seed: int, byte_factor: int = 1, sample: int = 1
+) -> tuple[str, list[tuple[int, int, int]]]:
     """The origin and the requests ([rank, offset, length] in each rank's time order) of one file,
     scaled down: one request in `sample` per rank kept, bytes divided by `byte_factor`. DXT's
     requests are scaled as they are; a synthetic pattern is made of scaled sizes (so no request
@@ -436,8 +453,9 @@ def file_requests(f: LoggedFile, ranks: int, seed: int, byte_factor: int = 1,
             continue
         if f.module == "POSIX":
             hist = [int(r.get(f"POSIX_SIZE_WRITE_{b}", 0)) for b in SIZE_BINS]
-            common = [(int(r.get(f"POSIX_ACCESS{i}_ACCESS", 0)), int(r.get(f"POSIX_ACCESS{i}_COUNT", 0)))
-                      for i in range(1, 5)]
+            common = [
+                (int(r.get(f"POSIX_ACCESS{i}_ACCESS", 0)), int(r.get(f"POSIX_ACCESS{i}_COUNT", 0))) for i in range(1, 5)
+            ]
             consec, seq = int(r.get("POSIX_CONSEC_WRITES", 0)), int(r.get("POSIX_SEQ_WRITES", 0))
         else:  # a stream: no histogram; every rank appends
             hist, common, consec, seq = [], [], writes, writes
@@ -458,8 +476,9 @@ def file_requests(f: LoggedFile, ranks: int, seed: int, byte_factor: int = 1,
     return "counters", synthetic_layout(streams, extent)
 
 
-def convert(path: Path | str, max_bytes: int | None = None, max_requests: int | None = None,
-            seed: int = 1) -> dict[str, Any]:
+def convert(
+    path: Path | str, max_bytes: int | None = None, max_requests: int | None = None, seed: int = 1
+) -> dict[str, Any]:
     """The trace of a Darshan log (a dict, the JSON `strata replay` runs). `max_bytes` and
     `max_requests` scale a large job down: requests' offsets and lengths divided by a factor, and
     one request in so many kept per rank; the trace's "scale" says by how much."""
@@ -488,7 +507,10 @@ def convert(path: Path | str, max_bytes: int | None = None, max_requests: int | 
             held.append(vname)
         fig = figures(reqs)
         entry = {
-            "name": f.name, "origin": origin, "variables": held, "rewrites": sum(len(x) for x in layers[1:]),
+            "name": f.name,
+            "origin": origin,
+            "variables": held,
+            "rewrites": sum(len(x) for x in layers[1:]),
             "log": log_figures(f),
             "trace": dict(fig.to_json(), per_rank={str(k): v for k, v in sorted(per_rank(reqs).items())}),
         }
@@ -503,10 +525,20 @@ def convert(path: Path | str, max_bytes: int | None = None, max_requests: int | 
     job["trace_writes"] = sum(x["trace"]["writes"] for x in files)
     job["trace_bytes"] = sum(x["trace"]["bytes"] for x in files)
     job["origins"] = sorted({x["origin"] for x in files})
-    return {"format": TRACE_FORMAT, "version": TRACE_VERSION, "ranks": ranks, "job": job,
-            "scale": {"bytes_divided_by": byte_factor, "one_request_in": sample,
-                      "max_bytes": max_bytes, "max_requests": max_requests},
-            "files": files, "variables": variables}
+    return {
+        "format": TRACE_FORMAT,
+        "version": TRACE_VERSION,
+        "ranks": ranks,
+        "job": job,
+        "scale": {
+            "bytes_divided_by": byte_factor,
+            "one_request_in": sample,
+            "max_bytes": max_bytes,
+            "max_requests": max_requests,
+        },
+        "files": files,
+        "variables": variables,
+    }
 
 
 def shipped_logs() -> list[Path]:
@@ -521,18 +553,24 @@ def shipped_logs() -> list[Path]:
 def summary(trace: dict[str, Any]) -> str:
     """A few lines for people: the log's figures beside the trace's, per file."""
     job, scale = trace["job"], trace["scale"]
-    lines = [f"{job['log']}: job {job['jobid']}, {job['ranks']} ranks, {job['files']} file(s) written, "
-             f"{len(trace['variables'])} variable(s); requests from {' and '.join(job['origins'])}"]
+    lines = [
+        f"{job['log']}: job {job['jobid']}, {job['ranks']} ranks, {job['files']} file(s) written, "
+        f"{len(trace['variables'])} variable(s); requests from {' and '.join(job['origins'])}"
+    ]
     if scale["bytes_divided_by"] > 1 or scale["one_request_in"] > 1:
-        parts = ([f"offsets and lengths / {scale['bytes_divided_by']}"] if scale["bytes_divided_by"] > 1 else []) + \
-                ([f"one request in {scale['one_request_in']} per rank"] if scale["one_request_in"] > 1 else [])
+        parts = ([f"offsets and lengths / {scale['bytes_divided_by']}"] if scale["bytes_divided_by"] > 1 else []) + (
+            [f"one request in {scale['one_request_in']} per rank"] if scale["one_request_in"] > 1 else []
+        )
         lines.append("scaled down: " + ", ".join(parts))
-    lines.append(f"{'file':40} {'origin':8} {'log writes':>10} {'trace':>8} {'log bytes':>12} {'trace':>12} "
-                 f"{'rewrites':>8}")
+    lines.append(
+        f"{'file':40} {'origin':8} {'log writes':>10} {'trace':>8} {'log bytes':>12} {'trace':>12} " f"{'rewrites':>8}"
+    )
     shown = sorted(trace["files"], key=lambda f: -f["log"]["bytes"])[:12]
     for f in shown:
-        lines.append(f"{f['name'][-40:]:40} {f['origin']:8} {f['log']['writes']:>10} {f['trace']['writes']:>8} "
-                     f"{f['log']['bytes']:>12} {f['trace']['bytes']:>12} {f['rewrites']:>8}")
+        lines.append(
+            f"{f['name'][-40:]:40} {f['origin']:8} {f['log']['writes']:>10} {f['trace']['writes']:>8} "
+            f"{f['log']['bytes']:>12} {f['trace']['bytes']:>12} {f['rewrites']:>8}"
+        )
     if len(trace["files"]) > len(shown):
         lines.append(f"... and {len(trace['files']) - len(shown)} smaller file(s) (--json lists every one)")
     return "\n".join(lines)
@@ -546,19 +584,38 @@ def _size(text: str) -> int:
 
 
 def parser(prog: str = "python -m strata.replay") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description="Turn a Darshan log into a Strata trace (JSON) that "
-                                "`strata replay` or `strata run trace --trace FILE` runs; see docs/replay.md.")
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Turn a Darshan log into a Strata trace (JSON) that "
+        "`strata replay` or `strata run trace --trace FILE` runs; see docs/replay.md.",
+    )
     p.add_argument("log", type=Path, nargs="?", metavar="LOG.darshan")
-    p.add_argument("-o", "--output", type=Path, metavar="TRACE.json", help="where to write the trace "
-                   "(default: print the summary only)")
-    p.add_argument("--max-bytes", type=_size, metavar="SIZE", default=DEFAULT_MAX_BYTES,
-                   help="scale requests down so the trace writes at most SIZE bytes (offsets and lengths divided "
-                   "by one factor; 0: no limit; default 1G, as strata replay)")
-    p.add_argument("--max-requests", type=int, metavar="N", default=DEFAULT_MAX_REQUESTS,
-                   help="keep one request in k per rank so at most about N remain (0: no limit; default 1000000)")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="TRACE.json",
+        help="where to write the trace " "(default: print the summary only)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=_size,
+        metavar="SIZE",
+        default=DEFAULT_MAX_BYTES,
+        help="scale requests down so the trace writes at most SIZE bytes (offsets and lengths divided "
+        "by one factor; 0: no limit; default 1G, as strata replay)",
+    )
+    p.add_argument(
+        "--max-requests",
+        type=int,
+        metavar="N",
+        default=DEFAULT_MAX_REQUESTS,
+        help="keep one request in k per rank so at most about N remain (0: no limit; default 1000000)",
+    )
     p.add_argument("--seed", type=int, default=1, help="seed of the synthetic patterns (default 1)")
-    p.add_argument("--json", action="store_true", help="print the trace's job, scale and files as JSON "
-                   "(without the requests)")
+    p.add_argument(
+        "--json", action="store_true", help="print the trace's job, scale and files as JSON " "(without the requests)"
+    )
     p.add_argument("--examples", action="store_true", help="list the logs the darshan package ships")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return p

@@ -38,10 +38,12 @@ def _interval(s: Summary) -> str:
 
 
 def _cell_table(cells: dict[str, CellStats], labels: list[str], baseline: str) -> str:
-    rows = ["<table><tr><th class=l>variant</th><th>phase</th><th>launches × repetitions</th><th>median MiB/s</th>"
-            "<th>confidence interval (level)</th>"
-            "<th>mean</th><th>std</th><th>× baseline</th><th>median time ms</th><th>open / xfer / close ms</th>"
-            "<th>runs ok / failed</th></tr>"]
+    rows = [
+        "<table><tr><th class=l>variant</th><th>phase</th><th>launches × repetitions</th><th>median MiB/s</th>"
+        "<th>confidence interval (level)</th>"
+        "<th>mean</th><th>std</th><th>× baseline</th><th>median time ms</th><th>open / xfer / close ms</th>"
+        "<th>runs ok / failed</th></tr>"
+    ]
     for label in labels:
         for phase, cell in cells.items():
             c = next((x for x in cell.configs if x.label == label), None)
@@ -55,19 +57,24 @@ def _cell_table(cells: dict[str, CellStats], labels: list[str], baseline: str) -
                 f"<td>{_interval(s)}</td><td>{_f(s.mean)}</td><td>{_f(s.std)}</td>"
                 f"<td>{_f(c.ratio, 2)}</td><td>{_f(c.time_s.median * 1e3, 2)}</td>"
                 f"<td>{_f(b['open_s'] * 1e3, 2)} / {_f(b['xfer_s'] * 1e3, 2)} / {_f(b['close_s'] * 1e3, 2)}</td>"
-                f"<td>{c.runs_ok} / {c.runs_failed}</td></tr>")
+                f"<td>{c.runs_ok} / {c.runs_failed}</td></tr>"
+            )
     rows.append("</table>")
     tests = []
     for phase, cell in cells.items():
         k = cell.kruskal
         if k is None:
-            tests.append(f"{phase}: Kruskal–Wallis not applicable (fewer than two variants with two launches or "
-                         "more, or identical values)")
+            tests.append(
+                f"{phase}: Kruskal–Wallis not applicable (fewer than two variants with two launches or "
+                "more, or identical values)"
+            )
         else:
             verdict = "the variants differ" if k.p < 0.01 else "no significant difference"
             launches = sum(c.bandwidth.launches for c in cell.configs if c.bandwidth.launches > 1)
-            tests.append(f"{phase}: Kruskal–Wallis H = {k.h:.2f}, p = {k.p:.3g} over {k.groups} variants' launch "
-                         f"medians ({launches} launches; {verdict} at p &lt; 0.01)")
+            tests.append(
+                f"{phase}: Kruskal–Wallis H = {k.h:.2f}, p = {k.p:.3g} over {k.groups} variants' launch "
+                f"medians ({launches} launches; {verdict} at p &lt; 0.01)"
+            )
     return "\n".join(rows) + "<p>" + "<br>".join(tests) + "</p>"
 
 
@@ -97,20 +104,24 @@ def write_report(db_path: Path | str, out: Path | str, name: str | None = None, 
     for c in cs.cells:
         by_cell.setdefault(c.cell, {})[c.phase] = c
 
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Strata campaign {_e(cs.name)}</title>"
-             f"<style>{CSS}</style></head><body>",
-             f"<h1>Strata campaign <code>{_e(cs.name)}</code></h1>",
-             f"<p>{cs.runs_ok} runs ok, {cs.runs_failed} failed, of {cs.total_runs} planned; "
-             f"runs in shuffled order (seed {cs.seed}); ratios against <b>{_e(cs.baseline)}</b>. "
-             "Bandwidth is all ranks' bytes over the slowest rank's open + transfer + close time. "
-             "A launch is the unit of replication: each figure is the median of the launch medians (the median of "
-             "a launch's repetitions), its interval the distribution-free confidence interval of that median over "
-             "the launches, at the level shown beside it (95 % needs 6 launches or more; with 3 it is the "
-             "smallest to the largest launch median, 75 %), and the Kruskal–Wallis tests compare launch medians. "
-             f"<b>{_e(cs.conditions.capitalize())}.</b></p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Strata campaign {_e(cs.name)}</title>"
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>Strata campaign <code>{_e(cs.name)}</code></h1>",
+        f"<p>{cs.runs_ok} runs ok, {cs.runs_failed} failed, of {cs.total_runs} planned; "
+        f"runs in shuffled order (seed {cs.seed}); ratios against <b>{_e(cs.baseline)}</b>. "
+        "Bandwidth is all ranks' bytes over the slowest rank's open + transfer + close time. "
+        "A launch is the unit of replication: each figure is the median of the launch medians (the median of "
+        "a launch's repetitions), its interval the distribution-free confidence interval of that median over "
+        "the launches, at the level shown beside it (95 % needs 6 launches or more; with 3 it is the "
+        "smallest to the largest launch median, 75 %), and the Kruskal–Wallis tests compare launch medians. "
+        f"<b>{_e(cs.conditions.capitalize())}.</b></p>",
+    ]
     if campaign is not None:
-        parts.append(f"<p>Campaign file: <code>{_e(campaign['file'])}</code>, started {_e(campaign['created'])}, "
-                     f"launcher {_e(campaign['launcher'])}, binary <code>{_e(campaign['strata'])}</code>.</p>")
+        parts.append(
+            f"<p>Campaign file: <code>{_e(campaign['file'])}</code>, started {_e(campaign['created'])}, "
+            f"launcher {_e(campaign['launcher'])}, binary <code>{_e(campaign['strata'])}</code>.</p>"
+        )
 
     parts.append("<h2>Summary</h2><pre>" + _e(ratio_table(cs)) + "</pre>")
     parts.append(paper_checks.to_html(papers))
@@ -120,8 +131,11 @@ def write_report(db_path: Path | str, out: Path | str, name: str | None = None, 
         parts.append(f"<h2>{_e(cell)}</h2>")
         parts.append(_cell_table(phases, cs.labels, cs.baseline))
         parts.append("<div class=figs>")
-        for prefix, alt in (("bandwidth", "bandwidth by variant"), ("violin", "time distribution"),
-                            ("breakdown", "time breakdown")):
+        for prefix, alt in (
+            ("bandwidth", "bandwidth by variant"),
+            ("violin", "time distribution"),
+            ("breakdown", "time breakdown"),
+        ):
             parts.append(f"<img src='{prefix}-{s}.png' alt='{_e(alt)}: {_e(cell)}'>")
         parts.append("</div>")
 
@@ -131,9 +145,11 @@ def write_report(db_path: Path | str, out: Path | str, name: str | None = None, 
             parts.append(f"<img src='{_e(p.name)}' alt='sweep {_e(p.stem)}'>")
         parts.append("</div>")
 
-    parts.append("<h2>Environment</h2><table><tr><th class=l>variant</th><th class=l>host</th><th>nodes</th>"
-                 "<th class=l>MPI</th><th class=l>I/O component</th><th class=l>file system</th>"
-                 "<th class=l>Strata</th><th class=l>hints in effect</th><th>runs</th></tr>")
+    parts.append(
+        "<h2>Environment</h2><table><tr><th class=l>variant</th><th class=l>host</th><th>nodes</th>"
+        "<th class=l>MPI</th><th class=l>I/O component</th><th class=l>file system</th>"
+        "<th class=l>Strata</th><th class=l>hints in effect</th><th>runs</th></tr>"
+    )
     for e in envs:
         hints = json.loads(e["hints"] or "{}")
         hint_text = ", ".join(f"{k}={v}" for k, v in sorted(hints.items())) or "–"
@@ -142,27 +158,36 @@ def write_report(db_path: Path | str, out: Path | str, name: str | None = None, 
             f"<td class=l>{_e(e['mpi_library'])} {_e(e['mpi_version'])}</td><td class=l>{_e(e['io_component'])}</td>"
             f"<td class=l>{_e(e['fs_type'])} (block {_e(e['fs_block_size'])})</td>"
             f"<td class=l>{_e(e['strata_version'])} ({_e(e['git_rev'])})</td><td class=l>{_e(hint_text)}</td>"
-            f"<td>{e['runs']}</td></tr>")
+            f"<td>{e['runs']}</td></tr>"
+        )
     parts.append("</table>")
 
     parts.append(f"<h2>Failed runs ({len(failures)})</h2>")
     if failures:
-        parts.append("<table><tr><th>run</th><th class=l>configuration</th><th>exit</th><th class=l>message</th>"
-                     "<th class=l>folder</th></tr>")
+        parts.append(
+            "<table><tr><th>run</th><th class=l>configuration</th><th>exit</th><th class=l>message</th>"
+            "<th class=l>folder</th></tr>"
+        )
         for f in failures:
-            parts.append(f"<tr class=fail><td>{f['order_index']}</td><td class=l>{_e(f['cell'])} | {_e(f['label'])}"
-                         f"</td><td>{f['exit_code']}</td><td class=l>{_e(f['message'])}</td>"
-                         f"<td class=l><code>{_e(f['run_dir'])}</code></td></tr>")
+            parts.append(
+                f"<tr class=fail><td>{f['order_index']}</td><td class=l>{_e(f['cell'])} | {_e(f['label'])}"
+                f"</td><td>{f['exit_code']}</td><td class=l>{_e(f['message'])}</td>"
+                f"<td class=l><code>{_e(f['run_dir'])}</code></td></tr>"
+            )
         parts.append("</table>")
     else:
         parts.append("<p>None.</p>")
 
-    parts.append("<h2>Sessions</h2><table><tr><th>session</th><th class=l>started</th><th class=l>ended</th>"
-                 "<th>runs</th><th>failed</th><th class=l>interrupted</th></tr>")
+    parts.append(
+        "<h2>Sessions</h2><table><tr><th>session</th><th class=l>started</th><th class=l>ended</th>"
+        "<th>runs</th><th>failed</th><th class=l>interrupted</th></tr>"
+    )
     for s in sessions:
-        parts.append(f"<tr><td>{s['id']}</td><td class=l>{_e(s['started'])}</td><td class=l>{_e(s['ended'])}</td>"
-                     f"<td>{s['runs_done']}</td><td>{s['runs_failed']}</td>"
-                     f"<td class=l>{'yes' if s['interrupted'] else 'no'}</td></tr>")
+        parts.append(
+            f"<tr><td>{s['id']}</td><td class=l>{_e(s['started'])}</td><td class=l>{_e(s['ended'])}</td>"
+            f"<td>{s['runs_done']}</td><td>{s['runs_failed']}</td>"
+            f"<td class=l>{'yes' if s['interrupted'] else 'no'}</td></tr>"
+        )
     parts.append("</table></body></html>")
     index = out_dir / "index.html"
     index.write_text("\n".join(parts) + "\n")

@@ -77,8 +77,9 @@ def failure_message(stderr: str, exit_code: int) -> str:
     return lines[-1] if lines else f"exit status {exit_code} without a message"
 
 
-def read_run_dir(run_dir: Path, command: str, started: str, wall_s: float, exit_code: int,
-                 verify: bool = False) -> RunResult:
+def read_run_dir(
+    run_dir: Path, command: str, started: str, wall_s: float, exit_code: int, verify: bool = False
+) -> RunResult:
     """Turns a finished run's folder into a RunResult (also used for folders a batch script filled).
     With `verify`, a record that does not say `verified` makes the run a failure."""
     stderr = (run_dir / "stderr.txt").read_text(errors="replace") if (run_dir / "stderr.txt").exists() else ""
@@ -89,11 +90,29 @@ def read_run_dir(run_dir: Path, command: str, started: str, wall_s: float, exit_
         try:
             record = json.loads(record_path.read_text())
         except (OSError, ValueError) as e:
-            return RunResult("failed", exit_code, f"exit status 0 but no usable JSON record: {e}", tail, command,
-                             str(run_dir), started, wall_s, None)
+            return RunResult(
+                "failed",
+                exit_code,
+                f"exit status 0 but no usable JSON record: {e}",
+                tail,
+                command,
+                str(run_dir),
+                started,
+                wall_s,
+                None,
+            )
         if verify and not record.get("verified"):
-            return RunResult("failed", exit_code, "exit status 0 but the record does not say the data was verified",
-                             tail, command, str(run_dir), started, wall_s, record)
+            return RunResult(
+                "failed",
+                exit_code,
+                "exit status 0 but the record does not say the data was verified",
+                tail,
+                command,
+                str(run_dir),
+                started,
+                wall_s,
+                record,
+            )
         return RunResult("ok", 0, None, tail, command, str(run_dir), started, wall_s, record)
     if exit_code == 124 and "timed out" in stderr[-200:]:
         message = stderr.strip().splitlines()[-1]
@@ -182,8 +201,9 @@ def open_campaign(store: Store, campaign: Campaign, resume: bool, force: bool) -
         existing = None
     if existing is None:
         if resume:
-            print(f"strata-bench: nothing to resume in {store.path}; starting campaign {campaign.name!r}",
-                  file=sys.stderr)
+            print(
+                f"strata-bench: nothing to resume in {store.path}; starting campaign {campaign.name!r}", file=sys.stderr
+            )
         # Run folders without a campaign in the database are left over from a discarded one.
         runs_dir = campaign.output / "runs"
         if runs_dir.exists():
@@ -192,17 +212,25 @@ def open_campaign(store: Store, campaign: Campaign, resume: bool, force: bool) -
     if not resume:
         raise CampaignStateError(
             f"{store.path} already holds campaign {campaign.name!r} ({len(store.runs(existing['id']))} runs stored): "
-            "add --resume to finish it, or --force to discard it and start again")
+            "add --resume to finish it, or --force to discard it and start again"
+        )
     if existing["plan_hash"] != campaign.plan_hash:
         raise CampaignStateError(
             f"campaign {campaign.name!r} in {store.path} was started from a different grid or seed "
-            f"(seed {existing['seed']}); restore the file, or use --force to start again")
+            f"(seed {existing['seed']}); restore the file, or use --force to start again"
+        )
     return int(existing["id"])
 
 
-def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, submit: bool = False,
-                 progress: bool = True, limit: int | None = None,
-                 on_run: Callable[[Run, RunResult], None] | None = None) -> Outcome:
+def run_campaign(
+    campaign: Campaign,
+    resume: bool = False,
+    force: bool = False,
+    submit: bool = False,
+    progress: bool = True,
+    limit: int | None = None,
+    on_run: Callable[[Run, RunResult], None] | None = None,
+) -> Outcome:
     """Runs (or, for Slurm outside an allocation, scripts) every run not stored yet."""
     campaign.output.mkdir(parents=True, exist_ok=True)
     db_path = results_path(campaign)
@@ -246,9 +274,16 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
         previous = _interrupt_on_signals()
         done = failed = 0
         interrupted = False
-        bar = tqdm(total=len(campaign.runs), initial=skipped, unit="run", disable=not progress, file=sys.stderr,
-                   dynamic_ncols=True, desc=campaign.name,
-                   mininterval=0.1 if sys.stderr.isatty() else 10.0)  # a log file gets a line every 10 s
+        bar = tqdm(
+            total=len(campaign.runs),
+            initial=skipped,
+            unit="run",
+            disable=not progress,
+            file=sys.stderr,
+            dynamic_ncols=True,
+            desc=campaign.name,
+            mininterval=0.1 if sys.stderr.isatty() else 10.0,
+        )  # a log file gets a line every 10 s
         try:
             for i, run in enumerate(pending):
                 if limit is not None and done >= limit:
@@ -261,8 +296,11 @@ def run_campaign(campaign: Campaign, resume: bool = False, force: bool = False, 
                 done += 1
                 if result.status != "ok":
                     failed += 1
-                    bar.write(f"run {run.order} ({c.kernel}, {c.label}, {c.ranks} ranks) failed with status "
-                              f"{result.exit_code}: {result.message}", file=sys.stderr)
+                    bar.write(
+                        f"run {run.order} ({c.kernel}, {c.label}, {c.ranks} ranks) failed with status "
+                        f"{result.exit_code}: {result.message}",
+                        file=sys.stderr,
+                    )
                 if on_run:
                     on_run(run, result)
                 bar.update(1)

@@ -41,14 +41,14 @@ CONFIDENCE = 0.95  # the interval's level when there are launches enough (6 or m
 
 @dataclass(frozen=True)
 class Summary:
-    n: int               # values: every in-launch repetition of every launch
-    launches: int        # launches: the unit of replication, what the interval and the tests use
-    median: float        # median of the launch medians
-    mean: float          # mean of every value
-    std: float           # sample standard deviation of every value (ddof = 1); 0 for a single value
-    ci_low: float        # confidence interval of the median over launch medians; NaN for one launch
+    n: int  # values: every in-launch repetition of every launch
+    launches: int  # launches: the unit of replication, what the interval and the tests use
+    median: float  # median of the launch medians
+    mean: float  # mean of every value
+    std: float  # sample standard deviation of every value (ddof = 1); 0 for a single value
+    ci_low: float  # confidence interval of the median over launch medians; NaN for one launch
     ci_high: float
-    ci_level: float      # its confidence level: 0.95 or more from 6 launches on, less below (0 for one)
+    ci_level: float  # its confidence level: 0.95 or more from 6 launches on, less below (0 for one)
 
     @property
     def shape(self) -> str:
@@ -144,11 +144,11 @@ class ConfigStats:
     runs_failed: int
     bandwidth: Summary
     time_s: Summary
-    breakdown: dict[str, float]          # open_s, xfer_s, close_s: medians of the launch medians
+    breakdown: dict[str, float]  # open_s, xfer_s, close_s: medians of the launch medians
     values: list[float] = field(repr=False)  # bandwidth samples, every repetition of every launch
-    times: list[float] = field(repr=False)   # total time samples, the same
+    times: list[float] = field(repr=False)  # total time samples, the same
     launch_bandwidths: list[float] = field(repr=False, default_factory=list)  # one median per launch
-    ratio: float = math.nan               # median bandwidth / baseline's median bandwidth
+    ratio: float = math.nan  # median bandwidth / baseline's median bandwidth
 
 
 @dataclass
@@ -173,7 +173,7 @@ class CampaignStats:
     runs_ok: int
     runs_failed: int
     cells: list[CellStats]
-    labels: list[str]        # variants in campaign order
+    labels: list[str]  # variants in campaign order
     verify: bool = True
     fsync: bool = False
     all_verified: bool = True  # every successful run reported verified data
@@ -199,6 +199,7 @@ class CampaignStats:
             if isinstance(obj, list):
                 return [clean(v) for v in obj]
             return obj
+
         return clean(asdict(self))
 
 
@@ -214,8 +215,9 @@ def campaign_stats(store: Store, name: str | None = None, baseline: str | None =
         if r[0] not in labels:
             labels.append(r[0])
     if base not in labels:
-        raise LookupError(f"baseline {base!r} is not a variant of campaign {row['name']!r} "
-                          f"(variants: {', '.join(labels)})")
+        raise LookupError(
+            f"baseline {base!r} is not a variant of campaign {row['name']!r} " f"(variants: {', '.join(labels)})"
+        )
     failed_by: dict[tuple[str, str], int] = {}
     ok_by: dict[tuple[str, str], int] = {}
     for r in runs:
@@ -242,15 +244,31 @@ def campaign_stats(store: Store, name: str | None = None, baseline: str | None =
                 by_launch = _by_launch(rows)
                 bw = [[float(x["bandwidth_mib_s"]) for x in launch] for launch in by_launch]
                 times = [[float(x["time_s"]) for x in launch] for launch in by_launch]
-                breakdown = {k: float(np.median(launch_medians([[x[k] or 0.0 for x in launch]
-                                                                for launch in by_launch])))
-                             for k in ("open_s", "xfer_s", "close_s")}
+                breakdown = {
+                    k: float(np.median(launch_medians([[x[k] or 0.0 for x in launch] for launch in by_launch])))
+                    for k in ("open_s", "xfer_s", "close_s")
+                }
                 kernel, ranks, params = meta[cell]
-                configs.append(ConfigStats(
-                    cell, label, kernel, backend_of[label], ranks, params, phase, int(rows[0]["bytes"]),
-                    ok_by.get((cell, label), 0), failed_by.get((cell, label), 0), summarize(bw), summarize(times),
-                    breakdown, [v for launch in bw for v in launch], [v for launch in times for v in launch],
-                    [float(m) for m in launch_medians(bw)]))
+                configs.append(
+                    ConfigStats(
+                        cell,
+                        label,
+                        kernel,
+                        backend_of[label],
+                        ranks,
+                        params,
+                        phase,
+                        int(rows[0]["bytes"]),
+                        ok_by.get((cell, label), 0),
+                        failed_by.get((cell, label), 0),
+                        summarize(bw),
+                        summarize(times),
+                        breakdown,
+                        [v for launch in bw for v in launch],
+                        [v for launch in times for v in launch],
+                        [float(m) for m in launch_medians(bw)],
+                    )
+                )
             if not configs:
                 continue
             # A cell never run with the campaign's baseline (an application kernel's modes) is
@@ -261,12 +279,34 @@ def campaign_stats(store: Store, name: str | None = None, baseline: str | None =
             for c in configs:
                 c.ratio = ratio(c.bandwidth.median, base_cfg.bandwidth.median) if base_cfg else math.nan
             kernel, ranks, params = meta[cell]
-            cells.append(CellStats(cell, kernel, ranks, params, phase, configs,
-                                   kruskal_wallis([c.launch_bandwidths for c in configs]), cell_base))
+            cells.append(
+                CellStats(
+                    cell,
+                    kernel,
+                    ranks,
+                    params,
+                    phase,
+                    configs,
+                    kruskal_wallis([c.launch_bandwidths for c in configs]),
+                    cell_base,
+                )
+            )
     ok = sum(1 for r in runs if r["status"] == "ok")
     all_verified = all(r["verified"] == 1 for r in runs if r["status"] == "ok")
-    return CampaignStats(row["name"], cid, int(row["seed"]), base, int(row["total_runs"]), ok, len(runs) - ok,
-                         cells, labels, bool(row["verify"]), bool(row["fsync"]), all_verified)
+    return CampaignStats(
+        row["name"],
+        cid,
+        int(row["seed"]),
+        base,
+        int(row["total_runs"]),
+        ok,
+        len(runs) - ok,
+        cells,
+        labels,
+        bool(row["verify"]),
+        bool(row["fsync"]),
+        all_verified,
+    )
 
 
 def _by_launch(rows: Sequence[Any]) -> list[list[Any]]:
@@ -291,12 +331,15 @@ def _natural(text: str) -> list[Any]:
 
 # -- text output ------------------------------------------------------------------------------------
 
+
 def ratio_table(cs: CampaignStats, failures: Sequence[Any] = ()) -> str:
     """The terminal table: per cell, median write and read bandwidth with CI, ratio to the baseline."""
-    lines = [f"campaign {cs.name}: {cs.runs_ok} runs ok, {cs.runs_failed} failed of {cs.total_runs}; {cs.conditions}",
-             f"median of the launch medians in MiB/s [confidence interval over launches, its level in the last "
-             f"column], x = ratio to {cs.baseline},",
-             "p = Kruskal-Wallis over the variants' launch medians, n = launches x repetitions per launch"]
+    lines = [
+        f"campaign {cs.name}: {cs.runs_ok} runs ok, {cs.runs_failed} failed of {cs.total_runs}; {cs.conditions}",
+        f"median of the launch medians in MiB/s [confidence interval over launches, its level in the last "
+        f"column], x = ratio to {cs.baseline},",
+        "p = Kruskal-Wallis over the variants' launch medians, n = launches x repetitions per launch",
+    ]
     by_cell: dict[str, dict[str, CellStats]] = {}
     for cell in cs.cells:
         by_cell.setdefault(cell.cell, {})[cell.phase] = cell
@@ -307,8 +350,10 @@ def ratio_table(cs: CampaignStats, failures: Sequence[Any] = ()) -> str:
         own = next(iter(phases.values())).baseline
         against = f", x against {own}" if own and own != cs.baseline else ""
         lines.append(f"{cell}   ({p_text}{against})")
-        header = f"  {'variant':{width}s}  {'write MiB/s':>11s} {'[CI]':>17s} {'x':>5s}   " \
-                 f"{'read MiB/s':>10s} {'[CI]':>17s} {'x':>5s}  {'n':>5s}  {'CI':>4s}"
+        header = (
+            f"  {'variant':{width}s}  {'write MiB/s':>11s} {'[CI]':>17s} {'x':>5s}   "
+            f"{'read MiB/s':>10s} {'[CI]':>17s} {'x':>5s}  {'n':>5s}  {'CI':>4s}"
+        )
         lines.append(header)
         for label in cs.labels:
             w = _find(phases.get("write"), label)

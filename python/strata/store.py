@@ -192,8 +192,10 @@ class Store:
             raise SchemaError(f"{self.path}: not a strata-bench results database ({e})") from e
         if row is None or int(row[0]) != SCHEMA_VERSION:
             found = row[0] if row else "none"
-            raise SchemaError(f"{self.path}: results schema version {found}, this strata-bench reads version "
-                              f"{SCHEMA_VERSION}; run the campaign again into a new folder")
+            raise SchemaError(
+                f"{self.path}: results schema version {found}, this strata-bench reads version "
+                f"{SCHEMA_VERSION}; run the campaign again into a new folder"
+            )
 
     def close(self) -> None:
         self.db.close()
@@ -235,19 +237,47 @@ class Store:
                 "INSERT INTO campaigns (name, file, toml, plan_hash, seed, baseline, launcher, strata, total_runs,"
                 " repetitions, repetitions_per_launch, wait_s, operations, verify, fsync, created)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (campaign.name, str(campaign.file), campaign.text, campaign.plan_hash, campaign.seed,
-                 campaign.baseline, campaign.launcher.kind, str(campaign.strata), len(campaign.runs),
-                 campaign.repetitions, campaign.repetitions_per_launch, campaign.wait_s,
-                 json.dumps(list(campaign.operations)), int(campaign.verify), int(campaign.fsync), now()))
+                (
+                    campaign.name,
+                    str(campaign.file),
+                    campaign.text,
+                    campaign.plan_hash,
+                    campaign.seed,
+                    campaign.baseline,
+                    campaign.launcher.kind,
+                    str(campaign.strata),
+                    len(campaign.runs),
+                    campaign.repetitions,
+                    campaign.repetitions_per_launch,
+                    campaign.wait_s,
+                    json.dumps(list(campaign.operations)),
+                    int(campaign.verify),
+                    int(campaign.fsync),
+                    now(),
+                ),
+            )
             cid = int(cur.lastrowid or 0)
             for c in campaign.configurations:
                 d = c.as_dict()
                 db.execute(
                     "INSERT INTO configurations (campaign_id, key, cell, label, kernel, backend, ranks, params, hints,"
                     " mca, args, env, launcher_args) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (cid, c.key, c.cell, c.label, c.kernel, c.variant.backend, c.ranks, json.dumps(d["params"]),
-                     json.dumps(d["hints"]), json.dumps(d["mca"]), json.dumps(d["args"]), json.dumps(d["env"]),
-                     json.dumps(d["launcher_args"])))
+                    (
+                        cid,
+                        c.key,
+                        c.cell,
+                        c.label,
+                        c.kernel,
+                        c.variant.backend,
+                        c.ranks,
+                        json.dumps(d["params"]),
+                        json.dumps(d["hints"]),
+                        json.dumps(d["mca"]),
+                        json.dumps(d["args"]),
+                        json.dumps(d["env"]),
+                        json.dumps(d["launcher_args"]),
+                    ),
+                )
         return cid
 
     def configuration_ids(self, campaign_id: int) -> dict[str, int]:
@@ -258,50 +288,89 @@ class Store:
         """(configuration key, repetition) of every stored run, ok or failed."""
         rows = self.db.execute(
             "SELECT c.key, r.repetition FROM runs r JOIN configurations c ON c.id = r.configuration_id"
-            " WHERE r.campaign_id = ?", (campaign_id,))
+            " WHERE r.campaign_id = ?",
+            (campaign_id,),
+        )
         return {(row[0], row[1]) for row in rows}
 
     # -- sessions ----------------------------------------------------------------------------------
 
     def start_session(self, campaign_id: int, host: str) -> int:
         with self.transaction() as db:
-            cur = db.execute("INSERT INTO sessions (campaign_id, started, host) VALUES (?, ?, ?)",
-                             (campaign_id, now(), host))
+            cur = db.execute(
+                "INSERT INTO sessions (campaign_id, started, host) VALUES (?, ?, ?)", (campaign_id, now(), host)
+            )
         return int(cur.lastrowid or 0)
 
     def end_session(self, session_id: int, interrupted: bool) -> None:
         with self.transaction() as db:
-            db.execute("UPDATE sessions SET ended = ?, interrupted = ? WHERE id = ?",
-                       (now(), int(interrupted), session_id))
+            db.execute(
+                "UPDATE sessions SET ended = ?, interrupted = ? WHERE id = ?", (now(), int(interrupted), session_id)
+            )
 
     # -- runs --------------------------------------------------------------------------------------
 
-    def add_run(self, campaign_id: int, configuration_id: int, session_id: int | None, repetition: int,
-                order_index: int, result: RunResult) -> int:
+    def add_run(
+        self,
+        campaign_id: int,
+        configuration_id: int,
+        session_id: int | None,
+        repetition: int,
+        order_index: int,
+        result: RunResult,
+    ) -> int:
         rec = result.record or {}
         with self.transaction() as db:
             cur = db.execute(
                 "INSERT INTO runs (campaign_id, configuration_id, session_id, repetition, order_index, status,"
                 " exit_code, message, stderr_tail, command, run_dir, started, wall_s, verified, record)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (campaign_id, configuration_id, session_id, repetition, order_index, result.status,
-                 result.exit_code, result.message, result.stderr_tail, result.command, result.run_dir,
-                 result.started, result.wall_s, int(bool(rec.get("verified"))) if rec else None,
-                 json.dumps(rec) if rec else None))
+                (
+                    campaign_id,
+                    configuration_id,
+                    session_id,
+                    repetition,
+                    order_index,
+                    result.status,
+                    result.exit_code,
+                    result.message,
+                    result.stderr_tail,
+                    result.command,
+                    result.run_dir,
+                    result.started,
+                    result.wall_s,
+                    int(bool(rec.get("verified"))) if rec else None,
+                    json.dumps(rec) if rec else None,
+                ),
+            )
             run_id = int(cur.lastrowid or 0)
             if session_id is not None:
-                db.execute("UPDATE sessions SET runs_done = runs_done + 1, runs_failed = runs_failed + ? WHERE id = ?",
-                           (int(result.status != "ok"), session_id))
+                db.execute(
+                    "UPDATE sessions SET runs_done = runs_done + 1, runs_failed = runs_failed + ? WHERE id = ?",
+                    (int(result.status != "ok"), session_id),
+                )
             if rec:
                 mpi = rec.get("mpi", {})
                 db.execute(
                     "INSERT INTO environment (run_id, host, nodes, mpi_library, mpi_version, mpi_full, io_component,"
                     " fs_type, fs_block_size, hints, git_rev, strata_version, timestamp)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, rec.get("host"), rec.get("nodes"), mpi.get("library"), mpi.get("version"),
-                     mpi.get("full"), rec.get("io_component"), rec.get("fs_type"), rec.get("fs_block_size"),
-                     json.dumps(rec.get("hints", {}), sort_keys=True), rec.get("git_rev"),
-                     rec.get("strata_version"), rec.get("timestamp")))
+                    (
+                        run_id,
+                        rec.get("host"),
+                        rec.get("nodes"),
+                        mpi.get("library"),
+                        mpi.get("version"),
+                        mpi.get("full"),
+                        rec.get("io_component"),
+                        rec.get("fs_type"),
+                        rec.get("fs_block_size"),
+                        json.dumps(rec.get("hints", {}), sort_keys=True),
+                        rec.get("git_rev"),
+                        rec.get("strata_version"),
+                        rec.get("timestamp"),
+                    ),
+                )
                 for i, rep in enumerate(rec.get("repetitions", [])):
                     for phase in ("write", "read"):
                         m = rep.get(phase)
@@ -309,9 +378,19 @@ class Store:
                             continue
                         db.execute(
                             "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (run_id, i, phase, m.get("bytes", 0), m.get("time_s", 0.0),
-                             m.get("bandwidth_mib_s", 0.0), m.get("open_s"), m.get("xfer_s"), m.get("close_s"),
-                             m.get("requests")))
+                            (
+                                run_id,
+                                i,
+                                phase,
+                                m.get("bytes", 0),
+                                m.get("time_s", 0.0),
+                                m.get("bandwidth_mib_s", 0.0),
+                                m.get("open_s"),
+                                m.get("xfer_s"),
+                                m.get("close_s"),
+                                m.get("requests"),
+                            ),
+                        )
                         # Per-rank times, when the record carries them (`rank_time_s`: one per rank).
                         for rank, t in enumerate(m.get("rank_time_s", []) or []):
                             db.execute("INSERT INTO rank_times VALUES (?, ?, ?, ?, ?)", (run_id, i, phase, rank, t))
@@ -321,17 +400,20 @@ class Store:
         return self.db.execute(
             "SELECT r.*, c.cell, c.label, c.kernel, c.backend, c.ranks, c.params, c.hints FROM runs r"
             " JOIN configurations c ON c.id = r.configuration_id WHERE r.campaign_id = ? ORDER BY r.order_index",
-            (campaign_id,)).fetchall()
+            (campaign_id,),
+        ).fetchall()
 
     def samples(self, campaign_id: int) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM samples WHERE campaign_id = ? ORDER BY cell, label, run_id, repetition",
-                               (campaign_id,)).fetchall()
+        return self.db.execute(
+            "SELECT * FROM samples WHERE campaign_id = ? ORDER BY cell, label, run_id, repetition", (campaign_id,)
+        ).fetchall()
 
     def rank_times(self, campaign_id: int) -> list[sqlite3.Row]:
         return self.db.execute(
             "SELECT c.cell, c.label, t.* FROM rank_times t JOIN runs r ON r.id = t.run_id"
             " JOIN configurations c ON c.id = r.configuration_id WHERE r.campaign_id = ? AND r.status = 'ok'",
-            (campaign_id,)).fetchall()
+            (campaign_id,),
+        ).fetchall()
 
     def environments(self, campaign_id: int) -> list[sqlite3.Row]:
         """Distinct environments the campaign ran in, with how many runs each."""
@@ -341,7 +423,9 @@ class Store:
             " JOIN runs r ON r.id = e.run_id JOIN configurations c ON c.id = r.configuration_id"
             " WHERE r.campaign_id = ? GROUP BY e.host, e.nodes, e.mpi_library, e.mpi_version, e.io_component,"
             " e.fs_type, e.fs_block_size, e.git_rev, e.strata_version, c.label, e.hints"
-            " ORDER BY c.label", (campaign_id,)).fetchall()
+            " ORDER BY c.label",
+            (campaign_id,),
+        ).fetchall()
 
     def sessions(self, campaign_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM sessions WHERE campaign_id = ? ORDER BY id", (campaign_id,)).fetchall()

@@ -58,20 +58,20 @@ StripeRule stripe_rule_from_json(const std::string& json_text, const std::string
 enum class LayoutChoice { shared_file, file_per_process, either };
 
 struct AdviceInput {
-  std::string fs_type;                 // "lustre", "beegfs", "gpfs", "ext4", "tmpfs", "nfs", ...
-  int64_t targets = 0;                 // OSTs / storage targets; 0 = unknown (no cap)
-  uint64_t stripe_step_bytes = 64 * KiB;   // stripe sizes are multiples of this (sec. 3.2)
-  uint64_t max_stripe_bytes = 4 * GiB;     // largest stripe size allowed (sec. 3.2)
+  std::string fs_type;                    // "lustre", "beegfs", "gpfs", "ext4", "tmpfs", "nfs", ...
+  int64_t targets = 0;                    // OSTs / storage targets; 0 = unknown (no cap)
+  uint64_t stripe_step_bytes = 64 * KiB;  // stripe sizes are multiples of this (sec. 3.2)
+  uint64_t max_stripe_bytes = 4 * GiB;    // largest stripe size allowed (sec. 3.2)
   int64_t nodes = 1;
   int64_t ranks_per_node = 1;
-  uint64_t block_bytes = 0;            // bytes one rank writes per write call
-  int stripe_divisor = 4;              // k = 1/stripe_divisor, one of 1, 2, 4
+  uint64_t block_bytes = 0;  // bytes one rank writes per write call
+  int stripe_divisor = 4;    // k = 1/stripe_divisor, one of 1, 2, 4
   StripeCountFit fit = StripeCountFit::hazel_hen;
-  std::optional<StripeRule> rule;      // a calibrated rule; replaces `fit` when set
-  int64_t variables = 1;               // datasets written per output step
-  uint64_t dataset_bytes = 0;          // global size of one dataset; 0 = derived (see dataset_size)
+  std::optional<StripeRule> rule;  // a calibrated rule; replaces `fit` when set
+  int64_t variables = 1;           // datasets written per output step
+  uint64_t dataset_bytes = 0;      // global size of one dataset; 0 = derived (see dataset_size)
   Strategy strategy = Strategy::per_dataset;
-  int64_t files = 0;                   // files the application creates per step; 0 = not given
+  int64_t files = 0;                        // files the application creates per step; 0 = not given
   uint64_t memory_budget_bytes = 64 * MiB;  // collective buffer an aggregator may hold
 };
 
@@ -88,17 +88,17 @@ struct Advice {
   int64_t stripe_count = 0;         // 0 when striping does not apply
   uint64_t stripe_size_bytes = 0;   // 0 when striping does not apply
   uint64_t cb_buffer_size_bytes = 0;
-  int64_t cb_nodes = 0;             // 0 = leave to the MPI library
-  std::string cb_config_list;       // ROMIO; empty = leave the default
-  int lock_ahead_multiplier = 0;    // Cray LLA; 0 = no advice
+  int64_t cb_nodes = 0;           // 0 = leave to the MPI library
+  std::string cb_config_list;     // ROMIO; empty = leave the default
+  int lock_ahead_multiplier = 0;  // Cray LLA; 0 = no advice
   LayoutChoice layout = LayoutChoice::either;
-  Hints romio_hints;                // MPI_Info keys ROMIO reads
-  Hints ompio_hints;                // MPI_Info keys OMPIO reads
-  Hints ompio_mca;                  // Open MPI MCA parameters with the same effect
-  Hints cray_hints;                 // Cray MPICH keys (lock-ahead), besides the ROMIO ones
-  std::string stripe_command;       // lfs setstripe ... / beegfs-ctl ...; empty when none
-  std::string mpich_mpiio_hints;    // Cray's MPICH_MPIIO_HINTS value
-  std::vector<Reason> reasons;      // one per rule considered, in order
+  Hints romio_hints;              // MPI_Info keys ROMIO reads
+  Hints ompio_hints;              // MPI_Info keys OMPIO reads
+  Hints ompio_mca;                // Open MPI MCA parameters with the same effect
+  Hints cray_hints;               // Cray MPICH keys (lock-ahead), besides the ROMIO ones
+  std::string stripe_command;     // lfs setstripe ... / beegfs-ctl ...; empty when none
+  std::string mpich_mpiio_hints;  // Cray's MPICH_MPIIO_HINTS value
+  std::vector<Reason> reasons;    // one per rule considered, in order
 
   // The keys for one MPI-IO component ("romio" or "ompio"; anything else gets both sets).
   Hints hints_for(const std::string& io_component) const;
@@ -132,8 +132,7 @@ uint64_t per_dataset_stripe_cap(uint64_t dataset_bytes, int64_t stripe_count, ui
 // Multi-dataset strategy: a stripe (or buffer) big enough for one two-phase round to cover the
 // whole phase, total / aggregators rounded up to `step`, but no more than the memory budget
 // (rounded down to `step`) (III-C, IV-A2, IV-B2). At least one step.
-uint64_t multi_dataset_stripe(uint64_t total_bytes, int64_t aggregators, uint64_t memory_budget_bytes,
-                              uint64_t step);
+uint64_t multi_dataset_stripe(uint64_t total_bytes, int64_t aggregators, uint64_t memory_budget_bytes, uint64_t step);
 // Cray lock-ahead: 32 when blocks are at least 4 MiB and cores at least 3072, else 0 (5.1.3).
 int lock_ahead_multiplier(uint64_t block_bytes, int64_t cores);
 // File per process or a shared file, from the file system and the number of files (MSLIO).

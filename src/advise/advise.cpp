@@ -45,11 +45,13 @@ std::string why_not_striped(const std::string& fs) {
     return fs + " keeps files in the memory of this node: there are no storage targets to stripe over";
   }
   if (fs == "ext4" || fs == "xfs" || fs == "btrfs" || fs == "zfs") {
-    return fs + " is a local file system: a file lives on this node's own device(s), with no storage "
-                "targets to stripe over";
+    return fs +
+           " is a local file system: a file lives on this node's own device(s), with no storage "
+           "targets to stripe over";
   }
-  return fs + " is not a striped parallel file system the advisor knows (only Lustre and BeeGFS let users "
-              "set striping)";
+  return fs +
+         " is not a striped parallel file system the advisor knows (only Lustre and BeeGFS let users "
+         "set striping)";
 }
 
 }  // namespace
@@ -125,8 +127,8 @@ Advice advise(const AdviceInput& in) {
     // Stripe count.
     a.stripe_count = in.rule ? stripe_count_for_nodes(in.nodes, in.targets, *in.rule)
                              : stripe_count_for_nodes(in.nodes, in.targets, in.fit);
-    const int64_t uncapped = in.rule ? stripe_count_for_nodes(in.nodes, 0, *in.rule)
-                                     : stripe_count_for_nodes(in.nodes, 0, in.fit);
+    const int64_t uncapped =
+        in.rule ? stripe_count_for_nodes(in.nodes, 0, *in.rule) : stripe_count_for_nodes(in.nodes, 0, in.fit);
     t.str("");
     if (in.rule) {
       t << "round(" << in.rule->text << ") = " << uncapped << " for N = " << in.nodes
@@ -176,8 +178,8 @@ Advice advise(const AdviceInput& in) {
 
   // The strategy rule bounds the stripe size (or the buffer).
   const std::string what = a.striping_applies ? "stripe size" : "collective buffer";
-  const std::string among = std::to_string(aggregators) + (a.striping_applies ? " stripe" : " aggregator") +
-                            (aggregators == 1 ? "" : "s");
+  const std::string among =
+      std::to_string(aggregators) + (a.striping_applies ? " stripe" : " aggregator") + (aggregators == 1 ? "" : "s");
   uint64_t unit = a.striping_applies ? a.stripe_size_bytes : romio_default_buffer;
   t.str("");
   if (per_dataset) {
@@ -194,9 +196,9 @@ Advice advise(const AdviceInput& in) {
     say("per-dataset bound", t.str(), source::per_dataset);
   } else {
     const uint64_t big = multi_dataset_stripe(total, aggregators, in.memory_budget_bytes, step);
-    t << "multi-dataset I/O: a larger " << what << " cuts two-phase rounds; one round covers "
-      << format_size(total) << " / " << among << " -> " << format_size(big) << " (bounded by the "
-      << format_size(in.memory_budget_bytes) << " memory budget per aggregator)";
+    t << "multi-dataset I/O: a larger " << what << " cuts two-phase rounds; one round covers " << format_size(total)
+      << " / " << among << " -> " << format_size(big) << " (bounded by the " << format_size(in.memory_budget_bytes)
+      << " memory budget per aggregator)";
     if (a.striping_applies && big > unit) {
       t << "; " << format_size(unit) << " raised to " << format_size(big);
       unit = big;
@@ -327,8 +329,8 @@ Advice advise(const AdviceInput& in) {
   }
   if (a.striping_applies) {
     if (in.fs_type == "lustre") {
-      a.stripe_command = "lfs setstripe -c " + std::to_string(a.stripe_count) + " -S " +
-                         size_arg(a.stripe_size_bytes, false) + " DIR";
+      a.stripe_command =
+          "lfs setstripe -c " + std::to_string(a.stripe_count) + " -S " + size_arg(a.stripe_size_bytes, false) + " DIR";
     } else {
       a.stripe_command = "beegfs-ctl --setpattern --numtargets=" + std::to_string(a.stripe_count) +
                          " --chunksize=" + size_arg(a.stripe_size_bytes, true) + " DIR";

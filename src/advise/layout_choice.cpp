@@ -9,10 +9,9 @@ namespace strata::advise {
 const std::vector<std::string>& known_file_systems() {
   // The names fs_type_name() gives (src/fs/fs_info.cpp), less "unknown" and the pseudo file
   // systems no output goes to.
-  static const std::vector<std::string> names = {"lustre", "beegfs", "gpfs",  "ext4",      "xfs",
-                                                 "btrfs",  "zfs",    "tmpfs", "ramfs",     "overlayfs",
-                                                 "nfs",    "ceph",   "afs",   "fuse",      "aufs",
-                                                 "squashfs"};
+  static const std::vector<std::string> names = {"lustre", "beegfs", "gpfs",  "ext4",      "xfs", "btrfs",
+                                                 "zfs",    "tmpfs",  "ramfs", "overlayfs", "nfs", "ceph",
+                                                 "afs",    "fuse",   "aufs",  "squashfs"};
   return names;
 }
 

@@ -17,18 +17,18 @@ namespace strata::advise {
 
 // What the rules need to know about a run.
 struct RunFacts {
-  std::string backend;       // its name, for the reasons; what it does is below (its BackendCapabilities)
-  bool mpi_io = true;        // it goes through MPI-IO (posix does not: no hints to give)
+  std::string backend;             // its name, for the reasons; what it does is below (its BackendCapabilities)
+  bool mpi_io = true;              // it goes through MPI-IO (posix does not: no hints to give)
   bool call_per_variable = false;  // one collective call per variable (per-dataset I/O)
   bool sizes_own_buffers = false;  // it plans its own aggregation (the engine)
-  std::string io_component;  // "romio" or "ompio"
-  std::string fs_type;       // of the output
-  int64_t nodes = 1;         // nodes holding ranks that share one file
+  std::string io_component;        // "romio" or "ompio"
+  std::string fs_type;             // of the output
+  int64_t nodes = 1;               // nodes holding ranks that share one file
   int64_t ranks_per_node = 1;
   uint64_t block_bytes = 0;  // largest bytes a rank passes to one write call
   int64_t variables = 1;
   uint64_t dataset_bytes = 0;  // the largest variable's global size
-  int64_t files = 1;         // files of the target
+  int64_t files = 1;           // files of the target
 };
 
 struct RunAdvice {
@@ -36,9 +36,9 @@ struct RunAdvice {
   std::string not_applied_because;  // when not applied
   AdviceInput input;
   Advice advice;
-  Hints advised;                    // the component's advised keys
+  Hints advised;                        // the component's advised keys
   std::vector<std::string> overridden;  // advised keys an explicit hint replaced
-  Hints hints;                      // what the run asks for: advice under the explicit hints
+  Hints hints;                          // what the run asks for: advice under the explicit hints
 };
 
 // Collective over `file_comm` (the ranks sharing this rank's file): counts their nodes and

@@ -17,8 +17,8 @@ struct Fraction {
 };
 
 [[noreturn]] void bad_rule(const std::string& file, const std::string& what) {
-  throw_usage("--rule " + file + ": " + what +
-              " (write the file with: strata-bench calibrate RESULTS.sqlite --json " + file + ")");
+  throw_usage("--rule " + file + ": " + what + " (write the file with: strata-bench calibrate RESULTS.sqlite --json " +
+              file + ")");
 }
 
 Fraction reduced(int64_t num, int64_t den, const std::string& file, const std::string& key) {

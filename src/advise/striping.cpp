@@ -42,8 +42,7 @@ uint64_t per_dataset_stripe_cap(uint64_t dataset_bytes, int64_t stripe_count, ui
   return std::max<uint64_t>(share / step, 1) * step;
 }
 
-uint64_t multi_dataset_stripe(uint64_t total_bytes, int64_t aggregators, uint64_t memory_budget_bytes,
-                              uint64_t step) {
+uint64_t multi_dataset_stripe(uint64_t total_bytes, int64_t aggregators, uint64_t memory_budget_bytes, uint64_t step) {
   const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(aggregators, 1));
   const uint64_t share = total_bytes / n + (total_bytes % n != 0 ? 1 : 0);
   const uint64_t covering = (share / step + (share % step != 0 ? 1 : 0)) * step;

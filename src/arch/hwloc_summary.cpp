@@ -35,8 +35,7 @@ NodeSummary hwloc_summary() {
     if (const char* model = hwloc_obj_get_info_by_name(pkg, "CPUModel")) s.cpu_model = model;
   }
   unsigned v = hwloc_get_api_version();
-  s.hwloc_version = std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." +
-                    std::to_string(v & 0xff);
+  s.hwloc_version = std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
   return s;
 }
 

@@ -49,9 +49,9 @@ struct IoFigures {
 };
 
 // Collective over `comm`: measures every figure (the MPI ones between the ranks of `comm`, each
-// rank putting to its neighbour — a lone rank keeps their defaults; the file ones by rank 0 in folder `dir`, its files removed
-// afterwards; a folder it cannot write leaves the file figures at their defaults). Every rank
-// returns the same figures. Takes a fraction of a second.
+// rank putting to its neighbour — a lone rank keeps their defaults; the file ones by rank 0 in folder `dir`, its files
+// removed afterwards; a folder it cannot write leaves the file figures at their defaults). Every rank returns the same
+// figures. Takes a fraction of a second.
 IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir);
 
 }  // namespace strata

@@ -129,9 +129,8 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   if (rank == 0) {
     f.cores = hwloc_summary().cores;  // kept with the figures: the engine never loads the topology
     std::vector<std::byte> copy(kWindow);
-    f.memcpy_Bps = static_cast<double>(kWindow) / std::max(timed(MPI_COMM_SELF, [&] {
-                     std::memcpy(copy.data(), source.data(), kWindow);
-                   }), 1e-9);
+    f.memcpy_Bps = static_cast<double>(kWindow) /
+                   std::max(timed(MPI_COMM_SELF, [&] { std::memcpy(copy.data(), source.data(), kWindow); }), 1e-9);
     volatile uint64_t sink = 0;
     f.hash_Bps = static_cast<double>(kWindow) /
                  std::max(timed(MPI_COMM_SELF, [&] { sink = sink + XXH3_64bits(source.data(), kWindow); }), 1e-9);
@@ -170,8 +169,8 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
       ::unlink(a.c_str());
     }
   }
-  double shared[16] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s, f.collective_s, f.memcpy_Bps,
-                       f.hash_Bps, f.create_s, f.rename_s, f.fsync_Bps};
+  double shared[16] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
+                       f.memcpy_Bps,    f.hash_Bps,          f.create_s,  f.rename_s, f.fsync_Bps};
   for (size_t i = 0; i < 4 && i < f.write.size(); ++i) {
     shared[10 + i] = f.write[i].seconds;
   }

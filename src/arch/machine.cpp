@@ -54,8 +54,8 @@ double Topology::distance(int a, int b) const {
   if (a == b) return 0;
   const int covered = nodes_covered();
   if (covered > 0 && (a >= covered || b >= covered)) {
-    throw_usage(std::string("the machine's ") + topology_kind_name(kind) + " topology describes " + std::to_string(covered) +
-                " nodes, the job has node " + std::to_string(std::max(a, b)) +
+    throw_usage(std::string("the machine's ") + topology_kind_name(kind) + " topology describes " +
+                std::to_string(covered) + " nodes, the job has node " + std::to_string(std::max(a, b)) +
                 " (describe every node, or use a topology function: flat, fat-tree, dragonfly)");
   }
   switch (kind) {
@@ -162,7 +162,7 @@ class Reader {
   }
 
   std::string text(const toml::table& t, const std::string& key, const std::string& path, bool required,
-                    const std::string& fallback = {}) const {
+                   const std::string& fallback = {}) const {
     const toml::node* n = field(t, key, path, required);
     if (n == nullptr) return fallback;
     if (!n->is_string()) fail(n, "field \"" + path + "\" must be a string");
@@ -259,7 +259,8 @@ IoFigures parse_io(const Reader& rd, const toml::node& node) {
   if (bytes != nullptr) {
     const std::vector<double> b = rd.reals(*bytes, "io.write_bytes"), s = rd.reals(*times, "io.write_us");
     if (b.size() != s.size() || b.empty()) {
-      rd.fail(times, "fields \"io.write_bytes\" and \"io.write_us\" must list the same number of points (at least one)");
+      rd.fail(times,
+              "fields \"io.write_bytes\" and \"io.write_us\" must list the same number of points (at least one)");
     }
     f.write.clear();
     for (size_t i = 0; i < b.size(); ++i) {
@@ -298,7 +299,8 @@ Topology parse_topology(const Reader& rd, const toml::table& root) {
         std::vector<int> xs;
         for (double v : rd.reals(row, "topology.coords")) xs.push_back(static_cast<int>(v));
         if (xs.size() != topo.dims.size()) {
-          rd.fail(&row, "field \"topology.coords\": each node needs " + std::to_string(topo.dims.size()) + " coordinates");
+          rd.fail(&row,
+                  "field \"topology.coords\": each node needs " + std::to_string(topo.dims.size()) + " coordinates");
         }
         for (size_t d = 0; d < xs.size(); ++d) {
           if (xs[d] >= topo.dims[d]) rd.fail(&row, "field \"topology.coords\": a coordinate is outside topology.dims");
@@ -314,8 +316,8 @@ Topology parse_topology(const Reader& rd, const toml::table& root) {
     for (const toml::node& row : *rows) {
       topo.matrix.push_back(rd.reals(row, "topology.distances"));
       if (topo.matrix.back().size() != rows->size()) {
-        rd.fail(&row, "field \"topology.distances\" must be square (" + std::to_string(rows->size()) + " rows, a row of " +
-                          std::to_string(topo.matrix.back().size()) + ")");
+        rd.fail(&row, "field \"topology.distances\" must be square (" + std::to_string(rows->size()) +
+                          " rows, a row of " + std::to_string(topo.matrix.back().size()) + ")");
       }
     }
   } else {
@@ -370,7 +372,8 @@ Machine parse_machine(const std::string& toml_text, const std::string& name) {
     } else if (pers == "job") {
       f.persistency = Persistency::job;
     } else {
-      rd.fail(t->get("persistency"), "field \"" + p + "persistency\" must be \"none\" or \"job\" (got \"" + pers + "\")");
+      rd.fail(t->get("persistency"),
+              "field \"" + p + "persistency\" must be \"none\" or \"job\" (got \"" + pers + "\")");
     }
     m.tiers.emplace_back(*tier, f);
   }
@@ -391,8 +394,8 @@ std::string machine_to_toml(const Machine& m) {
     << "\ndistance = " << m.storage_distance << "\n\n";
   o << "[topology]\nkind = \"" << topology_kind_name(m.topology.kind) << "\"\n";
   if (m.topology.kind == Topology::Kind::dragonfly) {
-    o << "nodes_per_router = " << m.topology.nodes_per_router << "\nrouters_per_group = " << m.topology.routers_per_group
-      << "\n";
+    o << "nodes_per_router = " << m.topology.nodes_per_router
+      << "\nrouters_per_group = " << m.topology.routers_per_group << "\n";
   }
   auto ints = [&](const std::vector<int>& v) {
     o << "[";
@@ -429,11 +432,13 @@ std::string io_to_toml(const IoFigures& f) {
   std::ostringstream o;
   o.precision(6);
   o << "\n# The engine's figures (strata info --probe measures them; docs/tiers.md)\n[io]\nmeasured = "
-    << (f.measured ? "true" : "false") << "\nprobe_ranks = " << f.probe_ranks << "\nput_latency_us = " << f.put_latency_s * 1e6
-    << "\nput_bandwidth_GBps = " << f.put_bandwidth_Bps / 1e9 << "\nput_run_us = " << f.put_run_s * 1e6
-    << "\nfence_us = " << f.fence_s * 1e6 << "\ncollective_us = " << f.collective_s * 1e6
-    << "\nmemcpy_GBps = " << f.memcpy_Bps / 1e9 << "\nhash_GBps = " << f.hash_Bps / 1e9 << "\ncreate_us = " << f.create_s * 1e6
-    << "\nrename_us = " << f.rename_s * 1e6 << "\nfsync_GBps = " << f.fsync_Bps / 1e9 << "\ncores = " << f.cores << "\nwrite_bytes = [";
+    << (f.measured ? "true" : "false") << "\nprobe_ranks = " << f.probe_ranks
+    << "\nput_latency_us = " << f.put_latency_s * 1e6 << "\nput_bandwidth_GBps = " << f.put_bandwidth_Bps / 1e9
+    << "\nput_run_us = " << f.put_run_s * 1e6 << "\nfence_us = " << f.fence_s * 1e6
+    << "\ncollective_us = " << f.collective_s * 1e6 << "\nmemcpy_GBps = " << f.memcpy_Bps / 1e9
+    << "\nhash_GBps = " << f.hash_Bps / 1e9 << "\ncreate_us = " << f.create_s * 1e6
+    << "\nrename_us = " << f.rename_s * 1e6 << "\nfsync_GBps = " << f.fsync_Bps / 1e9 << "\ncores = " << f.cores
+    << "\nwrite_bytes = [";
   for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].request_bytes;
   o << "]\nwrite_us = [";
   for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].seconds * 1e6;

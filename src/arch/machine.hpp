@@ -40,7 +40,7 @@ const char* topology_kind_name(Topology::Kind k);
 
 struct Machine {
   std::string name;
-  std::string source;  // the file, or "probe" and the cache file
+  std::string source;                               // the file, or "probe" and the cache file
   std::vector<std::pair<Tier, TierFigures>> tiers;  // described tiers; a tier not listed is not used
   double network_latency_s = 0;
   double network_bandwidth_Bps = 0;

@@ -123,13 +123,16 @@ class FileMemory final : public TierMemory {
   FileMemory(Tier tier, const std::string& dir, uint64_t bytes) : tier_(tier), size_(bytes) {
     std::string templ = dir + "/strata-" + tier_name(tier) + "-XXXXXX";
     fd_ = ::mkstemp(templ.data());
-    if (fd_ < 0) throw_system(std::string("tier ") + tier_name(tier) + ": cannot create a buffer file in \"" + dir + "\"", errno);
+    if (fd_ < 0)
+      throw_system(std::string("tier ") + tier_name(tier) + ": cannot create a buffer file in \"" + dir + "\"", errno);
     path_ = templ;
     // Reserve the blocks now: a full device is an error here, not a SIGBUS in the middle of a round.
     const int rc = ::posix_fallocate(fd_, 0, static_cast<off_t>(bytes));
     if (rc != 0) {
       release();
-      throw_system(std::string("tier ") + tier_name(tier) + ": cannot reserve " + format_size(bytes) + " in \"" + dir + "\"", rc);
+      throw_system(
+          std::string("tier ") + tier_name(tier) + ": cannot reserve " + format_size(bytes) + " in \"" + dir + "\"",
+          rc);
     }
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) {
@@ -189,9 +192,7 @@ class Tiered : public MemoryTier {
       case Tier::dram: return {};
       case Tier::hbm: return hbm_absent_reason();
       case Tier::tmpfs:
-      case Tier::nvr:
-        try {
-          return writable_dir_reason(tier_directory(tier_, node_));
+      case Tier::nvr: try { return writable_dir_reason(tier_directory(tier_, node_));
         } catch (const Error& e) {
           return e.what();
         }

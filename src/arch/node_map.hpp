@@ -15,9 +15,9 @@
 namespace strata {
 
 struct NodeMap {
-  int node = 0;                   // this rank's node, 0..node_count-1
+  int node = 0;  // this rank's node, 0..node_count-1
   int node_count = 1;
-  int local_rank = 0;             // rank within the node
+  int local_rank = 0;  // rank within the node
   int local_size = 1;
   bool is_virtual = false;
   std::string source;             // "shared memory", "STRATA_RANKS_PER_NODE=2", "STRATA_NODE_MAP"

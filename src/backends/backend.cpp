@@ -32,8 +32,9 @@ FileGroup file_group(MPI_Comm comm, const NodeMap& nodes, const Target& t, const
   collectively(comm, [&] {
     if (t.node_local) {
       if (t.layout == Layout::shared) {
-        throw_usage("--node-local needs --file-per-node or --file-per-process: a shared file cannot live on "
-                    "node-local storage");
+        throw_usage(
+            "--node-local needs --file-per-node or --file-per-process: a shared file cannot live on "
+            "node-local storage");
       }
       path = (std::filesystem::path(node_local_dir(nodes.node)) / std::filesystem::path(t.path).filename()).string();
     }
@@ -137,7 +138,8 @@ void remove_output(const BackendContext& ctx) {
   // The engine's index describes the output it wrote; any new write makes it stale.
   for (const std::string& p : {path, index_path(path)}) {
     struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0 && errno == ENOENT) continue;  // nothing to remove (even on a read-only file system)
+    if (::lstat(p.c_str(), &st) != 0 && errno == ENOENT)
+      continue;  // nothing to remove (even on a read-only file system)
     if (::unlink(p.c_str()) != 0 && errno != ENOENT) {
       throw_system("cannot remove the previous output \"" + p + "\"", errno);
     }

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "arch/node_map.hpp"
-#include "common/error.hpp"
 #include "backends/collective_calls.hpp"
+#include "common/error.hpp"
 #include "common/hints.hpp"
 #include "decomp/decomposition.hpp"
-#include "fs/io_options.hpp"
 #include "fs/access.hpp"
+#include "fs/io_options.hpp"
 
 namespace strata {
 
@@ -33,9 +33,9 @@ enum class Layout {
 std::string layout_name(Layout l);
 
 struct Target {
-  std::string path;              // the shared file, or the prefix of per-process / per-node files
+  std::string path;  // the shared file, or the prefix of per-process / per-node files
   Layout layout = Layout::shared;
-  bool node_local = false;       // files go to node_local_dir(node)/<file name of PATH>
+  bool node_local = false;  // files go to node_local_dir(node)/<file name of PATH>
 };
 
 // The file a rank uses and who shares it.
@@ -60,9 +60,9 @@ struct BackendContext {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
   int size = 1;
-  FileGroup file;             // the file this rank reads or writes
-  Hints hints;                // MPI-IO hints asked for (--hints and STRATA_HINTS)
-  std::string io_component;   // "ompio" or "romio"
+  FileGroup file;            // the file this rank reads or writes
+  Hints hints;               // MPI-IO hints asked for (--hints and STRATA_HINTS)
+  std::string io_component;  // "ompio" or "romio"
   IoOptions io;
 };
 
@@ -95,7 +95,8 @@ class Backend {
   virtual nlohmann::json details() const { return nullptr; }
   // The last transfer's collective calls, rounds and time split (collective_calls.hpp), given
   // its duration on this rank. Collective over the backend's communicator; call on every rank
-  // after the transfer and close succeeded (end_collective_timing() right after the transfer). Not valid for backends without collective calls.
+  // after the transfer and close succeeded (end_collective_timing() right after the transfer). Not valid for backends
+  // without collective calls.
   virtual CollectiveStats collective_calls(double /*transfer_s*/) { return {}; }
 };
 
@@ -133,8 +134,8 @@ std::string hint_family_name(HintFamily h);
 struct BackendCapabilities {
   std::string file_extension = ".dat";             // of the default output, strata-KERNEL<extension>
   std::vector<Layout> layouts = {Layout::shared};  // the layouts it can write
-  bool mpi_io = false;             // goes through MPI-IO, so MPI-IO hints (and the advisor's) apply
-  bool call_per_variable = false;  // one collective call per variable (per-dataset I/O), not one in all
+  bool mpi_io = false;                             // goes through MPI-IO, so MPI-IO hints (and the advisor's) apply
+  bool call_per_variable = false;                  // one collective call per variable (per-dataset I/O), not one in all
   bool sizes_own_buffers = false;  // plans its own aggregation (the engine): no collective-buffering advice
   // Its file holds the decomposition's bytes at their offsets and nothing else (the raw layout, or
   // the rank buffers of per-process and per-node files): after a write it is at least
@@ -181,10 +182,10 @@ void remove_output(const BackendContext& ctx);
 void extend_to_extent(const FileGroup& f);
 
 // The post-condition of a write, before anything is reported: the file exists and is at least
-// FileGroup::file_bytes long (a container too: it holds the data besides its metadata). A runtime Error naming the file and what was
-// expected otherwise. `indexed`: the backend commits an index beside its output (the engine),
-// which may stand for the file (a subfiled output: the index lists the subfiles it sized). The
-// creator checks; local part of a collective step.
+// FileGroup::file_bytes long (a container too: it holds the data besides its metadata). A runtime Error naming the file
+// and what was expected otherwise. `indexed`: the backend commits an index beside its output (the engine), which may
+// stand for the file (a subfiled output: the index lists the subfiles it sized). The creator checks; local part of a
+// collective step.
 void check_written(const FileGroup& f, bool raw_file, bool indexed);
 // The precondition of a read, the same measure: the file exists and is long enough (a truncated
 // file is an error that says so, not a verification failure or zeros read past its end).

@@ -21,10 +21,7 @@ BackendRow pnetcdf_backend_row();
 
 const std::vector<BackendRow>& backend_table() {
   static const std::vector<BackendRow> rows = {
-      posix_backend_row(),
-      mpiio_ind_backend_row(),
-      mpiio_coll_backend_row(),
-      strata_backend_row(),
+      posix_backend_row(),   mpiio_ind_backend_row(), mpiio_coll_backend_row(), strata_backend_row(),
 #ifdef STRATA_HAVE_HDF5
       hdf5_backend_row(),
 #endif
@@ -44,7 +41,9 @@ std::string hint_family_name(HintFamily h) {
   return "?";
 }
 
-bool BackendCapabilities::supports(Layout l) const { return std::find(layouts.begin(), layouts.end(), l) != layouts.end(); }
+bool BackendCapabilities::supports(Layout l) const {
+  return std::find(layouts.begin(), layouts.end(), l) != layouts.end();
+}
 
 bool BackendCapabilities::takes(const std::string& option) const {
   return std::find(options.begin(), options.end(), option) != options.end();

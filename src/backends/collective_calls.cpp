@@ -94,7 +94,8 @@ CollectiveStats mpiio_collective_stats(MPI_Comm comm, const std::vector<CallSpan
   if (tracked > 0) MPI_Allreduce(t->entries, last.data(), static_cast<int>(tracked), MPI_DOUBLE, MPI_MAX, comm);
   double wait = 0;
   for (size_t i = 0; i < tracked; ++i) wait += last[i] - t->entries[i];
-  double parts[4] = {t->io_s, std::max(0.0, t->inside_s - t->io_s - wait), wait, std::max(0.0, transfer_s - t->inside_s)};
+  double parts[4] = {t->io_s, std::max(0.0, t->inside_s - t->io_s - wait), wait,
+                     std::max(0.0, transfer_s - t->inside_s)};
   double worst[4];
   MPI_Allreduce(parts, worst, 4, MPI_DOUBLE, MPI_MAX, comm);
   s.io_s = worst[0];

@@ -12,13 +12,13 @@
 #include <optional>
 #include <vector>
 
-#include "fs/mpiio_file.hpp"
 #include "backends/backend.hpp"
-#include "fs/hints_in_effect.hpp"
-#include "fs/open_check.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
 #include "datasets/hdf5_types.hpp"
+#include "fs/hints_in_effect.hpp"
+#include "fs/mpiio_file.hpp"
+#include "fs/open_check.hpp"
 
 namespace strata {
 
@@ -145,7 +145,8 @@ class Hdf5Backend final : public Backend {
     H5Id memspace(check_id(H5Screate_simple(1, &one, nullptr), "H5Screate_simple"));
     std::vector<Extent> clipped;
     for (uint64_t s = 0; s < steps.count; ++s) {
-      if (steps.count > 1) clipped = clip_to_memory(d_, stream.extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes);
+      if (steps.count > 1)
+        clipped = clip_to_memory(d_, stream.extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes);
       // The step's extents are in file order (variable, then element), so each variable's are one
       // range of them: no copy per variable (a real decomposition has hundreds of thousands).
       const std::vector<Extent>& step = steps.count > 1 ? clipped : stream.extents();
@@ -210,7 +211,8 @@ class Hdf5Backend final : public Backend {
       }
       if (mpi_file_ != MPI_FILE_NULL) {
         int rc = MPI_File_sync(mpi_file_);
-        if (rc != MPI_SUCCESS && !failure) failure = Error(ErrorKind::runtime, "MPI_File_sync of \"" + ctx_.file.path + "\" failed");
+        if (rc != MPI_SUCCESS && !failure)
+          failure = Error(ErrorKind::runtime, "MPI_File_sync of \"" + ctx_.file.path + "\" failed");
       }
     }
     mpi_file_ = MPI_FILE_NULL;
@@ -240,8 +242,8 @@ class Hdf5Backend final : public Backend {
                           : H5Dread(datasets_[v].get(), hdf5_memory_type(var.type), memspace, filespace, dxpl, ptr);
     ++requests_;
     if (rc >= 0) return;
-    check_status(rc, std::string(access == Access::write ? "H5Dwrite" : "H5Dread") + " of " + what + " \"" +
-                         var.name + "\" in \"" + ctx_.file.path + "\" failed");
+    check_status(rc, std::string(access == Access::write ? "H5Dwrite" : "H5Dread") + " of " + what + " \"" + var.name +
+                         "\" in \"" + ctx_.file.path + "\" failed");
   }
 
   // One collective call per block: for dataset v, calls k = 0 .. max over ranks of its blocks.
@@ -273,12 +275,14 @@ class Hdf5Backend final : public Backend {
             check_status(H5Sselect_none(filespace.get()), "H5Sselect_none");
           } else {
             std::vector<hsize_t> start(b->start.begin(), b->start.end()), count(b->count.begin(), b->count.end());
-            check_status(H5Sselect_hyperslab(filespace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
-                         "H5Sselect_hyperslab");
+            check_status(
+                H5Sselect_hyperslab(filespace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+                "H5Sselect_hyperslab");
             n = b->elements();
             std::vector<uint64_t> last(b->start);
             for (size_t i = 0; i < last.size(); ++i) last[i] += b->count[i] - 1;
-            span = {offsets_[v] + linear_index(var.shape, b->start) * es, offsets_[v] + (linear_index(var.shape, last) + 1) * es};
+            span = {offsets_[v] + linear_index(var.shape, b->start) * es,
+                    offsets_[v] + (linear_index(var.shape, last) + 1) * es};
           }
           H5Id memspace(check_id(H5Screate_simple(1, &n, nullptr), "H5Screate_simple"));
           if (b == nullptr) check_status(H5Sselect_none(memspace.get()), "H5Sselect_none");
@@ -303,13 +307,14 @@ class Hdf5Backend final : public Backend {
       std::string want_s, got_s;
       for (auto x : v.shape) want_s += (want_s.empty() ? "" : "x") + std::to_string(x);
       for (auto x : got) got_s += (got_s.empty() ? "" : "x") + std::to_string(x);
-      throw_runtime("dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\" has shape " + got_s + ", the kernel expects " +
-                    want_s);
+      throw_runtime("dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\" has shape " + got_s +
+                    ", the kernel expects " + want_s);
     }
     H5Id type(check_id(H5Dget_type(ds), "H5Dget_type"));
     if (H5Tget_size(type.get()) != elem_size(v.type)) {
-      throw_runtime("dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\" holds " + std::to_string(H5Tget_size(type.get())) +
-                    "-byte elements, the kernel expects " + elem_name(v.type));
+      throw_runtime("dataset \"" + v.name + "\" in \"" + ctx_.file.path + "\" holds " +
+                    std::to_string(H5Tget_size(type.get())) + "-byte elements, the kernel expects " +
+                    elem_name(v.type));
     }
   }
 
@@ -381,7 +386,8 @@ class Hdf5Backend final : public Backend {
 BackendRow hdf5_backend_row() {
   BackendRow row;
   row.name = "hdf5";
-  row.summary = "parallel HDF5: a dataset per variable, collective (--independent: independent) H5Dwrite of hyperslab selections";
+  row.summary =
+      "parallel HDF5: a dataset per variable, collective (--independent: independent) H5Dwrite of hyperslab selections";
   row.make = [](const BackendContext& ctx, const Decomposition& d, const Target& t) -> std::unique_ptr<Backend> {
     if (ctx.io.per_block && d.transfer_bytes != 0) {
       throw_usage("--per-block makes one call per block; it cannot be combined with a transfer size");

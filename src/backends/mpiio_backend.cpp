@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "fs/mpiio_file.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
 #include "common/mpi_handles.hpp"
+#include "fs/mpiio_file.hpp"
 
 namespace strata {
 
@@ -59,7 +59,8 @@ class MpiioBackend final : public Backend {
 
   void close() override {
     file_.close(ctx_.io.fsync);
-    if (access_ == Access::write) extend_to_extent(ctx_.file);  // every rank's writes are done (the transfer was agreed)
+    if (access_ == Access::write)
+      extend_to_extent(ctx_.file);  // every rank's writes are done (the transfer was agreed)
   }
 
   Hints hints_in_effect() const override { return file_.hints_in_effect(); }
@@ -79,8 +80,8 @@ class MpiioBackend final : public Backend {
 
   void check_status(int rc, Access access, const char* call, uint64_t offset) const {
     if (rc != MPI_SUCCESS) {
-      throw_mpi(std::string(call) + (access == Access::write ? " to \"" : " from \"") + file_.path() +
-                    "\" at offset " + std::to_string(offset) + " failed",
+      throw_mpi(std::string(call) + (access == Access::write ? " to \"" : " from \"") + file_.path() + "\" at offset " +
+                    std::to_string(offset) + " failed",
                 rc);
     }
   }
@@ -89,8 +90,8 @@ class MpiioBackend final : public Backend {
     int got = 0;
     MPI_Get_count(&st, MPI_BYTE, &got);
     if (static_cast<uint64_t>(got) != want) {
-      throw_runtime(std::string(access == Access::write ? "short write to \"" : "short read from \"") +
-                    file_.path() + "\" at offset " + std::to_string(offset) + ": " + std::to_string(got) + " of " +
+      throw_runtime(std::string(access == Access::write ? "short write to \"" : "short read from \"") + file_.path() +
+                    "\" at offset " + std::to_string(offset) + ": " + std::to_string(got) + " of " +
                     std::to_string(want) + " bytes" +
                     (access == Access::read ? " (the file is shorter than the decomposition)" : ""));
     }
@@ -102,11 +103,10 @@ class MpiioBackend final : public Backend {
       const uint64_t off = file_offset(e);
       const uint64_t n = extent_bytes(e);
       MPI_Status st;
-      int rc = access == Access::write
-                   ? MPI_File_write_at(file_.get(), static_cast<MPI_Offset>(off), buffer + e.mem_offset,
-                                       static_cast<int>(n), MPI_BYTE, &st)
-                   : MPI_File_read_at(file_.get(), static_cast<MPI_Offset>(off), buffer + e.mem_offset,
-                                      static_cast<int>(n), MPI_BYTE, &st);
+      int rc = access == Access::write ? MPI_File_write_at(file_.get(), static_cast<MPI_Offset>(off),
+                                                           buffer + e.mem_offset, static_cast<int>(n), MPI_BYTE, &st)
+                                       : MPI_File_read_at(file_.get(), static_cast<MPI_Offset>(off),
+                                                          buffer + e.mem_offset, static_cast<int>(n), MPI_BYTE, &st);
       ++requests_;
       check_status(rc, access, access == Access::write ? "MPI_File_write_at" : "MPI_File_read_at", off);
       check_count(st, n, access, off);
@@ -163,11 +163,10 @@ class MpiioBackend final : public Backend {
     for (const auto& [begin, n] : calls) {
       spans_.push_back(file_span(pieces, begin, n));
       MPI_Status st;
-      rc = access == Access::write
-               ? MPI_File_write_at_all(file_.get(), static_cast<MPI_Offset>(begin), stream.data() + begin,
-                                       static_cast<int>(n), MPI_BYTE, &st)
-               : MPI_File_read_at_all(file_.get(), static_cast<MPI_Offset>(begin), stream.data() + begin,
-                                      static_cast<int>(n), MPI_BYTE, &st);
+      rc = access == Access::write ? MPI_File_write_at_all(file_.get(), static_cast<MPI_Offset>(begin),
+                                                           stream.data() + begin, static_cast<int>(n), MPI_BYTE, &st)
+                                   : MPI_File_read_at_all(file_.get(), static_cast<MPI_Offset>(begin),
+                                                          stream.data() + begin, static_cast<int>(n), MPI_BYTE, &st);
       ++requests_;
       if (failure) continue;
       try {

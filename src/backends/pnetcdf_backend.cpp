@@ -8,12 +8,12 @@
 #include <optional>
 #include <vector>
 
-#include "fs/mpiio_file.hpp"
 #include "backends/backend.hpp"
-#include "fs/hints_in_effect.hpp"
-#include "fs/open_check.hpp"
 #include "backends/transfer_steps.hpp"
 #include "common/error.hpp"
+#include "fs/hints_in_effect.hpp"
+#include "fs/mpiio_file.hpp"
+#include "fs/open_check.hpp"
 
 namespace strata {
 
@@ -87,8 +87,9 @@ class PnetcdfBackend final : public Backend {
     check_openable_everywhere(ctx_.comm, ctx_.file.path, access);
     RomioHintCapture capture(ctx_.io_component == "romio");
     if (access == Access::write) {
-      check_nc(ncmpi_create(ctx_.comm, mpiio_path(ctx_.file.path).c_str(), NC_CLOBBER | NC_64BIT_DATA, info.get(), &ncid_),
-               "cannot create netCDF file \"" + ctx_.file.path + "\"");
+      check_nc(
+          ncmpi_create(ctx_.comm, mpiio_path(ctx_.file.path).c_str(), NC_CLOBBER | NC_64BIT_DATA, info.get(), &ncid_),
+          "cannot create netCDF file \"" + ctx_.file.path + "\"");
       // PnetCDF's rank 0 truncated the file the open check created: no writeback at close for it.
       if (ctx_.rank == 0) forget_truncation(ctx_.file.path);
       printed_ = capture.finish();
@@ -168,7 +169,7 @@ class PnetcdfBackend final : public Backend {
       // a real decomposition has hundreds of thousands of blocks a rank, and one request each
       // costs PnetCDF's posting and wait_all dearly. E3SM-IO posts so too.
       if (!one_step_ready_) prepare_one_step();  // a transfer size that all ranks' data fits in
-      std::optional<FileOrderBuffer> staged;  // with requests in file order
+      std::optional<FileOrderBuffer> staged;     // with requests in file order
       if (order_ && order_->staged()) staged.emplace(*order_, buffer, access);
       std::byte* base = staged ? staged->data() : buffer;
       for (const VarnRequest& r : varn_) post_varn(access, r, base + r.mem_offset, failure);
@@ -205,7 +206,8 @@ class PnetcdfBackend final : public Backend {
           const Variable& v = d_.variables[static_cast<size_t>(e.var)];
           uint64_t done = 0;
           for (const Box& box : linear_range_to_boxes(v.shape, e.elem_begin, e.elems)) {
-            std::vector<MPI_Offset> start(box.start.begin(), box.start.end()), count(box.count.begin(), box.count.end());
+            std::vector<MPI_Offset> start(box.start.begin(), box.start.end()),
+                count(box.count.begin(), box.count.end());
             uint64_t n = 1;
             for (auto c : box.count) n *= c;
             post(access, e.var, start, count, stream->data() + e.mem_offset + done * elem_size(v.type), n, failure);
@@ -239,7 +241,8 @@ class PnetcdfBackend final : public Backend {
     }
     if (ctx_.io.fsync && access_ == Access::write) {
       int rc = ncmpi_sync(ncid_);
-      if (rc != NC_NOERR && !failure) failure = Error(ErrorKind::runtime, "ncmpi_sync of \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
+      if (rc != NC_NOERR && !failure)
+        failure = Error(ErrorKind::runtime, "ncmpi_sync of \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
     }
     int rc = ncmpi_close(ncid_);
     ncid_ = -1;
@@ -299,8 +302,8 @@ class PnetcdfBackend final : public Backend {
   // blocks a rank, two small vectors each.
   struct VarnRequest {
     int var = 0;
-    uint64_t elems = 0;       // elements of the request
-    uint64_t mem_offset = 0;  // its first byte in the user's buffer
+    uint64_t elems = 0;                      // elements of the request
+    uint64_t mem_offset = 0;                 // its first byte in the user's buffer
     std::vector<MPI_Offset> starts, counts;  // block k's start and count at k * ndims
     std::vector<MPI_Offset*> start_ptrs, count_ptrs;
 
@@ -381,11 +384,10 @@ class PnetcdfBackend final : public Backend {
     int req = NC_REQ_NULL;
     const int num = static_cast<int>(r.start_ptrs.size());
     const int varid = varids_[static_cast<size_t>(r.var)];
-    int rc = access == Access::write
-                 ? ncmpi_iput_varn(ncid_, varid, num, r.start_ptrs.data(), r.count_ptrs.data(), ptr,
-                                   static_cast<MPI_Offset>(n), mpi_type_of(v.type), &req)
-                 : ncmpi_iget_varn(ncid_, varid, num, r.start_ptrs.data(), r.count_ptrs.data(), ptr,
-                                   static_cast<MPI_Offset>(n), mpi_type_of(v.type), &req);
+    int rc = access == Access::write ? ncmpi_iput_varn(ncid_, varid, num, r.start_ptrs.data(), r.count_ptrs.data(), ptr,
+                                                       static_cast<MPI_Offset>(n), mpi_type_of(v.type), &req)
+                                     : ncmpi_iget_varn(ncid_, varid, num, r.start_ptrs.data(), r.count_ptrs.data(), ptr,
+                                                       static_cast<MPI_Offset>(n), mpi_type_of(v.type), &req);
     ++requests_;
     if (rc != NC_NOERR && !failure) {
       failure = Error(ErrorKind::runtime, std::string(access == Access::write ? "ncmpi_iput_varn" : "ncmpi_iget_varn") +
@@ -404,16 +406,18 @@ class PnetcdfBackend final : public Backend {
     const int varid = varids_[0];
     int rc = 0;
     if (ctx_.io.independent) {
-      rc = access == Access::write ? ncmpi_put_vara(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type))
-                                   : ncmpi_get_vara(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type));
+      rc = access == Access::write
+               ? ncmpi_put_vara(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type))
+               : ncmpi_get_vara(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type));
     } else {
       rc = access == Access::write
                ? ncmpi_put_vara_all(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type))
                : ncmpi_get_vara_all(ncid_, varid, start.data(), count.data(), ptr, elems, mpi_type_of(v.type));
     }
     if (rc != NC_NOERR && !failure) {
-      failure = Error(ErrorKind::runtime, std::string(access == Access::write ? "ncmpi_put_vara_all" : "ncmpi_get_vara_all") +
-                                              " of variable \"" + v.name + "\": " + ncmpi_strerror(rc));
+      failure =
+          Error(ErrorKind::runtime, std::string(access == Access::write ? "ncmpi_put_vara_all" : "ncmpi_get_vara_all") +
+                                        " of variable \"" + v.name + "\": " + ncmpi_strerror(rc));
     }
   }
 
@@ -422,7 +426,8 @@ class PnetcdfBackend final : public Backend {
     int rc = ctx_.io.independent ? ncmpi_wait(ncid_, NC_REQ_ALL, nullptr, nullptr)
                                  : ncmpi_wait_all(ncid_, NC_REQ_ALL, nullptr, nullptr);
     if (rc != NC_NOERR && !failure) {
-      failure = Error(ErrorKind::runtime, std::string(ctx_.io.independent ? "ncmpi_wait" : "ncmpi_wait_all") + " on \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
+      failure = Error(ErrorKind::runtime, std::string(ctx_.io.independent ? "ncmpi_wait" : "ncmpi_wait_all") +
+                                              " on \"" + ctx_.file.path + "\": " + ncmpi_strerror(rc));
     }
   }
 
@@ -466,7 +471,9 @@ class PnetcdfBackend final : public Backend {
 BackendRow pnetcdf_backend_row() {
   BackendRow row;
   row.name = "pnetcdf";
-  row.summary = "PnetCDF (CDF-5): a variable per variable, iput/iget_varn of each variable's blocks then one wait_all (--independent: wait)";
+  row.summary =
+      "PnetCDF (CDF-5): a variable per variable, iput/iget_varn of each variable's blocks then one wait_all "
+      "(--independent: wait)";
   row.make = [](const BackendContext& ctx, const Decomposition& d, const Target& t) -> std::unique_ptr<Backend> {
     return std::make_unique<PnetcdfBackend>(ctx, d, t);
   };

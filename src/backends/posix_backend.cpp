@@ -53,7 +53,8 @@ class PosixBackend final : public Backend {
       if (!failure && ctx_.io.fsync && writing_ && ::fsync(fd) != 0) {
         failure = caught([&] { throw_system("fsync of \"" + path_ + "\" failed", errno); });
       }
-      if (::close(fd) != 0 && !failure) failure = caught([&] { throw_system("close of \"" + path_ + "\" failed", errno); });
+      if (::close(fd) != 0 && !failure)
+        failure = caught([&] { throw_system("close of \"" + path_ + "\" failed", errno); });
     }
     if (failure) throw *failure;
     // The creator extends a file the writes left short. Other ranks may still be writing (no
@@ -91,14 +92,13 @@ class PosixBackend final : public Backend {
       std::byte* p = buffer + e.mem_offset;
       uint64_t done = 0;
       while (done < bytes) {
-        ssize_t n = access == Access::write
-                        ? ::pwrite(fd_, p + done, bytes - done, static_cast<off_t>(off + done))
-                        : ::pread(fd_, p + done, bytes - done, static_cast<off_t>(off + done));
+        ssize_t n = access == Access::write ? ::pwrite(fd_, p + done, bytes - done, static_cast<off_t>(off + done))
+                                            : ::pread(fd_, p + done, bytes - done, static_cast<off_t>(off + done));
         ++requests_;
         if (n < 0) {
           if (errno == EINTR) continue;
-          throw_system(std::string(access == Access::write ? "write to \"" : "read from \"") + path_ +
-                           "\" at offset " + std::to_string(off + done) + " failed",
+          throw_system(std::string(access == Access::write ? "write to \"" : "read from \"") + path_ + "\" at offset " +
+                           std::to_string(off + done) + " failed",
                        errno);
         }
         if (n == 0) {

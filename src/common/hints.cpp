@@ -22,8 +22,7 @@ void check_key(const std::string& key, const std::string& where) {
   if (key.empty()) throw_usage("malformed hint " + where + ": empty key");
   for (char c : key) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) {
-      throw_usage("malformed hint " + where + ": key \"" + key +
-                  "\" may hold only letters, digits, '_', '-' and '.'");
+      throw_usage("malformed hint " + where + ": key \"" + key + "\" may hold only letters, digits, '_', '-' and '.'");
     }
   }
   if (key.size() >= MPI_MAX_INFO_KEY) throw_usage("malformed hint " + where + ": key too long");

@@ -79,11 +79,13 @@ std::vector<std::string> apply_mpi_workarounds_before_init() {
   // segment by host, job and the context id of a communicator it duplicates among the
   // window's members only, so windows of two virtual nodes can share a name and corrupt each
   // other (seen as failed unlink(2) warnings and wrong data). osc/sm does not collide.
-  const bool virtual_nodes = std::getenv("STRATA_RANKS_PER_NODE") != nullptr || std::getenv("STRATA_NODE_MAP") != nullptr;
+  const bool virtual_nodes =
+      std::getenv("STRATA_RANKS_PER_NODE") != nullptr || std::getenv("STRATA_NODE_MAP") != nullptr;
   if (virtual_nodes && std::getenv("OMPI_MCA_osc") == nullptr) {
     setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
-    applied.push_back("OMPI_MCA_osc=sm,pt2pt: virtual nodes share one host, where osc/rdma window segments of two "
-                      "node communicators can collide");
+    applied.push_back(
+        "OMPI_MCA_osc=sm,pt2pt: virtual nodes share one host, where osc/rdma window segments of two "
+        "node communicators can collide");
   }
   // A one-rank job cannot create a window over memory it brings (MPI_Win_create: an mmap'ed
   // nvr or tmpfs buffer) with Open MPI 4.1's default one-sided components — MPI_ERR_WIN, measured
@@ -92,8 +94,9 @@ std::vector<std::string> apply_mpi_workarounds_before_init() {
   const bool one_rank = world == nullptr || std::string(world) == "1";
   if (one_rank && std::getenv("OMPI_MCA_osc") == nullptr) {
     setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
-    applied.push_back("OMPI_MCA_osc=sm,pt2pt: a one-rank job needs osc/pt2pt to expose tier memory (nvr, tmpfs) "
-                      "with MPI_Win_create");
+    applied.push_back(
+        "OMPI_MCA_osc=sm,pt2pt: a one-rank job needs osc/pt2pt to expose tier memory (nvr, tmpfs) "
+        "with MPI_Win_create");
   }
   return applied;
 }
@@ -115,7 +118,8 @@ std::string io_component() {
 std::string io_component_caveat(const std::string& component) {
   const MpiLibrary lib = mpi_library();
   if (component != "ompio" || lib.name != "Open MPI" || version_number(lib.version) >= 50000) return "";
-  return "Open MPI " + lib.version + "'s OMPIO can lose a failed write or wait forever on one (a full disk under "
+  return "Open MPI " + lib.version +
+         "'s OMPIO can lose a failed write or wait forever on one (a full disk under "
          "mpiio-coll, hdf5 and pnetcdf: docs/reliability.md); where errors matter, prefer ROMIO (--mca io romio321)";
 }
 

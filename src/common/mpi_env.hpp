@@ -10,10 +10,10 @@
 namespace strata {
 
 struct MpiLibrary {
-  std::string name;          // "Open MPI", "MPICH", ...
-  std::string version;       // "4.1.4"
-  std::string full;          // MPI_Get_library_version, first line
-  int standard_major = 0;    // MPI standard version
+  std::string name;        // "Open MPI", "MPICH", ...
+  std::string version;     // "4.1.4"
+  std::string full;        // MPI_Get_library_version, first line
+  int standard_major = 0;  // MPI standard version
   int standard_minor = 0;
 };
 

@@ -53,10 +53,9 @@ uint64_t parse_count(const std::string& text, const std::string& what) {
   return value;
 }
 
-std::vector<uint64_t> parse_shape(const std::string& text, const std::string& what, size_t min_dims,
-                                  size_t max_dims) {
-  const std::string count = min_dims == max_dims ? std::to_string(min_dims)
-                                                 : std::to_string(min_dims) + " to " + std::to_string(max_dims);
+std::vector<uint64_t> parse_shape(const std::string& text, const std::string& what, size_t min_dims, size_t max_dims) {
+  const std::string count =
+      min_dims == max_dims ? std::to_string(min_dims) : std::to_string(min_dims) + " to " + std::to_string(max_dims);
   const std::string example = max_dims >= 3 ? "24x20x16" : max_dims == 2 ? "24x20" : "24";
   auto bad = [&](const std::string& why = "") {
     throw_usage(what + " needs " + count + " positive sizes separated by x or , like " + example + why + " (got \"" +

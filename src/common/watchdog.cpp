@@ -140,8 +140,9 @@ void answer_queries(State& s) {
       if (p == s.rank) continue;
       std::string line = "  rank " + std::to_string(p) + ": ";
       if (!answered[static_cast<size_t>(p)]) {
-        line += "no answer (outside Strata's collective operations and busy, dead, or its MPI library is not "
-                "progressing)";
+        line +=
+            "no answer (outside Strata's collective operations and busy, dead, or its MPI library is not "
+            "progressing)";
         add(waits_for, p);
       } else {
         const std::string theirs(replies[static_cast<size_t>(p)].data());
@@ -151,7 +152,8 @@ void answer_queries(State& s) {
         } else if (!ops.empty() && theirs.rfind("in `" + ops + " > ", 0) == 0) {
           line += " (further along: waits for this rank)";
           add(waiting_on_me, p);
-        } else if (theirs.find(kAgreementScope) != std::string::npos && ops.find(kAgreementScope) == std::string::npos) {
+        } else if (theirs.find(kAgreementScope) != std::string::npos &&
+                   ops.find(kAgreementScope) == std::string::npos) {
           // Further along in another step (a write's close agreeing while this rank still
           // transfers): an agreement ends only when every rank joins it.
           line += " (in an agreement: waits for this rank)";
@@ -167,8 +169,9 @@ void answer_queries(State& s) {
       report += "  rank(s) " + waiting_on_me + " wait for this rank, which is stuck in its own part of `" + ops + "`\n";
     }
     if (waits_for.empty() && waiting_on_me.empty()) {
-      report += "  every rank waits in the same operation: the hang is inside it (the MPI or I/O library, or the "
-                "file system)\n";
+      report +=
+          "  every rank waits in the same operation: the hang is inside it (the MPI or I/O library, or the "
+          "file system)\n";
     }
   }
   report += "strata: watchdog: aborting the job\n";
@@ -219,8 +222,9 @@ void start(MPI_Comm world, int provided_thread_level) {
   State& s = state();
   const double t = parse_timeout();
   collectively(world, [&] {
-    if (t < 0) throw_usage("STRATA_TIMEOUT must be a number of seconds, 0 (off) or more, not \"" +
-                           std::string(std::getenv("STRATA_TIMEOUT")) + "\"");
+    if (t < 0)
+      throw_usage("STRATA_TIMEOUT must be a number of seconds, 0 (off) or more, not \"" +
+                  std::string(std::getenv("STRATA_TIMEOUT")) + "\"");
   });
   const bool given = timeout_given();
   if (given && t == 0) return;  // STRATA_TIMEOUT=0: off

@@ -7,10 +7,10 @@
 // turns it off.
 //
 // Progress is entering or leaving a Scope. A rank answers its peers' questions only once it has
-// itself made no progress for half the timeout (its thread calls MPI only then). Scopes nest ("write > transfer > collective step");
-// the report shows the stack. Peers are asked over a private communicator by a thread in each
-// rank, which needs MPI_THREAD_MULTIPLE (asked for when STRATA_TIMEOUT is set; without it the
-// report has this rank's own operation only).
+// itself made no progress for half the timeout (its thread calls MPI only then). Scopes nest ("write > transfer >
+// collective step"); the report shows the stack. Peers are asked over a private communicator by a thread in each rank,
+// which needs MPI_THREAD_MULTIPLE (asked for when STRATA_TIMEOUT is set; without it the report has this rank's own
+// operation only).
 #pragma once
 
 #include <mpi.h>
@@ -20,8 +20,8 @@
 
 namespace strata::watchdog {
 
-inline constexpr double kDefaultTimeout = 600;                          // seconds without progress
-inline constexpr double kSlowestBytesPerSecond = 16.0 * 1024 * 1024;    // a slow shared file system
+inline constexpr double kDefaultTimeout = 600;                        // seconds without progress
+inline constexpr double kSlowestBytesPerSecond = 16.0 * 1024 * 1024;  // a slow shared file system
 
 // The thread level to ask MPI_Init_thread for: MPI_THREAD_MULTIPLE when STRATA_TIMEOUT sets a
 // limit, else `wanted` (the default watchdog reports this rank's own operation only).

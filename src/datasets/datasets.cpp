@@ -48,7 +48,8 @@ std::vector<uint64_t> container_offsets(MPI_Comm comm, const std::string& path, 
 std::vector<Phase::Hint> container_phase_hints(Container container, PhaseMode mode, std::vector<Phase::Hint> hints) {
   const bool has_commit =
       std::any_of(hints.begin(), hints.end(), [](const Phase::Hint& h) { return h.first == "strata_commit"; });
-  if (container != Container::raw && mode == PhaseMode::write && !has_commit) hints.emplace_back("strata_commit", "in-place");
+  if (container != Container::raw && mode == PhaseMode::write && !has_commit)
+    hints.emplace_back("strata_commit", "in-place");
   return hints;
 }
 
@@ -86,7 +87,8 @@ std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std
 }
 
 std::vector<ElementRun> coalesce_runs(std::vector<ElementRun> runs, size_t elem_size, const std::string& dataset) {
-  std::sort(runs.begin(), runs.end(), [](const ElementRun& a, const ElementRun& b) { return a.elem_begin < b.elem_begin; });
+  std::sort(runs.begin(), runs.end(),
+            [](const ElementRun& a, const ElementRun& b) { return a.elem_begin < b.elem_begin; });
   std::vector<ElementRun> out;
   out.reserve(runs.size());
   for (const ElementRun& r : runs) {
@@ -217,7 +219,8 @@ void DatasetSet::add_flat_now(int ds, uint64_t elem_offset, uint64_t elems) {
   const DatasetSpec& d = dataset(ds, "add_flat");
   if (elem_offset > d.elements() || elems > d.elements() - elem_offset) {
     throw_usage("dataset \"" + d.name + "\": flat block [" + std::to_string(elem_offset) + ", " +
-                std::to_string(elem_offset + elems) + ") reaches past its " + std::to_string(d.elements()) + " elements");
+                std::to_string(elem_offset + elems) + ") reaches past its " + std::to_string(d.elements()) +
+                " elements");
   }
   if (elems == 0) return;
   runs_[static_cast<size_t>(ds)].push_back({elem_offset, elems, local_bytes_});

@@ -34,8 +34,8 @@ std::string elem_name(ElemType t) {
 }
 
 ElemType elem_type_from_name(const std::string& name) {
-  for (ElemType t : {ElemType::u8, ElemType::i32, ElemType::f32, ElemType::i64, ElemType::u64, ElemType::f64,
-                     ElemType::u16}) {
+  for (ElemType t :
+       {ElemType::u8, ElemType::i32, ElemType::f32, ElemType::i64, ElemType::u64, ElemType::f64, ElemType::u16}) {
     if (elem_name(t) == name) return t;
   }
   throw_usage("unknown element type \"" + name + "\" (uint8, uint16, int32, float32, int64, uint64 or float64)");
@@ -106,8 +106,8 @@ void Decomposition::validate() const {
   if (transfer_bytes != 0) {
     for (const auto& v : variables) {
       if (transfer_bytes % elem_size(v.type) != 0) {
-        throw_usage("transfer size " + std::to_string(transfer_bytes) + " is not a multiple of variable \"" +
-                    v.name + "\"'s element size " + std::to_string(elem_size(v.type)));
+        throw_usage("transfer size " + std::to_string(transfer_bytes) + " is not a multiple of variable \"" + v.name +
+                    "\"'s element size " + std::to_string(elem_size(v.type)));
       }
     }
   }

@@ -156,7 +156,8 @@ void merge_coverage(Coverage& c) {
 
 void add_coverage(const Decomposition& d, Coverage& into) {
   if (into.size() < d.variables.size()) into.resize(d.variables.size());
-  for (const Extent& e : flatten(d)) add_coverage(into, static_cast<size_t>(e.var), e.elem_begin, e.elem_begin + e.elems);
+  for (const Extent& e : flatten(d))
+    add_coverage(into, static_cast<size_t>(e.var), e.elem_begin, e.elem_begin + e.elems);
   merge_coverage(into);
 }
 

@@ -13,9 +13,9 @@ namespace strata {
 
 struct Extent {
   int var = 0;
-  uint64_t elem_begin = 0;   // linear index of the first element in the variable
+  uint64_t elem_begin = 0;  // linear index of the first element in the variable
   uint64_t elems = 0;
-  uint64_t mem_offset = 0;   // byte offset in the rank's buffer
+  uint64_t mem_offset = 0;  // byte offset in the rank's buffer
 };
 
 // Extents in memory order; neighbours contiguous in both file and memory are merged (not across
@@ -27,13 +27,12 @@ std::vector<Extent> flatten(const Decomposition& d);
 bool memory_in_file_order(const std::vector<Extent>& extents);
 
 // The extents restricted to memory bytes [mem_begin, mem_end): one transfer step.
-std::vector<Extent> clip_to_memory(const Decomposition& d, const std::vector<Extent>& extents,
-                                   uint64_t mem_begin, uint64_t mem_end);
+std::vector<Extent> clip_to_memory(const Decomposition& d, const std::vector<Extent>& extents, uint64_t mem_begin,
+                                   uint64_t mem_end);
 
 // Splits extents so none exceeds `max_bytes` (0: no limit); for independent requests of
 // IOR's transfer size.
-std::vector<Extent> split_extents(const Decomposition& d, const std::vector<Extent>& extents,
-                                  uint64_t max_bytes);
+std::vector<Extent> split_extents(const Decomposition& d, const std::vector<Extent>& extents, uint64_t max_bytes);
 
 struct Box {
   std::vector<uint64_t> start;

@@ -66,9 +66,7 @@ struct Generator {
         break;
       }
       case ElemType::i64:
-      case ElemType::u64:
-        std::memcpy(out, &h, 8);
-        break;
+      case ElemType::u64: std::memcpy(out, &h, 8); break;
       case ElemType::f32: {  // 24 significant bits: exact
         float v = static_cast<float>(static_cast<int32_t>(h >> 40) - (1 << 23)) / 1024.0f;
         std::memcpy(out, &v, 4);
@@ -172,8 +170,7 @@ std::optional<Mismatch> verify(const Decomposition& d, const ValueStream& vs, co
       g(e.elem_begin + i, want);
       if (std::memcmp(want, p + i * es, es) == 0) continue;
       if (!first) {
-        const std::string name =
-            v.record.empty() ? v.name : v.name + "." + v.record[g.field_at(e.elem_begin + i)].name;
+        const std::string name = v.record.empty() ? v.name : v.name + "." + v.record[g.field_at(e.elem_begin + i)].name;
         first = Mismatch{0, name, unravel_index(v.shape, e.elem_begin + i), format_value(v.type, want),
                          format_value(v.type, p + i * es)};
       }

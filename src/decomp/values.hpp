@@ -27,9 +27,9 @@ std::string format_value(ElemType type, const std::byte* in);
 void fill(const Decomposition& d, const ValueStream& vs, std::byte* buffer);
 
 struct Mismatch {
-  uint64_t count = 0;                 // mismatching elements on this rank
-  std::string variable;               // the first one found (lowest memory offset)
-  std::vector<uint64_t> index;        // its global index
+  uint64_t count = 0;           // mismatching elements on this rank
+  std::string variable;         // the first one found (lowest memory offset)
+  std::vector<uint64_t> index;  // its global index
   std::string expected, found;
   std::string describe() const;
 };

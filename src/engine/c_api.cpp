@@ -67,9 +67,8 @@ int strata_phase_open(strata_engine* engine, const char* path, strata_mode mode,
       strata::throw_usage("strata_phase_open: engine, path and phase are required");
     }
     strata::Hints h = hints != nullptr && *hints != '\0' ? strata::parse_hint_list(hints) : strata::Hints{};
-    *phase = new strata_phase{strata::Phase(engine->engine, path, mode == STRATA_READ ? strata::PhaseMode::read
-                                                                            : strata::PhaseMode::write,
-                                            h)};
+    *phase = new strata_phase{strata::Phase(
+        engine->engine, path, mode == STRATA_READ ? strata::PhaseMode::read : strata::PhaseMode::write, h)};
   });
 }
 
@@ -109,17 +108,23 @@ int strata_fail(strata_phase* ph, const char* message) {
   return guarded([&] { ph->phase.fail(message != nullptr ? message : "strata_fail"); });
 }
 
-int strata_plan(strata_phase* ph) { return guarded([&] { ph->phase.plan(); }); }
-int strata_write(strata_phase* ph) { return guarded([&] { ph->phase.write(); }); }
-int strata_read(strata_phase* ph) { return guarded([&] { ph->phase.read(); }); }
+int strata_plan(strata_phase* ph) {
+  return guarded([&] { ph->phase.plan(); });
+}
+int strata_write(strata_phase* ph) {
+  return guarded([&] { ph->phase.write(); });
+}
+int strata_read(strata_phase* ph) {
+  return guarded([&] { ph->phase.read(); });
+}
 
 int strata_phase_close(strata_phase* ph, strata_stats* out) {
   int status = guarded([&] {
     strata::PhaseStats max;
     ph->phase.close(&max);
     if (out != nullptr) {
-      *out = {max.plan_s, max.aggregation_s, max.io_s, max.wait_s, max.close_s, max.rounds, max.bytes,
-              max.aggregators, max.fs_requests, max.buffer_bytes, max.buffers, max.aggregator ? 1 : 0};
+      *out = {max.plan_s, max.aggregation_s, max.io_s,        max.wait_s,       max.close_s, max.rounds,
+              max.bytes,  max.aggregators,   max.fs_requests, max.buffer_bytes, max.buffers, max.aggregator ? 1 : 0};
     }
   });
   delete ph;

@@ -144,7 +144,8 @@ uint64_t hash_file_range(const std::string& path, uint64_t offset, uint64_t leng
   return XXH3_64bits_digest(state.get());
 }
 
-std::vector<uint64_t> hash_ranges(MPI_Comm comm, const std::vector<std::string>& paths, const std::vector<FileRange>& ranges) {
+std::vector<uint64_t> hash_ranges(MPI_Comm comm, const std::vector<std::string>& paths,
+                                  const std::vector<FileRange>& ranges) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -176,12 +177,14 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
   std::vector<FileRange> ranges;
   std::vector<size_t> first(paths.size() + 1, 0);  // the first range of each file
   for (size_t f = 0; f < paths.size(); ++f) {
-    for (uint64_t offset = 0; offset < sizes[f]; offset += chunk) ranges.push_back({f, offset, std::min(chunk, sizes[f] - offset)});
+    for (uint64_t offset = 0; offset < sizes[f]; offset += chunk)
+      ranges.push_back({f, offset, std::min(chunk, sizes[f] - offset)});
     first[f + 1] = ranges.size();
   }
   const std::vector<uint64_t> all = hash_ranges(comm, paths, ranges);
   std::vector<std::vector<uint64_t>> out(paths.size());
-  for (size_t f = 0; f < paths.size(); ++f) out[f].assign(all.begin() + static_cast<long>(first[f]), all.begin() + static_cast<long>(first[f + 1]));
+  for (size_t f = 0; f < paths.size(); ++f)
+    out[f].assign(all.begin() + static_cast<long>(first[f]), all.begin() + static_cast<long>(first[f + 1]));
   return out;
 }
 
@@ -216,7 +219,8 @@ std::vector<std::string> commit_output(const std::string& output, const OutputIn
     }
     for (const IndexedFile& f : old ? old->files : std::vector<IndexedFile>{}) {
       if (std::filesystem::path(f.path).is_absolute()) continue;  // node-local copies are not ours
-      const bool kept = std::any_of(index.files.begin(), index.files.end(), [&](const IndexedFile& n) { return n.path == f.path; });
+      const bool kept =
+          std::any_of(index.files.begin(), index.files.end(), [&](const IndexedFile& n) { return n.path == f.path; });
       if (kept) continue;
       const std::string name = resolve_indexed_path(output, f.path);
       if (std::rename(name.c_str(), (name + kRetiredSuffix).c_str()) == 0) retired.push_back(name + kRetiredSuffix);
@@ -273,7 +277,8 @@ bool PhaseImpl::prepare_commit() {
   // a regular file: a read needs no check, a write only the steps below it.
   if (!clean_) roll_forward(path_);
   if (mode_ == PhaseMode::write) engine_.clean.erase(path_);  // clean again once this write commits
-  if (mode_ != PhaseMode::write || options_.commit == PhaseOptions::Commit::in_place || options_.tiers.node_local) return false;
+  if (mode_ != PhaseMode::write || options_.commit == PhaseOptions::Commit::in_place || options_.tiers.node_local)
+    return false;
   struct stat st {};
   if (!clean_ && ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return false;
   engine_.remove_later({});  // the last commit's background removals are over
@@ -290,7 +295,7 @@ bool PhaseImpl::prepare_commit() {
   recycled_ = options_.subfile_group == 0 && engine_.take_retired(retired) &&
               std::rename(retired.c_str(), partial_path(path_).c_str()) == 0;
   if (clean_ && !recycled_) ::unlink(partial_path(path_).c_str());  // unscanned: start from no file
-  for (const std::string& p : left[1]) {  // a commit's leftovers (not the one just taken)
+  for (const std::string& p : left[1]) {                            // a commit's leftovers (not the one just taken)
     if (!(recycled_ && p == retired)) ::unlink(p.c_str());
   }
   return true;
@@ -410,7 +415,8 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
     std::sort(f.ranges.begin(), f.ranges.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
     for (size_t i = 1; i < f.ranges.size(); ++i) {
       if (f.ranges[i].offset < f.ranges[i - 1].offset + f.ranges[i - 1].length) {
-        throw_runtime("internal: two writes of \"" + f.path + "\" overlap at byte " + std::to_string(f.ranges[i].offset));
+        throw_runtime("internal: two writes of \"" + f.path + "\" overlap at byte " +
+                      std::to_string(f.ranges[i].offset));
       }
     }
   }
@@ -425,7 +431,8 @@ void PhaseImpl::commit_index(const std::vector<uint64_t>& hashes, bool sync) con
       if (::stat(files[i].path.c_str(), &st) != 0) throw_system("cannot stat \"" + files[i].path + "\"", errno);
       const uint64_t size = std::max<uint64_t>(static_cast<uint64_t>(st.st_size), declared_end());
       index.files[i].size = size;
-      if (size > static_cast<uint64_t>(st.st_size) && ::truncate(files[i].path.c_str(), static_cast<off_t>(size)) != 0) {
+      if (size > static_cast<uint64_t>(st.st_size) &&
+          ::truncate(files[i].path.c_str(), static_cast<off_t>(size)) != 0) {
         throw_system("cannot extend \"" + files[i].path + "\" to the end of its variables", errno);
       }
     }

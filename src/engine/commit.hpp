@@ -53,7 +53,8 @@ struct FileRange {
 // Collective: the XXH3-64 of every range of the files (the same list on every rank), ranges
 // shared round robin over the ranks; every rank gets all of them. A failure on any rank is
 // raised on every rank.
-std::vector<uint64_t> hash_ranges(MPI_Comm comm, const std::vector<std::string>& paths, const std::vector<FileRange>& ranges);
+std::vector<uint64_t> hash_ranges(MPI_Comm comm, const std::vector<std::string>& paths,
+                                  const std::vector<FileRange>& ranges);
 // The XXH3-64 of `length` zero bytes (what a range never written holds).
 uint64_t zero_hash(uint64_t length);
 // Collective: the XXH3-64 of every `chunk` bytes of each file (sizes[i] bytes of paths[i], the

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "engine/commit.hpp"
 #include "common/error.hpp"
+#include "engine/commit.hpp"
 
 namespace strata {
 

@@ -73,7 +73,7 @@ class EngineImpl {
   uint64_t executions = 0;             // phases executed (write() or read() that ran)
   uint64_t window_allocations = 0;     // windows allocated so far (collective each time)
   std::optional<Machine> machine;
-  std::optional<Error> machine_error;  // what loading the machine met when the engine started
+  std::optional<Error> machine_error;              // what loading the machine met when the engine started
   std::vector<std::unique_ptr<MemoryTier>> tiers;  // this node's, indexed by Tier
   int cores = 0;
   std::thread remover;

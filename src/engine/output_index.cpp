@@ -45,8 +45,13 @@ std::optional<OutputIndex> read_index_file(const std::string& path) {
                                  v.at("dims").get<std::vector<uint64_t>>(), v.at("file_offset").get<uint64_t>()});
     }
     for (const auto& f : j.at("files")) {
-      IndexedFile file{f.at("path").get<std::string>(), f.at("begin").get<uint64_t>(),
-                       f.at("end").is_null() ? UINT64_MAX : f.at("end").get<uint64_t>(), std::nullopt, {}, {}, {}};
+      IndexedFile file{f.at("path").get<std::string>(),
+                       f.at("begin").get<uint64_t>(),
+                       f.at("end").is_null() ? UINT64_MAX : f.at("end").get<uint64_t>(),
+                       std::nullopt,
+                       {},
+                       {},
+                       {}};
       if (f.contains("size")) file.size = f.at("size").get<uint64_t>();
       if (f.contains("xxh3")) {
         for (const auto& c : f.at("xxh3")) file.checksums.push_back(parse_hex64(c.get<std::string>()));
@@ -55,8 +60,10 @@ std::optional<OutputIndex> read_index_file(const std::string& path) {
         index.checksum_ranges = true;
         uint64_t end = 0;
         for (const auto& r : f.at("xxh3_ranges")) {
-          IndexedFile::Range range{r.at(0).get<uint64_t>(), r.at(1).get<uint64_t>(), parse_hex64(r.at(2).get<std::string>())};
-          if (range.length == 0 || range.offset < end) throw_usage("checksum ranges must be sorted, disjoint and non-empty");
+          IndexedFile::Range range{r.at(0).get<uint64_t>(), r.at(1).get<uint64_t>(),
+                                   parse_hex64(r.at(2).get<std::string>())};
+          if (range.length == 0 || range.offset < end)
+            throw_usage("checksum ranges must be sorted, disjoint and non-empty");
           end = range.offset + range.length;
           file.ranges.push_back(range);
         }
@@ -94,19 +101,21 @@ void write_output_index(const std::string& output, const OutputIndex& index) {
   write_index_file(index_path(output), index, false);
 }
 
-void write_index_file(const std::string& path, const OutputIndex& index, bool sync, bool atomic, const std::string& staging) {
+void write_index_file(const std::string& path, const OutputIndex& index, bool sync, bool atomic,
+                      const std::string& staging) {
   const int version = index.checksum_chunk == 0 ? 1 : index.checksum_ranges ? 3 : 2;
-  nlohmann::json j = {{"format", "strata-index"}, {"version", version}, {"bytes", index.bytes},
-                      {"writer_ranks", index.writer_ranks}};
+  nlohmann::json j = {
+      {"format", "strata-index"}, {"version", version}, {"bytes", index.bytes}, {"writer_ranks", index.writer_ranks}};
   if (index.checksum_chunk > 0) j["checksum"] = {{"algorithm", "xxh3-64"}, {"chunk_bytes", index.checksum_chunk}};
   j["variables"] = nlohmann::json::array();
   for (const auto& v : index.variables) {
-    j["variables"].push_back({{"name", v.name}, {"element_size", v.element_size}, {"dims", v.dims},
-                              {"file_offset", v.file_offset}});
+    j["variables"].push_back(
+        {{"name", v.name}, {"element_size", v.element_size}, {"dims", v.dims}, {"file_offset", v.file_offset}});
   }
   j["files"] = nlohmann::json::array();
   for (const auto& f : index.files) {
-    nlohmann::json file = {{"path", f.path}, {"begin", f.begin},
+    nlohmann::json file = {{"path", f.path},
+                           {"begin", f.begin},
                            {"end", f.end == UINT64_MAX ? nlohmann::json(nullptr) : nlohmann::json(f.end)}};
     if (f.size) file["size"] = *f.size;
     if (index.checksum_chunk > 0 && version == 2) {

@@ -11,7 +11,8 @@
 
 namespace strata {
 
-int PhaseImpl::define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims, uint64_t offset) {
+int PhaseImpl::define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims,
+                               uint64_t offset) {
   require_state(State::declaring, "define_variable");
   if (name.empty()) throw_usage("a variable needs a name");
   if (element_size == 0) throw_usage("variable \"" + name + "\" has element size 0");
@@ -30,14 +31,15 @@ void PhaseImpl::add_extent(int var, uint64_t file_offset, uint64_t length, void*
   const PhaseVariable& v = variable(var, "add_extent");
   if (file_offset < v.file_offset || file_offset + length > v.file_offset + v.bytes()) {
     throw_usage("variable \"" + v.name + "\": extent at file offset " + std::to_string(file_offset) + " of " +
-                std::to_string(length) + " bytes lies outside the variable's bytes [" +
-                std::to_string(v.file_offset) + ", " + std::to_string(v.file_offset + v.bytes()) + ")");
+                std::to_string(length) + " bytes lies outside the variable's bytes [" + std::to_string(v.file_offset) +
+                ", " + std::to_string(v.file_offset + v.bytes()) + ")");
   }
   if (length > 0 && memory == nullptr) throw_usage("variable \"" + v.name + "\": extent without memory");
   pieces_.push_back({file_offset, length, static_cast<std::byte*>(memory), 1, 1, var});
 }
 
-void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory, size_t stride) {
+void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count,
+                             void* memory, size_t stride) {
   const PhaseVariable& v = variable(var, "add_subarray");
   const size_t nd = v.dims.size();
   if (start.size() != nd || count.size() != nd) {
@@ -100,7 +102,8 @@ void PhaseImpl::execute(PhaseMode mode) {
   // memory for every direct run or the stream for all, so unpacking never overwrites them.
   std::vector<std::byte*> direct_memory(direct_.size(), nullptr);
   const bool streamed = need_stream();
-  for (size_t i = 0; i < direct_.size(); ++i) direct_memory[i] = contiguous_memory(direct_[i].file_offset, direct_[i].length);
+  for (size_t i = 0; i < direct_.size(); ++i)
+    direct_memory[i] = contiguous_memory(direct_[i].file_offset, direct_[i].length);
   if (mode == PhaseMode::read && streamed) std::fill(direct_memory.begin(), direct_memory.end(), nullptr);
   std::vector<std::byte>& stream = stream_;
   if (streamed && mode == PhaseMode::write) pack(sel_, stream.data());
@@ -109,8 +112,10 @@ void PhaseImpl::execute(PhaseMode mode) {
     std::vector<IoSpan> spans;
     for (size_t i = 0; i < direct_.size(); ++i) {
       const StreamExtent& d = direct_[i];
-      spans.push_back({d.file_offset, d.length,
-                       direct_memory[i] != nullptr ? direct_memory[i] : stream.data() + d.stream_offset, {}});
+      spans.push_back({d.file_offset,
+                       d.length,
+                       direct_memory[i] != nullptr ? direct_memory[i] : stream.data() + d.stream_offset,
+                       {}});
     }
     if (mode == PhaseMode::write) {
       direct_io_->submit_write(std::move(spans));
@@ -158,10 +163,17 @@ void PhaseImpl::execute(PhaseMode mode) {
 
 void PhaseImpl::stats_array(const std::optional<Error>& failure, double* d) const {
   const double values[kStats] = {failure ? static_cast<double>(size_ - rank_) : 0.0,
-                                 stats_.plan_s, stats_.aggregation_s, stats_.io_s, stats_.wait_s, stats_.close_s,
-                                 stats_.execute_s, stats_.commit_s,
-                                 static_cast<double>(stats_.bytes), static_cast<double>(stats_.fs_requests),
-                                 static_cast<double>(stats_.direct_bytes), static_cast<double>(stats_.operations)};
+                                 stats_.plan_s,
+                                 stats_.aggregation_s,
+                                 stats_.io_s,
+                                 stats_.wait_s,
+                                 stats_.close_s,
+                                 stats_.execute_s,
+                                 stats_.commit_s,
+                                 static_cast<double>(stats_.bytes),
+                                 static_cast<double>(stats_.fs_requests),
+                                 static_cast<double>(stats_.direct_bytes),
+                                 static_cast<double>(stats_.operations)};
   std::copy(values, values + kStats, d);
 }
 
@@ -270,7 +282,8 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
 
 void PhaseImpl::require_state(State s, const char* what) const {
   if (state_ == State::failed) throw_usage(std::string("Phase::") + what + " on a phase whose plan failed");
-  if (state_ != s) throw_usage(std::string("Phase::") + what + " called out of order (declare, plan, write or read, close)");
+  if (state_ != s)
+    throw_usage(std::string("Phase::") + what + " called out of order (declare, plan, write or read, close)");
 }
 
 const PhaseVariable& PhaseImpl::variable(int var, const char* what) const {
@@ -320,7 +333,6 @@ const PlacementReport& PhaseImpl::placement() const {
   if (state_ == State::declaring || state_ == State::failed) throw_usage("Phase::placement before a successful plan()");
   return placement_;
 }
-
 
 Phase::Phase(Engine& engine, std::string path, PhaseMode mode, std::vector<Hint> hints)
     : impl_(std::make_unique<PhaseImpl>(engine, std::move(path), mode, std::move(hints))) {}
@@ -382,4 +394,3 @@ PhaseStats Phase::close(PhaseStats* max) {
 }
 
 }  // namespace strata
-

@@ -28,7 +28,7 @@ FileSet PhaseImpl::choose_files(std::vector<SubFile> listed) {
     return set;
   }
   if (options_.tiers.node_local && plan_.partitions() > 0) return node_local_files();  // tiers
-  const std::string tail = commit_ ? kPartialSuffix : "";  // committed at close
+  const std::string tail = commit_ ? kPartialSuffix : "";                              // committed at close
   if (options_.subfile_group == 0 || plan_.partitions() == 0) {
     files.push_back({path_ + tail, 0, UINT64_MAX, -1});
     return FileSet(std::move(files), false);
@@ -38,7 +38,8 @@ FileSet PhaseImpl::choose_files(std::vector<SubFile> listed) {
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, ".subfile.%05zu", f);
     const size_t next = p + options_.subfile_group;
-    files.push_back({path_ + suffix + tail, p == 0 ? 0 : plan_.start[p], next < parts ? plan_.start[next] : UINT64_MAX, -1});
+    files.push_back(
+        {path_ + suffix + tail, p == 0 ? 0 : plan_.start[p], next < parts ? plan_.start[next] : UINT64_MAX, -1});
   }
   files.front().begin = plan_.start[0];
   return FileSet(std::move(files), true);
@@ -136,7 +137,8 @@ OutputIndex PhaseImpl::make_index() const {
   index.writer_ranks = size_;
   for (const SubFile& f : files_.files()) {
     // Node-local copies are named by their absolute paths (they are not beside the index).
-    const std::string name = options_.tiers.node_local ? f.path : std::filesystem::path(final_path(f.path)).filename().string();
+    const std::string name =
+        options_.tiers.node_local ? f.path : std::filesystem::path(final_path(f.path)).filename().string();
     index.files.push_back({name, f.begin, f.end, std::nullopt, {}, {}, {}});
   }
   return index;
@@ -175,7 +177,8 @@ void PhaseImpl::extend_in_place() const {
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // /dev/null, a device: nothing to size
   const uint64_t end = declared_end();
   if (static_cast<uint64_t>(st.st_size) < end && ::truncate(path.c_str(), static_cast<off_t>(end)) != 0) {
-    throw_system("cannot extend \"" + path + "\" to the end of its variables (" + std::to_string(end) + " bytes)", errno);
+    throw_system("cannot extend \"" + path + "\" to the end of its variables (" + std::to_string(end) + " bytes)",
+                 errno);
   }
 }
 
@@ -189,7 +192,8 @@ FileSet PhaseImpl::node_local_files() {  // the directories are made and checked
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, ".part.%05zu", p);
     const auto dir = std::filesystem::absolute(std::filesystem::path(node_local_root()) / std::to_string(node));
-    files.push_back({(dir / (name + suffix)).string(), p == 0 ? 0 : plan_.start[p], p + 1 < parts ? plan_.start[p + 1] : UINT64_MAX, -1});
+    files.push_back({(dir / (name + suffix)).string(), p == 0 ? 0 : plan_.start[p],
+                     p + 1 < parts ? plan_.start[p + 1] : UINT64_MAX, -1});
   }
   files.front().begin = plan_.start[0];
   return FileSet(std::move(files), true);

@@ -21,17 +21,17 @@
 #include "engine/engine_impl.hpp"
 #include "engine/move/file_set.hpp"
 #include "engine/move/io_worker.hpp"
+#include "engine/move/packing.hpp"
 #include "engine/move/window.hpp"
 #include "engine/output_index.hpp"
 #include "engine/phase_options.hpp"
-#include "engine/plan_cache.hpp"
 #include "engine/place/tier_hints.hpp"
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/extents.hpp"
 #include "engine/plan/partition.hpp"
 #include "engine/plan/spans.hpp"
 #include "engine/plan/strategy.hpp"
-#include "engine/move/packing.hpp"
+#include "engine/plan_cache.hpp"
 #include "strata/strata.hpp"
 
 namespace strata {
@@ -99,7 +99,8 @@ class PhaseImpl {
 
   void add_extent(int var, uint64_t file_offset, uint64_t length, void* memory);
 
-  void add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory, size_t stride);
+  void add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
+                    size_t stride);
 
   size_t dimensions(int var) const { return variable(var, "add_subarray").dims.size(); }
 
@@ -141,7 +142,8 @@ class PhaseImpl {
   // The plan's last steps, fresh or reused: the window, opening the files (agreed, or
   // deferred to close when `defer`), the statistics. A fresh plan computes the rounds' file
   // I/O there (`direct_all`, `received`: null when reused).
-  void open_and_finish(double t0, bool defer, const std::vector<ReceivedRange>* direct_all, const ReceivedRanges* received);
+  void open_and_finish(double t0, bool defer, const std::vector<ReceivedRange>* direct_all,
+                       const ReceivedRanges* received);
   const std::vector<RoundIo>& round_io() const {
     static const std::vector<RoundIo> none;
     return round_io_ ? *round_io_ : none;
@@ -300,13 +302,13 @@ class PhaseImpl {
   Window* window_ = nullptr;  // the engine's
   FileSet files_;
   uint64_t declared_bytes_ = 0;
-  std::unique_ptr<IoWorker> io_;         // aggregation rounds (aggregators)
-  std::unique_ptr<IoWorker> direct_io_;  // direct runs
-  std::vector<std::byte> stream_;        // this rank's bytes in file order, when needed
-  bool commit_ = false;       // written to partial files, committed at close (engine/commit.hpp)
-  bool clean_ = false;        // rank 0: the output is one this engine left clean (EngineImpl::clean)
-  EngineImpl::CleanOutput fs_;  // rank 0: the output folder's block size and striping
-  bool recycled_ = false;     // rank 0: the partial file is the previous output's old file
+  std::unique_ptr<IoWorker> io_;             // aggregation rounds (aggregators)
+  std::unique_ptr<IoWorker> direct_io_;      // direct runs
+  std::vector<std::byte> stream_;            // this rank's bytes in file order, when needed
+  bool commit_ = false;                      // written to partial files, committed at close (engine/commit.hpp)
+  bool clean_ = false;                       // rank 0: the output is one this engine left clean (EngineImpl::clean)
+  EngineImpl::CleanOutput fs_;               // rank 0: the output folder's block size and striping
+  bool recycled_ = false;                    // rank 0: the partial file is the previous output's old file
   std::vector<WrittenHash> written_hashes_;  // what this rank's I/O threads wrote, hashed
   PhaseStats stats_;
   PhaseOptions options_;  // from the hints (engine/phase_options.hpp), completed by the plan

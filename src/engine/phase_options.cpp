@@ -30,7 +30,8 @@ const std::vector<HintSpec>& engine_hint_specs() {
       {"strata_checksum_chunk", "4K..1G", "bytes per checksum in the index"},
       {"strata_aggr_tier", "dram|hbm|tmpfs|nvr", "force the aggregation tier"},
       {"strata_persistency", "job|none", "aggregated data must persist"},
-      {"strata_target", "shared|node-local|in-place", "write node-local files, or only the declared bytes of an existing file"},
+      {"strata_target", "shared|node-local|in-place",
+       "write node-local files, or only the declared bytes of an existing file"},
       {"strata_drain", "true|false", "copy node-local files to the shared file at close"},
       {"strata_cost_table", "true|false", "keep every placement candidate's cost"},
       {"strata_dry_run", "true|false", "plan and place only"},
@@ -141,11 +142,13 @@ PhaseOptions PhaseOptions::from_hints(const std::vector<std::pair<std::string, s
   }
   o.tiers = parse_tier_hints(hints);
   if (o.strategy == Strategy::direct && (o.subfile_group > 0 || o.tiers.node_local)) {
-    throw_usage("hint strata_strategy=direct cannot write subfiles or node-local files: their aggregators own "
-                "whole partitions (drop strata_subfiling / strata_target, or use strata_strategy=aggregate)");
+    throw_usage(
+        "hint strata_strategy=direct cannot write subfiles or node-local files: their aggregators own "
+        "whole partitions (drop strata_subfiling / strata_target, or use strata_strategy=aggregate)");
   }
   if (o.tiers.in_place && o.subfile_group > 0) {
-    throw_usage("hint strata_target=in-place writes the caller's one file: it cannot be combined with strata_subfiling");
+    throw_usage(
+        "hint strata_target=in-place writes the caller's one file: it cannot be combined with strata_subfiling");
   }
   if (o.compare_mpiio) {
     // The MPI-IO this process's collective writes go through: Open MPI picks OMPIO unless

@@ -36,22 +36,22 @@ struct PhaseOptions {
   // (a round written as whole spans, holes filled or read-modified-written): by cost, or forced.
   enum class Choice { automatic, on, off };
 
-  std::optional<uint64_t> buffer_bytes;      // cb_buffer_size: S_buff
-  std::optional<int> buffers;                // strata_buffers: N_buff
-  std::optional<int> aggregators;            // cb_nodes / strata_aggregators
-  std::optional<uint64_t> align;             // striping_unit (else the file system's block size)
-  std::optional<uint64_t> direct_threshold;  // strata_direct_threshold (0: never direct)
-  int stripe_count = 0;                      // striping_factor: aggregators at least this many
-  uint64_t subfile_group = 0;                // strata_subfiling: partitions per subfile; 0: one shared file
-  bool fsync = false;                        // strata_fsync
-  Commit commit = Commit::nosync;            // strata_commit
+  std::optional<uint64_t> buffer_bytes;         // cb_buffer_size: S_buff
+  std::optional<int> buffers;                   // strata_buffers: N_buff
+  std::optional<int> aggregators;               // cb_nodes / strata_aggregators
+  std::optional<uint64_t> align;                // striping_unit (else the file system's block size)
+  std::optional<uint64_t> direct_threshold;     // strata_direct_threshold (0: never direct)
+  int stripe_count = 0;                         // striping_factor: aggregators at least this many
+  uint64_t subfile_group = 0;                   // strata_subfiling: partitions per subfile; 0: one shared file
+  bool fsync = false;                           // strata_fsync
+  Commit commit = Commit::nosync;               // strata_commit
   uint64_t checksum_chunk = uint64_t{4} << 20;  // strata_checksum_chunk
-  Strategy strategy = Strategy::automatic;   // strata_strategy
-  Choice pack = Choice::automatic;           // strata_pack
-  Choice spans = Choice::automatic;          // strata_spans
-  std::optional<uint64_t> hole_limit;        // strata_hole_limit: a hole this large ends a span
-  TierHints tiers;                           // strata_aggr_tier, strata_target, ... (engine/place/tier_hints.hpp)
-  bool compare_mpiio = false;                // strata_compare_mpiio: also predict MPI-IO's own collective write
+  Strategy strategy = Strategy::automatic;      // strata_strategy
+  Choice pack = Choice::automatic;              // strata_pack
+  Choice spans = Choice::automatic;             // strata_spans
+  std::optional<uint64_t> hole_limit;           // strata_hole_limit: a hole this large ends a span
+  TierHints tiers;                              // strata_aggr_tier, strata_target, ... (engine/place/tier_hints.hpp)
+  bool compare_mpiio = false;                   // strata_compare_mpiio: also predict MPI-IO's own collective write
   // Which MPI-IO a collective write would use (for strata_compare_mpiio): ROMIO under MPICH or
   // with Open MPI's io=romio*, else OMPIO; its round size (OMPIO: io_ompio_bytes_per_agg).
   bool mpiio_romio = false;

@@ -1,9 +1,9 @@
 // The collective plan of a phase, as named steps.
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -147,7 +147,8 @@ void PhaseImpl::reuse(const CachedPlan& c) {
   sel_.hi = c.sel.hi;
   const bool empties = std::any_of(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; });
   if (empties) {
-    pieces_.erase(std::remove_if(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; }), pieces_.end());
+    pieces_.erase(std::remove_if(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; }),
+                  pieces_.end());
   }
   if (c.order.empty()) {
     sel_.pieces = std::move(pieces_);
@@ -204,8 +205,8 @@ void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) 
 // STRATA_LOG=debug: the plan's decisions, as rank 0 sees them (STRATA_LOG_ALL_RANKS=1: every rank).
 void PhaseImpl::log_plan() const {
   const auto ms = log::milliseconds;
-  log::debug("phase \"" + path_ + "\" (" + (mode_ == PhaseMode::write ? "write" : "read") + "): " +
-             std::to_string(sel_.bytes) + " bytes here, " + std::to_string(size_) + " ranks on " +
+  log::debug("phase \"" + path_ + "\" (" + (mode_ == PhaseMode::write ? "write" : "read") +
+             "): " + std::to_string(sel_.bytes) + " bytes here, " + std::to_string(size_) + " ranks on " +
              std::to_string(engine_.nodes.node_count) + " node(s), commit " + (commit_ ? "new files" : "in place") +
              ", machine figures " + (engine_.machine_once().io.measured ? "measured" : "stated defaults"));
   for (size_t i = 0; i < strategy_.alternatives.size(); ++i) {
@@ -220,10 +221,10 @@ void PhaseImpl::log_plan() const {
              std::to_string(transfers_->operations()) + " one-sided operation(s) here");
   for (size_t p = 0; p < placement_.partitions.size(); ++p) {
     const PlacedPartition& part = placement_.partitions[p];
-    log::debug("  partition " + std::to_string(p) + " [" + std::to_string(part.begin) + ", " + std::to_string(part.end) +
-               "): aggregator rank " + std::to_string(part.aggregator) + " on node " + std::to_string(part.node) +
-               ", tier " + part.tier + (part.fallback ? " (fallback: the cheapest tier lacked capacity)" : "") +
-               ", cost " + ms(part.cost_s));
+    log::debug("  partition " + std::to_string(p) + " [" + std::to_string(part.begin) + ", " +
+               std::to_string(part.end) + "): aggregator rank " + std::to_string(part.aggregator) + " on node " +
+               std::to_string(part.node) + ", tier " + part.tier +
+               (part.fallback ? " (fallback: the cheapest tier lacked capacity)" : "") + ", cost " + ms(part.cost_s));
   }
   log::debug("  plan took " + ms(stats_.plan_s) + ", " + std::to_string(stats_.collectives) + " collective(s)");
 }
@@ -365,8 +366,9 @@ void PhaseImpl::agree(const std::vector<RankSummary>& all, const std::optional<E
   }
   for (const RankSummary& s : all) {
     if (s.config != all[0].config) {
-      throw Error(ErrorKind::usage, "ranks pass different engine hints (cb_buffer_size, strata_buffers, aggregators, "
-                                    "striping, subfiling...): every rank must give the same");
+      throw Error(ErrorKind::usage,
+                  "ranks pass different engine hints (cb_buffer_size, strata_buffers, aggregators, "
+                  "striping, subfiling...): every rank must give the same");
     }
   }
   for (const RankSummary& s : all) {
@@ -421,7 +423,9 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.pack = options_.pack != PhaseOptions::Choice::off;
   in.compare_mpiio = options_.compare_mpiio;
   in.mpiio_romio = options_.mpiio_romio;
-  in.mpiio_buffer = in.mpiio_romio ? options_.buffer_bytes : options_.buffer_bytes ? options_.buffer_bytes : options_.ompio_bytes_per_agg;
+  in.mpiio_buffer = in.mpiio_romio          ? options_.buffer_bytes
+                    : options_.buffer_bytes ? options_.buffer_bytes
+                                            : options_.ompio_bytes_per_agg;
   in.mpiio_aggregators = options_.aggregators;
   strategy_ = choose_strategy(in, machine.io);
   if (strategy_.alternatives.empty()) throw_runtime("internal: no strategy for this phase");
@@ -706,8 +710,8 @@ void PhaseImpl::check_variables() {
   MPI_Allreduce(&count, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm_);
   collectively(comm_, [&] {
     if (lo != hi) {
-      throw_usage("ranks define different numbers of variables (" + std::to_string(lo) + " to " +
-                  std::to_string(hi) + "); every rank must define the same variables in the same order");
+      throw_usage("ranks define different numbers of variables (" + std::to_string(lo) + " to " + std::to_string(hi) +
+                  "); every rank must define the same variables in the same order");
     }
   });
   std::vector<unsigned long long> sig(vars_.size()), smin(vars_.size()), smax(vars_.size());
@@ -717,7 +721,8 @@ void PhaseImpl::check_variables() {
   collectively(comm_, [&] {
     for (size_t i = 0; i < vars_.size(); ++i) {
       if (smin[i] != smax[i]) {
-        throw_usage("variable \"" + vars_[i].name + "\" is defined differently on some ranks (name, element size, "
+        throw_usage("variable \"" + vars_[i].name +
+                    "\" is defined differently on some ranks (name, element size, "
                     "global shape and file offset must agree; variables must come in the same order)");
       }
     }
@@ -757,12 +762,13 @@ void PhaseImpl::place_on_tiers() {
     const Elected& e = placed.partitions[static_cast<size_t>(p)];
     plan_.aggregator[static_cast<size_t>(p)] = e.aggregator;
     tier_of_partition_.push_back(e.tier);
-    placement_.partitions.push_back({plan_.start[static_cast<size_t>(p)], plan_.end[static_cast<size_t>(p)], e.aggregator,
-                                     engine_.nodes.node_of_rank[static_cast<size_t>(e.aggregator)], tier_name(e.tier),
-                                     e.cost, e.fallback});
+    placement_.partitions.push_back({plan_.start[static_cast<size_t>(p)], plan_.end[static_cast<size_t>(p)],
+                                     e.aggregator, engine_.nodes.node_of_rank[static_cast<size_t>(e.aggregator)],
+                                     tier_name(e.tier), e.cost, e.fallback});
   }
   for (const CandidateRow& c : placed.table) {
-    placement_.candidates.push_back({c.partition, c.rank, c.node, tier_name(c.tier), c.c1, c.c2, filter_name(c.filtered)});
+    placement_.candidates.push_back(
+        {c.partition, c.rank, c.node, tier_name(c.tier), c.c1, c.c2, filter_name(c.filtered)});
   }
 }
 

@@ -23,7 +23,8 @@ void PlanCache::keep(std::shared_ptr<const CachedPlan> plan) {
   plans_.insert(plans_.begin(), std::move(plan));
   uint64_t runs = 0;
   size_t keep = 0;
-  while (keep < plans_.size() && keep < kMaxPlans && runs + plans_[keep]->runs <= kMaxRuns) runs += plans_[keep++]->runs;
+  while (keep < plans_.size() && keep < kMaxPlans && runs + plans_[keep]->runs <= kMaxRuns)
+    runs += plans_[keep++]->runs;
   plans_.resize(keep);
 }
 
@@ -39,7 +40,9 @@ KeyHasher::KeyHasher() : state_(XXH3_createState()) {
 
 KeyHasher::~KeyHasher() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
 
-void KeyHasher::add(const void* data, size_t bytes) { XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), data, bytes); }
+void KeyHasher::add(const void* data, size_t bytes) {
+  XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), data, bytes);
+}
 
 void KeyHasher::add_pieces(const std::vector<Piece>& pieces) {
   // Fields only, in blocks (no per-piece call): offset, length, element size, stride, variable.

@@ -33,11 +33,11 @@ namespace strata::engine {
 
 // This rank's part of a plan, as the phase that made it left it after plan().
 struct CachedPlan {
-  uint64_t key = 0;   // agreed: the same on every rank
-  uint64_t runs = 0;  // declared runs summed over every rank (the cache's bound)
-  Selection sel;      // byte counts only: the pieces are each phase's own declarations
+  uint64_t key = 0;             // agreed: the same on every rank
+  uint64_t runs = 0;            // declared runs summed over every rank (the cache's bound)
+  Selection sel;                // byte counts only: the pieces are each phase's own declarations
   std::vector<uint32_t> order;  // normalise()'s order of the declared pieces (empty: declared sorted)
-  Selection agg;      // byte counts only
+  Selection agg;                // byte counts only
   std::vector<StreamExtent> direct;
   Plan plan;
   int my_partition = -1;

@@ -84,8 +84,11 @@ Hints ompio_settings() {
   Hints out;
   int provided = 0;
   if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return out;
-  const std::vector<std::string> wanted = {"fcoll", "io_ompio_bytes_per_agg", "io_ompio_num_aggregators",
-                                           "fbtl_posix_write_datasieving", "fbtl_posix_read_datasieving",
+  const std::vector<std::string> wanted = {"fcoll",
+                                           "io_ompio_bytes_per_agg",
+                                           "io_ompio_num_aggregators",
+                                           "fbtl_posix_write_datasieving",
+                                           "fbtl_posix_read_datasieving",
                                            "fs_ufs_lock_algorithm"};
   int count = 0;
   MPI_T_cvar_get_num(&count);
@@ -131,8 +134,11 @@ bool has_key(const Hints& hints, const std::string& key) {
 }  // namespace
 
 Hints hints_not_recognised(const Hints& requested, const Hints& in_effect, const std::string& component) {
-  static const Hints ompio_keys = {{"cb_buffer_size", ""}, {"cb_nodes", ""}, {"collective_buffering", ""},
-                                   {"striping_factor", ""}, {"striping_unit", ""}};
+  static const Hints ompio_keys = {{"cb_buffer_size", ""},
+                                   {"cb_nodes", ""},
+                                   {"collective_buffering", ""},
+                                   {"striping_factor", ""},
+                                   {"striping_unit", ""}};
   Hints out;
   for (const auto& h : requested) {
     const bool taken = component == "ompio" ? has_key(ompio_keys, h.first) : has_key(in_effect, h.first);

@@ -10,11 +10,11 @@
 namespace strata {
 
 struct IoOptions {
-  bool fsync = false;            // sync data to storage before close completes
-  bool per_block = false;        // hdf5: one collective H5Dwrite per block (per dataset, max over ranks)
-  bool independent = false;      // hdf5, pnetcdf: independent data transfers (IOR without -c)
-  bool per_variable = false;     // mpiio-coll: one MPI_File_write_at_all per variable
-  std::string container = "raw"; // strata: raw or hdf5
+  bool fsync = false;             // sync data to storage before close completes
+  bool per_block = false;         // hdf5: one collective H5Dwrite per block (per dataset, max over ranks)
+  bool independent = false;       // hdf5, pnetcdf: independent data transfers (IOR without -c)
+  bool per_variable = false;      // mpiio-coll: one MPI_File_write_at_all per variable
+  std::string container = "raw";  // strata: raw or hdf5
 };
 
 }  // namespace strata

@@ -11,8 +11,9 @@ Hints hints_for_open(const Hints& asked, const std::string& io_component) {
   Hints out;
   for (const auto& [k, v] : asked) {
     if (io_component == "ompio" && k == "collective_buffering") {
-      log::warn("hint collective_buffering dropped: OMPIO in Open MPI 4.1 inverts it (any value but \"false\" "
-                "forces independent I/O); select the algorithm with --mca fcoll instead");
+      log::warn(
+          "hint collective_buffering dropped: OMPIO in Open MPI 4.1 inverts it (any value but \"false\" "
+          "forces independent I/O); select the algorithm with --mca fcoll instead");
       continue;
     }
     out.emplace_back(k, v);
@@ -40,8 +41,7 @@ void MpiioFile::open(MPI_Comm comm, const std::string& path, Access access, cons
   Hints printed = capture.finish();
   if (rc != MPI_SUCCESS) {
     fh_ = MPI_FILE_NULL;
-    throw_mpi(std::string("cannot open \"") + path + "\" for " + (access == Access::write ? "writing" : "reading"),
-              rc);
+    throw_mpi(std::string("cannot open \"") + path + "\" for " + (access == Access::write ? "writing" : "reading"), rc);
   }
   Hints from_info;
   MPI_Info got = MPI_INFO_NULL;

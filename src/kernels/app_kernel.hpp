@@ -41,15 +41,15 @@ struct AppContext {
 
 // One timed phase (the output phase, or reading it back) as the kernel measured it.
 struct AppPhase {
-  uint64_t bytes = 0;      // bytes the phase moved, over all ranks (what the bandwidth divides)
-  double time_s = 0;       // the phase's time (the kernel says how it is taken)
-  double open_s = 0;       // time in open, write/read and close calls (the kernel says whether
-  double xfer_s = 0;       //   these are maxima over ranks or sums over threads and ranks)
+  uint64_t bytes = 0;  // bytes the phase moved, over all ranks (what the bandwidth divides)
+  double time_s = 0;   // the phase's time (the kernel says how it is taken)
+  double open_s = 0;   // time in open, write/read and close calls (the kernel says whether
+  double xfer_s = 0;   //   these are maxima over ranks or sums over threads and ranks)
   double close_s = 0;
-  uint64_t requests = 0;   // write (or read) calls, over all ranks
+  uint64_t requests = 0;            // write (or read) calls, over all ranks
   std::vector<double> rank_time_s;  // per-rank times, when the kernel has them
-  nlohmann::json details;  // the kernel's own measurements (JSON "kernel" of the phase)
-  std::string text;        // the same for people, printed under the run's table
+  nlohmann::json details;           // the kernel's own measurements (JSON "kernel" of the phase)
+  std::string text;                 // the same for people, printed under the run's table
 };
 
 // One configured run of an application kernel on a communicator.
@@ -58,10 +58,10 @@ class AppRun {
   virtual ~AppRun() = default;
   virtual std::string mode() const = 0;
   virtual nlohmann::json params() const = 0;  // every parameter as resolved
-  virtual uint64_t files() const = 0;          // files the output phase writes
-  virtual std::string layout() const = 0;      // "file per local problem", "shared", ...
-  virtual uint64_t global_bytes() const = 0;   // bytes of one output phase
-  virtual uint64_t local_bytes() const = 0;    // of which this rank's
+  virtual uint64_t files() const = 0;         // files the output phase writes
+  virtual std::string layout() const = 0;     // "file per local problem", "shared", ...
+  virtual uint64_t global_bytes() const = 0;  // bytes of one output phase
+  virtual uint64_t local_bytes() const = 0;   // of which this rank's
   // Collective: removes a previous output (not what the original creates before its timed
   // phase, like MSLIO's folders).
   virtual void remove_output() = 0;

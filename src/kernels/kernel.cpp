@@ -58,7 +58,8 @@ void add_memory_order_option(OptionSet& o, const std::string& what) {
 
 std::string memory_order_option(const OptionSet& o) {
   const std::string order = o.get("memory-order");
-  if (order != "file" && order != "shuffled") throw_usage("--memory-order must be file or shuffled (got \"" + order + "\")");
+  if (order != "file" && order != "shuffled")
+    throw_usage("--memory-order must be file or shuffled (got \"" + order + "\")");
   return order;
 }
 

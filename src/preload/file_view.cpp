@@ -50,7 +50,8 @@ std::string FileView::problem() const {
   if (filetype->size == 0) return "";  // this rank sees no data (a zero-count rank)
   if (filetype->extent <= 0 || !filetype->monotonic()) return "view not monotonic";
   const auto& runs = filetype->runs;
-  if (!runs.empty() && runs.back().offset + static_cast<int64_t>(runs.back().length) - runs.front().offset > filetype->extent) {
+  if (!runs.empty() &&
+      runs.back().offset + static_cast<int64_t>(runs.back().length) - runs.front().offset > filetype->extent) {
     return "view not monotonic";  // consecutive tiles would overlap
   }
   return "";

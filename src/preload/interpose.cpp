@@ -97,15 +97,15 @@ using namespace strata::preload;
 
 #define STRATA_EXPORT extern "C" __attribute__((visibility("default")))
 // Defines MPI_File_x and PMPI_File_x with one body.
-#define STRATA_BOTH(name, params, args)                                  \
-  static int impl_##name params;                                         \
+#define STRATA_BOTH(name, params, args)                             \
+  static int impl_##name params;                                    \
   STRATA_EXPORT int MPI_##name params { return impl_##name args; }  \
   STRATA_EXPORT int PMPI_##name params { return impl_##name args; } \
   static int impl_##name params
 
-#define PASS_IF_INSIDE(name, args)  \
+#define PASS_IF_INSIDE(name, args)        \
   if (depth > 0) return real().name args; \
-  Inside inside_;                          \
+  Inside inside_;                         \
   trace(#name);
 
 STRATA_BOTH(File_open, (MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh),
@@ -129,7 +129,8 @@ STRATA_BOTH(File_close, (MPI_File * fh), (fh)) {
 }
 
 STRATA_BOTH(File_set_view,
-            (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char* datarep, MPI_Info info),
+            (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char* datarep,
+             MPI_Info info),
             (fh, disp, etype, filetype, datarep, info)) {
   PASS_IF_INSIDE(File_set_view, (fh, disp, etype, filetype, datarep, info))
   const int rc = real().File_set_view(fh, disp, etype, filetype, datarep, info);
@@ -177,7 +178,7 @@ STRATA_BOTH(File_sync, (MPI_File fh), (fh)) {
   return flushed != MPI_SUCCESS ? flushed : rc;
 }
 
-STRATA_BOTH(File_get_size, (MPI_File fh, MPI_Offset * size), (fh, size)) {
+STRATA_BOTH(File_get_size, (MPI_File fh, MPI_Offset* size), (fh, size)) {
   PASS_IF_INSIDE(File_get_size, (fh, size))
   // The size this rank's gathered writes give the file, without writing them (HDF5 asks often).
   const int rc = real().File_get_size(fh, size);
@@ -208,23 +209,23 @@ STRATA_BOTH(File_write_at_all,
 
 // ---- other data accesses: to MPI-IO, after the gathered data they could see -----------------
 #define STRATA_INDEPENDENT(name, reason, params, args, offset, count, type) \
-  STRATA_BOTH(name, params, args) {                                          \
-    PASS_IF_INSIDE(name, args)                                               \
-    before_independent(fh, reason, offset, bytes_of(count, type));           \
-    return real().name args;                                                 \
+  STRATA_BOTH(name, params, args) {                                         \
+    PASS_IF_INSIDE(name, args)                                              \
+    before_independent(fh, reason, offset, bytes_of(count, type));          \
+    return real().name args;                                                \
   }
 #define STRATA_COLLECTIVE(name, reason, params, args, offset, count, type, writes) \
-  STRATA_BOTH(name, params, args) {                                                 \
-    PASS_IF_INSIDE(name, args)                                                      \
-    const Reason why = reason;                                                      \
-    before_collective(fh, &why, offset, bytes_of(count, type), writes);             \
-    return real().name args;                                                        \
+  STRATA_BOTH(name, params, args) {                                                \
+    PASS_IF_INSIDE(name, args)                                                     \
+    const Reason why = reason;                                                     \
+    before_collective(fh, &why, offset, bytes_of(count, type), writes);            \
+    return real().name args;                                                       \
   }
 // The second half of a split collective: counted at its first half.
 #define STRATA_END(name, params, args) \
-  STRATA_BOTH(name, params, args) {     \
-    PASS_IF_INSIDE(name, args)          \
-    return real().name args;            \
+  STRATA_BOTH(name, params, args) {    \
+    PASS_IF_INSIDE(name, args)         \
+    return real().name args;           \
   }
 
 #define WPARAMS (MPI_File fh, const void* buf, int count, MPI_Datatype type, MPI_Status* st)
@@ -267,14 +268,16 @@ STRATA_COLLECTIVE(File_write_at_all_begin, Reason::split,
                   (MPI_File fh, MPI_Offset offset, const void* buf, int count, MPI_Datatype type),
                   (fh, offset, buf, count, type), offset, count, type, true)
 STRATA_COLLECTIVE(File_write_ordered_begin, Reason::shared_pointer,
-                  (MPI_File fh, const void* buf, int count, MPI_Datatype type), (fh, buf, count, type), -2, count, type, true)
+                  (MPI_File fh, const void* buf, int count, MPI_Datatype type), (fh, buf, count, type), -2, count, type,
+                  true)
 STRATA_COLLECTIVE(File_read_all_begin, Reason::read, (MPI_File fh, void* buf, int count, MPI_Datatype type),
                   (fh, buf, count, type), -1, count, type, false)
 STRATA_COLLECTIVE(File_read_at_all_begin, Reason::read,
                   (MPI_File fh, MPI_Offset offset, void* buf, int count, MPI_Datatype type),
                   (fh, offset, buf, count, type), offset, count, type, false)
 STRATA_COLLECTIVE(File_read_ordered_begin, Reason::shared_pointer,
-                  (MPI_File fh, void* buf, int count, MPI_Datatype type), (fh, buf, count, type), -2, count, type, false)
+                  (MPI_File fh, void* buf, int count, MPI_Datatype type), (fh, buf, count, type), -2, count, type,
+                  false)
 
 STRATA_END(File_write_all_end, (MPI_File fh, const void* buf, MPI_Status* st), (fh, buf, st))
 STRATA_END(File_write_at_all_end, (MPI_File fh, const void* buf, MPI_Status* st), (fh, buf, st))

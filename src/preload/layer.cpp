@@ -43,9 +43,12 @@ uint64_t parse_size(const char* v, uint64_t fallback) {
   char* end = nullptr;
   double x = std::strtod(v, &end);
   switch (end && *end ? *end : ' ') {
-    case 'k': case 'K': x *= 1024.0; break;
-    case 'm': case 'M': x *= 1024.0 * 1024; break;
-    case 'g': case 'G': x *= 1024.0 * 1024 * 1024; break;
+    case 'k':
+    case 'K': x *= 1024.0; break;
+    case 'm':
+    case 'M': x *= 1024.0 * 1024; break;
+    case 'g':
+    case 'G': x *= 1024.0 * 1024 * 1024; break;
     default: break;
   }
   return x > 0 ? static_cast<uint64_t>(x) : fallback;
@@ -247,7 +250,7 @@ void opened(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_F
   take_hints(*f, info);
   ++counters().files_opened;
   // amode is the same on every rank (MPI requires it): no agreement needed yet.
-  f->ineligible = mode() == Mode::off                 ? static_cast<int>(Reason::disabled)
+  f->ineligible = mode() == Mode::off                  ? static_cast<int>(Reason::disabled)
                   : (amode & MPI_MODE_SEQUENTIAL) != 0 ? static_cast<int>(Reason::sequential)
                   : (amode & MPI_MODE_RDONLY) != 0     ? static_cast<int>(Reason::read_only)
                                                        : -1;
@@ -397,7 +400,8 @@ int flush_one(File& f) {
     code = error_class_of(e.what(), 0);
     c.reasons[static_cast<size_t>(Reason::error)] += calls;
     c.passthrough_calls += calls;
-    if (rank == 0) std::fprintf(stderr, "libstrata_preload: the engine failed on \"%s\": %s\n", f.path.c_str(), e.what());
+    if (rank == 0)
+      std::fprintf(stderr, "libstrata_preload: the engine failed on \"%s\": %s\n", f.path.c_str(), e.what());
   }
   if (to_mpiio && code == MPI_SUCCESS) {
     ++c.cost_passthroughs;
@@ -415,7 +419,8 @@ int flush_one(File& f) {
 
 int flush_collective(File& f) { return flush_one(f); }
 
-int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count, MPI_Datatype type, MPI_Status* status) {
+int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count, MPI_Datatype type,
+                 MPI_Status* status) {
   int rc = MPI_SUCCESS;
   auto mem = type_map(type);
   const uint64_t bytes = static_cast<uint64_t>(count > 0 ? count : 0) * mem->size;
@@ -454,7 +459,8 @@ int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count
   ++f.pending_calls;
   if (status != MPI_STATUS_IGNORE) {
     if (mem->ok) {
-      PMPI_Status_set_elements_x(status, type, static_cast<MPI_Count>(count > 0 ? count : 0) * static_cast<MPI_Count>(mem->elements));
+      PMPI_Status_set_elements_x(status, type,
+                                 static_cast<MPI_Count>(count > 0 ? count : 0) * static_cast<MPI_Count>(mem->elements));
     } else {
       PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
     }
@@ -507,8 +513,7 @@ void finalize() {
   for (auto& g : s.groups) {
     try {
       g->engine.reset();
-    } catch (...) {
-    }
+    } catch (...) {}
     PMPI_Comm_free(&g->comm);
   }
   s.groups.clear();

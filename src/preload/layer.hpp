@@ -59,7 +59,8 @@ void opened(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_F
 // Before the real close (collective): flushes; returns an MPI error code or MPI_SUCCESS.
 int closing(File& f);
 // After the real set_view (collective; `ok`: it succeeded): records the view, agrees eligibility.
-void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char* datarep, MPI_Info info);
+void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char* datarep,
+              MPI_Info info);
 void atomicity_set(File& f, int flag);
 void info_set(File& f, MPI_Info info);
 
@@ -82,7 +83,8 @@ uint64_t pending_end(const File& f);
 
 // The collective write the engine takes: gathered, status filled, individual pointer advanced
 // (`explicit_offset` < 0: at the individual pointer). Returns an MPI error code.
-int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count, MPI_Datatype type, MPI_Status* status);
+int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count, MPI_Datatype type,
+                 MPI_Status* status);
 
 // Reports an error code through the file's error handler; returns it.
 int report_error(MPI_File fh, int code);

@@ -20,8 +20,7 @@ void* resolve(const char* name) {
 
 RealMpi load() {
   RealMpi r;
-#define STRATA_PRELOAD_RESOLVE(name, params, args) \
-  r.name = reinterpret_cast<decltype(r.name)>(resolve("PMPI_" #name));
+#define STRATA_PRELOAD_RESOLVE(name, params, args) r.name = reinterpret_cast<decltype(r.name)>(resolve("PMPI_" #name));
   STRATA_PRELOAD_FILE_CALLS(STRATA_PRELOAD_RESOLVE)
 #undef STRATA_PRELOAD_RESOLVE
   return r;

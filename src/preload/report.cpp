@@ -10,9 +10,20 @@ namespace strata::preload {
 
 namespace {
 constexpr const char* kReasonNames[] = {
-    "independent",        "read",          "nonblocking collective", "split collective", "shared file pointer",
-    "atomic mode",        "data representation", "sequential mode",  "view not decoded", "view not monotonic",
-    "disabled",           "cost model",    "engine error",           "written alone",
+    "independent",
+    "read",
+    "nonblocking collective",
+    "split collective",
+    "shared file pointer",
+    "atomic mode",
+    "data representation",
+    "sequential mode",
+    "view not decoded",
+    "view not monotonic",
+    "disabled",
+    "cost model",
+    "engine error",
+    "written alone",
     "read-only file",
 };
 static_assert(sizeof kReasonNames / sizeof kReasonNames[0] == static_cast<size_t>(Reason::count_));
@@ -41,8 +52,9 @@ void count_passthrough(Reason r, uint64_t bytes) {
 
 void write_report(const std::string& path) {
   const Counters& c = counters();
-  std::vector<uint64_t> local = {c.calls,        c.engine_calls, c.passthrough_calls, c.engine_bytes,
-                                 c.passthrough_bytes, c.alone_bytes, c.files_opened, c.errors};
+  std::vector<uint64_t> local = {
+      c.calls,        c.engine_calls, c.passthrough_calls, c.engine_bytes, c.passthrough_bytes, c.alone_bytes,
+      c.files_opened, c.errors};
   local.insert(local.end(), c.reasons.begin(), c.reasons.end());
   std::vector<uint64_t> sum(local.size());
   PMPI_Reduce(local.data(), sum.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);

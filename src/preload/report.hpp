@@ -12,21 +12,21 @@ namespace strata::preload {
 
 // Why a call went to MPI-IO instead of the engine.
 enum class Reason : int {
-  independent = 0,  // an independent (non-collective) access
-  read,             // a read (the engine's read path is not used)
-  nonblocking,      // a nonblocking collective (iwrite_all, iwrite_at_all)
-  split,            // a split collective (write_all_begin/end)
-  shared_pointer,   // the shared file pointer (write_shared, write_ordered)
-  atomic,           // atomic mode
-  datarep,          // a data representation other than native
-  sequential,       // MPI_MODE_SEQUENTIAL
-  view_not_decoded, // a file type the layer cannot decode
+  independent = 0,   // an independent (non-collective) access
+  read,              // a read (the engine's read path is not used)
+  nonblocking,       // a nonblocking collective (iwrite_all, iwrite_at_all)
+  split,             // a split collective (write_all_begin/end)
+  shared_pointer,    // the shared file pointer (write_shared, write_ordered)
+  atomic,            // atomic mode
+  datarep,           // a data representation other than native
+  sequential,        // MPI_MODE_SEQUENTIAL
+  view_not_decoded,  // a file type the layer cannot decode
   view_not_monotonic,
-  disabled,         // STRATA_PRELOAD=off
-  cost,             // the cost model predicted MPI-IO faster
-  error,            // the engine failed before it wrote: the call went to MPI-IO
-  alone,            // gathered, then written by each rank alone (pwrite) before an independent access
-  read_only,        // a file opened MPI_MODE_RDONLY (MPI-IO reports the write as an error)
+  disabled,   // STRATA_PRELOAD=off
+  cost,       // the cost model predicted MPI-IO faster
+  error,      // the engine failed before it wrote: the call went to MPI-IO
+  alone,      // gathered, then written by each rank alone (pwrite) before an independent access
+  read_only,  // a file opened MPI_MODE_RDONLY (MPI-IO reports the write as an error)
   count_
 };
 const char* reason_name(Reason r);
@@ -40,7 +40,7 @@ struct Counters {
   uint64_t passthrough_bytes = 0;  // bytes of the passed-through calls
   uint64_t alone_bytes = 0;        // gathered bytes a rank wrote alone before an independent access
   uint64_t files_opened = 0;
-  uint64_t errors = 0;             // errors reported to the program
+  uint64_t errors = 0;  // errors reported to the program
   std::array<uint64_t, static_cast<size_t>(Reason::count_)> reasons{};
   // The same on every rank of a group (rank 0's figures are reported):
   uint64_t engine_phases = 0;      // engine phases executed (one per flush of gathered writes)

@@ -135,8 +135,8 @@ void build(TypeMap& m, MPI_Datatype type) {
     m.elements = 1;
     if (m.size == static_cast<uint64_t>(extent) || c.combiner != MPI_COMBINER_NAMED) {
       add_run(m, 0, m.size);
-    } else if (type == MPI_DOUBLE_INT || type == MPI_LONG_INT || type == MPI_SHORT_INT ||
-               type == MPI_LONG_DOUBLE_INT || type == MPI_FLOAT_INT) {
+    } else if (type == MPI_DOUBLE_INT || type == MPI_LONG_INT || type == MPI_SHORT_INT || type == MPI_LONG_DOUBLE_INT ||
+               type == MPI_FLOAT_INT) {
       // A pair type: the value, then an int at the next multiple of 4.
       const uint64_t first = m.size - 4;
       add_run(m, 0, first);
@@ -258,9 +258,7 @@ void build(TypeMap& m, MPI_Datatype type) {
       if (n > 0) add_grid(m, ch, sizes, owned);
       return;
     }
-    default:
-      fail(m, "datatype combiner " + std::to_string(c.combiner) + " not decoded");
-      return;
+    default: fail(m, "datatype combiner " + std::to_string(c.combiner) + " not decoded"); return;
   }
 }
 
@@ -295,7 +293,8 @@ TypeMap flatten(MPI_Datatype type) {
     m.prefix.push_back(sum);
     sum += r.length;
   }
-  if (m.ok && sum != m.size) fail(m, "decoded " + std::to_string(sum) + " bytes of a " + std::to_string(m.size) + "-byte type");
+  if (m.ok && sum != m.size)
+    fail(m, "decoded " + std::to_string(sum) + " bytes of a " + std::to_string(m.size) + "-byte type");
   return m;
 }
 

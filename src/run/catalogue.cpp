@@ -21,7 +21,8 @@ nlohmann::json option_json(const std::string& name, const char* metavar, const s
 nlohmann::json options_json(const OptionSet& o) {
   nlohmann::json out = nlohmann::json::array();
   for (const OptionSet::Spec& s : o.specs()) {
-    if (!s.is_section) out.push_back(option_json(s.name, s.is_flag ? nullptr : s.metavar.c_str(), s.help, s.default_value));
+    if (!s.is_section)
+      out.push_back(option_json(s.name, s.is_flag ? nullptr : s.metavar.c_str(), s.help, s.default_value));
   }
   return out;
 }
@@ -31,16 +32,23 @@ nlohmann::json kernels_json() {
   for (const Kernel* k : kernel_list()) {
     OptionSet o;
     k->add_options(o);
-    out.push_back({{"name", k->name()}, {"summary", k->summary()}, {"kind", kernel_kind_name(KernelKind::decomposition)},
-                   {"selector", "backend"}, {"options", options_json(o)}});
+    out.push_back({{"name", k->name()},
+                   {"summary", k->summary()},
+                   {"kind", kernel_kind_name(KernelKind::decomposition)},
+                   {"selector", "backend"},
+                   {"options", options_json(o)}});
   }
   for (const AppKernel* k : app_kernel_list()) {
     OptionSet o;
     k->add_options(o);
     nlohmann::json modes = nlohmann::json::array();
     for (const auto& [name, help] : k->modes()) modes.push_back({{"name", name}, {"help", help}});
-    out.push_back({{"name", k->name()}, {"summary", k->summary()}, {"kind", kernel_kind_name(KernelKind::application)},
-                   {"selector", k->mode_option()}, {"modes", modes}, {"default_output", k->default_output()},
+    out.push_back({{"name", k->name()},
+                   {"summary", k->summary()},
+                   {"kind", kernel_kind_name(KernelKind::application)},
+                   {"selector", k->mode_option()},
+                   {"modes", modes},
+                   {"default_output", k->default_output()},
                    {"options", options_json(o)}});
   }
   return out;
@@ -80,10 +88,14 @@ nlohmann::json run_options_json() {
 
 nlohmann::json layouts_json() {
   return nlohmann::json::array({
-      {{"name", layout_name(Layout::shared)}, {"option", nullptr}, {"summary", "every rank writes one shared file (N:1)"}},
-      {{"name", layout_name(Layout::file_per_process)}, {"option", "file-per-process"},
+      {{"name", layout_name(Layout::shared)},
+       {"option", nullptr},
+       {"summary", "every rank writes one shared file (N:1)"}},
+      {{"name", layout_name(Layout::file_per_process)},
+       {"option", "file-per-process"},
        {"summary", "each rank its own file PATH.<rank> (N:N)"}},
-      {{"name", layout_name(Layout::file_per_node)}, {"option", "file-per-node"},
+      {{"name", layout_name(Layout::file_per_node)},
+       {"option", "file-per-node"},
        {"summary", "the ranks of a node share a file PATH.node<node> (N:M)"}},
   });
 }
@@ -96,8 +108,9 @@ nlohmann::json hints_json() {
   return {
       {"families",
        {{hint_family_name(HintFamily::none), "the backend takes no hints"},
-        {hint_family_name(HintFamily::mpi_io), "passed to MPI_File_open: the MPI library's keys (strata info lists "
-                                               "the defaults, strata advise the advised ones)"},
+        {hint_family_name(HintFamily::mpi_io),
+         "passed to MPI_File_open: the MPI library's keys (strata info lists "
+         "the defaults, strata advise the advised ones)"},
         {hint_family_name(HintFamily::engine), "the engine's, listed under \"engine\""}}},
       {"engine", engine},
   };
@@ -108,7 +121,7 @@ nlohmann::json hints_json() {
 nlohmann::json catalogue() {
   return {
       {"strata_version", STRATA_VERSION}, {"kernels", kernels_json()}, {"run_options", run_options_json()},
-      {"backends", backends_json()},      {"layouts", layouts_json()},  {"hints", hints_json()},
+      {"backends", backends_json()},      {"layouts", layouts_json()}, {"hints", hints_json()},
   };
 }
 

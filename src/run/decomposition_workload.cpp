@@ -210,7 +210,8 @@ class DecompositionWorkload final : public Workload {
       facts.variables = static_cast<int64_t>(d.variables.size());
       facts.files = file_.files;
       // The largest variable of a shared file; derived from the blocks otherwise.
-      for (const auto& v : d.variables) facts.dataset_bytes = file_.files == 1 ? std::max(facts.dataset_bytes, v.bytes()) : 0;
+      for (const auto& v : d.variables)
+        facts.dataset_bytes = file_.files == 1 ? std::max(facts.dataset_bytes, v.bytes()) : 0;
       advice_ = advise::advice_for_run(advise::run_facts(file_.comm, nodes, d.local_bytes(), d.transfer_bytes, facts),
                                        o.hints, !o.no_advice);
     });
@@ -248,7 +249,8 @@ class DecompositionWorkload final : public Workload {
           throw Error(e.kind(), text + note);
         }
         // Never a false success: the file is there, and a raw one spans the decomposition.
-        collectively(comm_, backend.name() + " write: check", [&] { check_written(out.ctx.file, raw_file_, backend.commits_output()); });
+        collectively(comm_, backend.name() + " write: check",
+                     [&] { check_written(out.ctx.file, raw_file_, backend.commits_output()); });
         if (first) in_effect_ = backend.hints_in_effect();
         if (o_.verify && !o_.read) {  // untimed read-back
           std::fill(back_.begin(), back_.end(), std::byte{0xA5});
@@ -267,7 +269,8 @@ class DecompositionWorkload final : public Workload {
         // (PnetCDF reads a missing end as zeros). The backends' own checks come first: they name
         // a well-formed file of another layout more precisely.
         if (failure && !o_.writes()) {
-          collectively(comm_, backend.name() + " read: check", [&] { check_readable(out.ctx.file, raw_file_, backend.commits_output()); });
+          collectively(comm_, backend.name() + " read: check",
+                       [&] { check_readable(out.ctx.file, raw_file_, backend.commits_output()); });
         }
       }
       if (failure && out.checkpoint) *failure = "checkpoint " + out.target.path + ": " + *failure;

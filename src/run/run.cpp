@@ -30,15 +30,16 @@ RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& en
     }
   });
   NodeMap nodes = node_map(comm);
-  std::unique_ptr<Workload> work = kind == KernelKind::application ? application_workload(o, comm, nodes)
-                                                                   : decomposition_workload(o, comm, nodes);
+  std::unique_ptr<Workload> work =
+      kind == KernelKind::application ? application_workload(o, comm, nodes) : decomposition_workload(o, comm, nodes);
   // A write that hangs has a likely cause the watchdog can name: a full file system, on which
   // OMPIO's collective writes wait forever instead of failing (docs/reliability.md).
   watchdog::set_diagnosis([path = work->output_path(), component = io_component()] {
     std::string cause = full_file_system(path);
     if (!cause.empty() && component == "ompio") {
-      cause += " (OMPIO waits forever in a collective write that a full disk fails; ROMIO reports the error: "
-               "--mca io romio321)";
+      cause +=
+          " (OMPIO waits forever in a collective write that a full disk fails; ROMIO reports the error: "
+          "--mca io romio321)";
     }
     return cause;
   });
@@ -92,14 +93,20 @@ RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& en
       {"hints", in_effect},
       {"hints_requested", asked},
       {"hints_not_recognised", ignored},
-      {"mpi", {{"library", lib.name}, {"version", lib.version}, {"full", lib.full},
-               {"standard", std::to_string(lib.standard_major) + "." + std::to_string(lib.standard_minor)},
-               {"thread_level", thread_level}}},
+      {"mpi",
+       {{"library", lib.name},
+        {"version", lib.version},
+        {"full", lib.full},
+        {"standard", std::to_string(lib.standard_major) + "." + std::to_string(lib.standard_minor)},
+        {"thread_level", thread_level}}},
       {"io_component", io_component()},
       {"mpi_workarounds", env.mpi_workarounds},
-      {"allocator", {{"kept_freed_memory", env.allocator.applied}, {"trim_threshold", env.allocator.trim_threshold},
-                     {"mmap_threshold", env.allocator.mmap_threshold}, {"glibc_tunables", env.allocator.glibc_tunables()},
-                     {"summary", env.allocator.describe()}}},
+      {"allocator",
+       {{"kept_freed_memory", env.allocator.applied},
+        {"trim_threshold", env.allocator.trim_threshold},
+        {"mmap_threshold", env.allocator.mmap_threshold},
+        {"glibc_tunables", env.allocator.glibc_tunables()},
+        {"summary", env.allocator.describe()}}},
       {"operations", nlohmann::json::array()},
       {"warnings", nlohmann::json::array()},
       {"watchdog_timeout_s", watchdog::timeout()},  // 0: off (STRATA_TIMEOUT=0)

@@ -29,9 +29,8 @@ const std::vector<RunOptionSpec>& run_option_specs() {
        true, false, &I::per_variable},
       {"hints", "K=V,K=V", "MPI-IO hints, applied over those of the file named by STRATA_HINTS", "", true, true,
        &R::hints},
-      {"no-advice", nullptr,
-       "do not apply strata advise's hints (explicit hints win over them key by key anyway)", "", true, false,
-       &R::no_advice},
+      {"no-advice", nullptr, "do not apply strata advise's hints (explicit hints win over them key by key anyway)", "",
+       true, false, &R::no_advice},
       {"file-per-process", nullptr, "each rank its own file PATH.<rank, 8 digits> (IOR -F)", "", true, false,
        &R::file_per_process},
       {"file-per-node", nullptr, "the ranks of each node share a file PATH.node<node, 5 digits>, in rank order", "",
@@ -39,10 +38,10 @@ const std::vector<RunOptionSpec>& run_option_specs() {
       {"node-local", nullptr, "put the files in node-local storage: STRATA_LOCAL_DIR/<node>/<file name of PATH>", "",
        true, false, &R::node_local},
       {"write", nullptr, "write the data (the default unless --read is given alone)", "", true, true, &R::write},
-      {"read", nullptr, "read the data back, timed; alone, read an existing output without writing it", "", true,
-       true, &R::read},
-      {"writer-ranks", "N", "with --read: the file was written by N ranks; each reader checks an even share of it",
-       "", true, false, &R::writer_ranks},
+      {"read", nullptr, "read the data back, timed; alone, read an existing output without writing it", "", true, true,
+       &R::read},
+      {"writer-ranks", "N", "with --read: the file was written by N ranks; each reader checks an even share of it", "",
+       true, false, &R::writer_ranks},
       {"verify", nullptr, "compare every element read back with the generator (after a write: read back first)", "",
        true, true, &R::verify},
       {"fsync", nullptr, "sync to storage before close completes (counted in close time)", "", true, true, &I::fsync},
@@ -104,8 +103,8 @@ void declare_run_options(OptionSet& o, const std::string& kernel) {
   for (const RunOptionSpec& s : run_option_specs()) {
     if (!(app != nullptr ? s.for_application : s.for_decomposition)) continue;
     // An application kernel's output defaults to what the kernel writes.
-    const std::string default_value = app != nullptr && std::string(s.name) == "output" ? app->default_output()
-                                                                                       : s.default_value;
+    const std::string default_value =
+        app != nullptr && std::string(s.name) == "output" ? app->default_output() : s.default_value;
     if (s.metavar == nullptr) {
       o.add_flag(s.name, s.help);
     } else {
@@ -219,7 +218,8 @@ void RunOptions::check() const {
   for (const RunOptionSpec& s : run_option_specs()) {
     const std::string name = s.name;
     const auto& table = backend_table();
-    const bool specific = std::any_of(table.begin(), table.end(), [&](const BackendRow& b) { return b.can.takes(name); });
+    const bool specific =
+        std::any_of(table.begin(), table.end(), [&](const BackendRow& b) { return b.can.takes(name); });
     if (specific && !row.can.takes(name) && differs_from_default(*this, s)) {
       throw_usage("--" + name + " applies to backend " +
                   backends_that([&](const BackendRow& b) { return b.can.takes(name); }) + " only");

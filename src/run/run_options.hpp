@@ -27,27 +27,27 @@ enum class KernelKind { decomposition, application };
 std::string kernel_kind_name(KernelKind k);
 
 struct RunOptions {
-  std::string kernel;              // KERNEL, the first word
-  std::string backend;             // decomposition kernels: the backend table's row
-  std::string mode;                // application kernels: the mode (--mode, or the kernel's name for it)
-  std::string output;              // empty: strata-KERNEL<the backend's file extension>, or the kernel's default
-  Hints hints;                     // STRATA_HINTS's file, then --hints over it
+  std::string kernel;   // KERNEL, the first word
+  std::string backend;  // decomposition kernels: the backend table's row
+  std::string mode;     // application kernels: the mode (--mode, or the kernel's name for it)
+  std::string output;   // empty: strata-KERNEL<the backend's file extension>, or the kernel's default
+  Hints hints;          // STRATA_HINTS's file, then --hints over it
   bool no_advice = false;
   bool file_per_process = false;
   bool file_per_node = false;
   bool node_local = false;
-  bool write = false;              // neither write nor read: write
+  bool write = false;  // neither write nor read: write
   bool read = false;
-  uint64_t writer_ranks = 0;       // > 0: read a file written by this many ranks
+  uint64_t writer_ranks = 0;  // > 0: read a file written by this many ranks
   bool verify = false;
-  IoOptions io;                    // --fsync and the backend-specific switches
+  IoOptions io;  // --fsync and the backend-specific switches
   uint64_t repetitions = 1;
   uint64_t seed = 1;
   uint64_t step = 0;
-  std::string json;                // the record's file (written by the caller: the CLI)
+  std::string json;  // the record's file (written by the caller: the CLI)
   bool quiet = false;
-  bool help = false;               // --help was given: nothing else was read or checked
-  OptionSet parsed;                // every option as given; the kernel reads its own from it
+  bool help = false;  // --help was given: nothing else was read or checked
+  OptionSet parsed;   // every option as given; the kernel reads its own from it
 
   bool writes() const { return write || !read; }
   Layout layout() const;
@@ -62,10 +62,10 @@ struct RunOptions {
 
 // A run option's row: the field it sets, its command-line name and help, and which kernels take it.
 struct RunOptionSpec {
-  using Field = std::variant<bool RunOptions::*, uint64_t RunOptions::*, std::string RunOptions::*,
-                             Hints RunOptions::*, bool IoOptions::*, std::string IoOptions::*>;
+  using Field = std::variant<bool RunOptions::*, uint64_t RunOptions::*, std::string RunOptions::*, Hints RunOptions::*,
+                             bool IoOptions::*, std::string IoOptions::*>;
   const char* name;
-  const char* metavar;        // nullptr: a flag
+  const char* metavar;  // nullptr: a flag
   const char* help;
   const char* default_value;  // "" for none
   bool for_decomposition;     // taken by decomposition kernels

@@ -10,9 +10,9 @@ std::string checkpoint_path(const std::string& path, uint64_t step) {
   return path + suffix;
 }
 
-std::vector<RunOutput> plan_outputs(MPI_Comm comm, const NodeMap& nodes, const Target& target,
-                                    const Decomposition& d, const std::vector<uint64_t>& checkpoint_steps,
-                                    const ValueStream& values, const BackendContext& ctx) {
+std::vector<RunOutput> plan_outputs(MPI_Comm comm, const NodeMap& nodes, const Target& target, const Decomposition& d,
+                                    const std::vector<uint64_t>& checkpoint_steps, const ValueStream& values,
+                                    const BackendContext& ctx) {
   std::vector<RunOutput> outputs;
   auto add = [&](std::optional<uint64_t> checkpoint) {
     RunOutput o;

@@ -33,9 +33,9 @@ std::string checkpoint_path(const std::string& path, uint64_t step);
 // The run's outputs, each with its file group resolved; no backend yet. A single output keeps
 // `target` and `values`; checkpoint k gets checkpoint_path(target.path, step_k) and the values
 // of step values.step + step_k. Collective over `comm` (file_group is).
-std::vector<RunOutput> plan_outputs(MPI_Comm comm, const NodeMap& nodes, const Target& target,
-                                    const Decomposition& d, const std::vector<uint64_t>& checkpoint_steps,
-                                    const ValueStream& values, const BackendContext& ctx);
+std::vector<RunOutput> plan_outputs(MPI_Comm comm, const NodeMap& nodes, const Target& target, const Decomposition& d,
+                                    const std::vector<uint64_t>& checkpoint_steps, const ValueStream& values,
+                                    const BackendContext& ctx);
 
 // Adds one output's access to a repetition: into its per-checkpoint list (for checkpoints) and
 // into the repetition's totals (bytes, times and requests summed).

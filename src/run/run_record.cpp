@@ -9,8 +9,8 @@
 namespace strata {
 
 nlohmann::json PhaseTiming::to_json() const {
-  nlohmann::json j = {{"bytes", bytes},   {"time_s", time_s}, {"bandwidth_mib_s", bandwidth_mib_s()},
-                      {"open_s", open_s}, {"xfer_s", xfer_s}, {"close_s", close_s},
+  nlohmann::json j = {{"bytes", bytes},      {"time_s", time_s}, {"bandwidth_mib_s", bandwidth_mib_s()},
+                      {"open_s", open_s},    {"xfer_s", xfer_s}, {"close_s", close_s},
                       {"requests", requests}};
   if (!engine.is_null()) j["engine"] = engine;
   if (!collective.is_null()) j["collective"] = collective;

@@ -13,16 +13,16 @@
 namespace strata {
 
 struct PhaseTiming {
-  uint64_t bytes = 0;     // over all ranks
-  double open_s = 0;      // max over ranks
+  uint64_t bytes = 0;  // over all ranks
+  double open_s = 0;   // max over ranks
   double xfer_s = 0;
   double close_s = 0;
-  double time_s = 0;      // open + transfer + close, max over ranks
-  uint64_t requests = 0;  // I/O library calls, summed over ranks
-  nlohmann::json engine;  // the engine's statistics (backend strata), or null
-  nlohmann::json collective;  // collective calls, rounds, Equation 1's split (collective_calls.hpp), or null
-  nlohmann::json kernel;  // an application kernel's own measurements, or null
-  std::vector<double> rank_time_s;  // per-rank times, when known (the harness stores them)
+  double time_s = 0;                    // open + transfer + close, max over ranks
+  uint64_t requests = 0;                // I/O library calls, summed over ranks
+  nlohmann::json engine;                // the engine's statistics (backend strata), or null
+  nlohmann::json collective;            // collective calls, rounds, Equation 1's split (collective_calls.hpp), or null
+  nlohmann::json kernel;                // an application kernel's own measurements, or null
+  std::vector<double> rank_time_s;      // per-rank times, when known (the harness stores them)
   std::vector<uint64_t> rank_requests;  // per-rank I/O library calls, bytes and transfer time, when known
   std::vector<uint64_t> rank_bytes;
   std::vector<double> rank_xfer_s;

@@ -57,14 +57,15 @@ bool expect_failure(const std::string& name, const std::string& fragment, const 
   MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   bool untouched = true;
-  for (size_t i = 0; i < previous_files.size() && rank == 0; ++i) untouched &= snapshot(previous_files[i]) == previous[i];
+  for (size_t i = 0; i < previous_files.size() && rank == 0; ++i)
+    untouched &= snapshot(previous_files[i]) == previous[i];
   if (!untouched) message += " [the previous output was changed]";
-  bool ok = status != 0 && lo[0] == hi[0] && lo[1] == hi[1] && message.find(fragment) != std::string::npos &&
-            untouched;
+  bool ok = status != 0 && lo[0] == hi[0] && lo[1] == hi[1] && message.find(fragment) != std::string::npos && untouched;
   int all_ok = ok ? 1 : 0, every = 0;
   MPI_Allreduce(&all_ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (rank == 0) std::printf("%s %s: %s\n", every ? "ok  " : "FAIL", name.c_str(), message.c_str());
-  if (!ok) std::fprintf(stderr, "rank %d: case %s: status %d, message \"%s\"\n", rank, name.c_str(), status, message.c_str());
+  if (!ok)
+    std::fprintf(stderr, "rank %d: case %s: status %d, message \"%s\"\n", rank, name.c_str(), status, message.c_str());
   return every == 1;
 }
 
@@ -172,8 +173,7 @@ int main(int argc, char** argv) {
       p.add_extent(v, static_cast<uint64_t>(rank) * 1000, 1500, data.data());
       try {
         p.plan();
-      } catch (const Error&) {
-      }
+      } catch (const Error&) {}
       p.write();  // must not quietly write nothing
     });
     ok &= expect_failure("hints that differ between ranks", "different engine hints", [&] {
@@ -269,7 +269,8 @@ int main(int argc, char** argv) {
     strata_phase* ph = nullptr;
     int s = strata_engine_create(MPI_COMM_WORLD, &e);
     s |= strata_phase_open(e, path.c_str(), STRATA_WRITE, nullptr, &ph);
-    uint64_t dims2[2] = {static_cast<uint64_t>(size), 4}, start2[2] = {static_cast<uint64_t>(rank), 0}, count2[2] = {1, 4};
+    uint64_t dims2[2] = {static_cast<uint64_t>(size), 4}, start2[2] = {static_cast<uint64_t>(rank), 0},
+             count2[2] = {1, 4};
     int v = -1;
     s |= strata_define_variable(ph, "s", 1, 2, dims2, 0, &v);
     s |= strata_add_subarray_nd(ph, v, rank == size - 1 ? entries : 2, start2, count2, const_cast<char*>(f_bytes), 0);
@@ -282,13 +283,13 @@ int main(int argc, char** argv) {
     return s != 0 ? -1 : planned;
   };
   std::string nd_message, fail_message, good_message;
-  const bool nd_ok = subarray_plan(2, nullptr, &good_message) == 0 &&
-                     subarray_plan(1, nullptr, &nd_message) == 2 &&
+  const bool nd_ok = subarray_plan(2, nullptr, &good_message) == 0 && subarray_plan(1, nullptr, &nd_message) == 2 &&
                      nd_message.find("subarray has 1 dimensions, the variable 2") != std::string::npos &&
                      subarray_plan(2, "the caller's own check", &fail_message) == 2 &&
                      fail_message.find("the caller's own check") != std::string::npos;
-  if (rank == 0) std::printf("%s C API: strata_add_subarray_nd checks its entries, strata_fail fails the plan: %s | %s\n",
-                             nd_ok ? "ok  " : "FAIL", nd_message.c_str(), fail_message.c_str());
+  if (rank == 0)
+    std::printf("%s C API: strata_add_subarray_nd checks its entries, strata_fail fails the plan: %s | %s\n",
+                nd_ok ? "ok  " : "FAIL", nd_message.c_str(), fail_message.c_str());
   ok &= nd_ok;
   int mine = ok ? 1 : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

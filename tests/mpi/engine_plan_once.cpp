@@ -59,7 +59,9 @@ std::vector<Run> draw_runs(uint64_t seed, uint64_t count, uint64_t big) {
   return runs;
 }
 
-unsigned char value_at(uint64_t offset, uint64_t salt) { return static_cast<unsigned char>(splitmix64(offset + salt) | 3); }
+unsigned char value_at(uint64_t offset, uint64_t salt) {
+  return static_cast<unsigned char>(splitmix64(offset + salt) | 3);
+}
 // Neither zero (a filled hole, a truncated tail) nor any data byte (value_at sets bits 0 and 1).
 constexpr unsigned char kSentinel = 0xA5;
 
@@ -180,10 +182,13 @@ struct Buffers {
   std::vector<double> grid;  // two doubles per element: the element, then padding
 };
 constexpr uint64_t kRows = 8, kCols = 50;
-double grid_value(uint64_t row, uint64_t col, uint64_t salt) { return static_cast<double>(row * 1000 + col) + salt * 0.25; }
+double grid_value(uint64_t row, uint64_t col, uint64_t salt) {
+  return static_cast<double>(row * 1000 + col) + salt * 0.25;
+}
 
 PhaseStats write_phase(Engine& engine, const std::string& path, const std::vector<Run>& runs, uint64_t salt,
-                       const std::vector<Phase::Hint>& hints, PhaseMode mode = PhaseMode::write, bool* read_ok = nullptr) {
+                       const std::vector<Phase::Hint>& hints, PhaseMode mode = PhaseMode::write,
+                       bool* read_ok = nullptr) {
   Buffers b;
   Phase p(engine, path, mode, hints);
   uint64_t last = 0;
@@ -194,7 +199,8 @@ PhaseStats write_phase(Engine& engine, const std::string& path, const std::vecto
   b.grid.assign(kRows * kCols * 2, -1.0);
   for (uint64_t r = 0; r < kRows; ++r) {
     for (uint64_t c = 0; c < kCols; ++c) {
-      b.grid[(r * kCols + c) * 2] = mode == PhaseMode::write ? grid_value(static_cast<uint64_t>(rank) * kRows + r, c, salt) : 0;
+      b.grid[(r * kCols + c) * 2] =
+          mode == PhaseMode::write ? grid_value(static_cast<uint64_t>(rank) * kRows + r, c, salt) : 0;
     }
   }
   p.add_subarray(g, {static_cast<uint64_t>(rank) * kRows, 0}, {kRows, kCols}, b.grid.data(), 16);
@@ -237,7 +243,8 @@ bool same_file(const std::string& a, const std::string& b) {
   if (rank == 0) {
     const std::string x = read_all(a), y = read_all(b);
     same = !x.empty() && x == y ? 1 : 0;
-    if (!same) std::fprintf(stderr, "%s (%zu bytes) and %s (%zu bytes) differ\n", a.c_str(), x.size(), b.c_str(), y.size());
+    if (!same)
+      std::fprintf(stderr, "%s (%zu bytes) and %s (%zu bytes) differ\n", a.c_str(), x.size(), b.c_str(), y.size());
   }
   MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return same == 1;
@@ -279,7 +286,8 @@ void reuse(const std::string& dir, const std::string& strategy) {
   check(same_file(reused, fresh), name + ": ... and written as a fresh plan writes it");
   std::vector<Phase::Hint> other_hints = hints;
   other_hints.push_back({"strata_buffers", "3"});
-  check(reused_everywhere(write_phase(engine, reused, runs, 4, other_hints)) == 0, name + ": a changed hint is planned afresh");
+  check(reused_everywhere(write_phase(engine, reused, runs, 4, other_hints)) == 0,
+        name + ": a changed hint is planned afresh");
   // The first declarations again: their plan is still kept (the cache holds several).
   check(reused_everywhere(write_phase(engine, reused, runs, 5, hints)) == 1, name + ": an earlier plan is found again");
   {
@@ -291,7 +299,8 @@ void reuse(const std::string& dir, const std::string& strategy) {
   bool ok1 = false, ok2 = false;
   const PhaseStats r1 = write_phase(engine, reused, runs, 5, hints, PhaseMode::read, &ok1);
   const PhaseStats r2 = write_phase(engine, reused, runs, 5, hints, PhaseMode::read, &ok2);
-  check(ok1 && ok2 && reused_everywhere(r1) == 0 && reused_everywhere(r2) == 1, name + ": a read reuses its plan and reads right");
+  check(ok1 && ok2 && reused_everywhere(r1) == 0 && reused_everywhere(r2) == 1,
+        name + ": a read reuses its plan and reads right");
   // A new write of the output changes its index: the next read plans afresh.
   write_phase(engine, reused, runs, 6, hints);
   bool ok3 = false;

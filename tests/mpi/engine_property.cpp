@@ -65,7 +65,8 @@ Layout make_layout(uint64_t seed, int world) {
   // The strategy: aggregators fixed by hint (half the phases), or chosen by the cost model,
   // or forced (direct: every byte by its owner; aggregate); packed puts and whole spans forced
   // on or off or left to the figures.
-  if (g.below(2) == 0) L.hints.push_back({"strata_aggregators", std::to_string(1 + g.below(static_cast<uint64_t>(L.writers)))});
+  if (g.below(2) == 0)
+    L.hints.push_back({"strata_aggregators", std::to_string(1 + g.below(static_cast<uint64_t>(L.writers)))});
   static const char* strategies[] = {"auto", "direct", "aggregate"};
   static const char* choices[] = {"auto", "true", "false"};
   const char* strategy = strategies[g.below(3)];
@@ -225,7 +226,7 @@ int main(int argc, char** argv) {
     });
     MPI_Barrier(MPI_COMM_WORLD);
     step([&] {
-      if (rank == 0) {  // the serial reference image
+      if (rank == 0) {                                         // the serial reference image
         const unsigned char hole = committed ? 0 : kSentinel;  // a committed file is a new file
         std::vector<unsigned char> want(L.file_end, hole), got(L.file_end, 0);
         std::vector<bool> declared(L.file_end, false);
@@ -256,7 +257,8 @@ int main(int argc, char** argv) {
           std::ifstream f(path, std::ios::binary);
           f.read(reinterpret_cast<char*>(got.data()), static_cast<std::streamsize>(got.size()));
           // A new file ends at its last declared byte; one written in place keeps its length.
-          if (!committed && static_cast<uint64_t>(f.gcount()) != L.file_end) problem = "the file is shorter than the reference";
+          if (!committed && static_cast<uint64_t>(f.gcount()) != L.file_end)
+            problem = "the file is shorter than the reference";
           if (committed && !f.eof() && f.peek() != EOF) problem = "the file is longer than the reference";
         }
         for (uint64_t i = 0; i < L.file_end && problem.empty(); ++i) {

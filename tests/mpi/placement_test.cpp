@@ -42,7 +42,9 @@ bool check(bool ok, const std::string& what) {
   return every;
 }
 
-unsigned char value(uint64_t offset, int seed) { return static_cast<unsigned char>((offset * 131 + offset / 251 + seed) & 0xff); }
+unsigned char value(uint64_t offset, int seed) {
+  return static_cast<unsigned char>((offset * 131 + offset / 251 + seed) & 0xff);
+}
 
 // Uneven contiguous blocks: rank r holds (r % 3 + 1) * unit bytes, after the ranks before it.
 struct Block {
@@ -113,8 +115,8 @@ bool election(Engine& engine, const std::string& dir) {
   bool ok = true;
   PlacementReport p;
   PhaseStats s;
-  ok &= check(round_trip(engine, dir + "/election.dat", 40000, {{"strata_cost_table", "true"}, {"cb_buffer_size", "16K"}}, {}, 1,
-                         &p, &s),
+  ok &= check(round_trip(engine, dir + "/election.dat", 40000,
+                         {{"strata_cost_table", "true"}, {"cb_buffer_size", "16K"}}, {}, 1, &p, &s),
               "written and read back");
   ok &= check(same_everywhere(signature(p)), "the election is identical on every rank: " + signature(p));
   std::vector<int> seen;
@@ -198,10 +200,11 @@ bool capacity(const std::string& dir) {
       for (const auto& a : c.allowed) in |= part.tier == a;
       moved &= in;
     }
-    const bool fallback_counted = c.allowed[0] == "dram" ? true : (p.fallbacks == p.partitions.size() && s.tier_fallbacks == p.fallbacks);
-    ok &= check(data && moved && fallback_counted,
-                std::string("capacities ") + c.capacities + ": aggregation on " + (p.partitions.empty() ? "?" : p.partitions[0].tier) +
-                    ", " + std::to_string(p.fallbacks) + " fallback(s), data verified");
+    const bool fallback_counted =
+        c.allowed[0] == "dram" ? true : (p.fallbacks == p.partitions.size() && s.tier_fallbacks == p.fallbacks);
+    ok &= check(data && moved && fallback_counted, std::string("capacities ") + c.capacities + ": aggregation on " +
+                                                       (p.partitions.empty() ? "?" : p.partitions[0].tier) + ", " +
+                                                       std::to_string(p.fallbacks) + " fallback(s), data verified");
   }
   unsetenv("STRATA_TIER_CAPACITY");
   return ok;
@@ -210,7 +213,8 @@ bool capacity(const std::string& dir) {
 bool node_local(Engine& engine, const std::string& dir) {
   bool ok = true;
   const std::string path = dir + "/node-local.dat";
-  const std::vector<Phase::Hint> write{{"strata_target", "node-local"}, {"strata_drain", "true"}, {"cb_buffer_size", "8K"}};
+  const std::vector<Phase::Hint> write{
+      {"strata_target", "node-local"}, {"strata_drain", "true"}, {"cb_buffer_size", "8K"}};
   PlacementReport p;
   ok &= check(round_trip(engine, path, 30000, write, {{"strata_target", "node-local"}}, 5, &p),
               "node-local write, read back from the node-local copy");
@@ -221,8 +225,7 @@ bool node_local(Engine& engine, const std::string& dir) {
     for (size_t i = 0; i < p.partitions.size(); ++i) {
       char name[64];
       std::snprintf(name, sizeof name, "node-local.dat.part.%05zu", i);
-      const auto f = std::filesystem::path(node_local_root()) /
-                     std::to_string(p.partitions[i].node) / name;
+      const auto f = std::filesystem::path(node_local_root()) / std::to_string(p.partitions[i].node) / name;
       files &= std::filesystem::exists(f);
     }
   }
@@ -247,7 +250,8 @@ bool node_local(Engine& engine, const std::string& dir) {
 int main(int argc, char** argv) {
   // As the strata program does: one-rank Open MPI jobs need osc/pt2pt for windows on tier memory.
   const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
-  if ((world == nullptr || std::string(world) == "1") && std::getenv("OMPI_MCA_osc") == nullptr) setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
+  if ((world == nullptr || std::string(world) == "1") && std::getenv("OMPI_MCA_osc") == nullptr)
+    setenv("OMPI_MCA_osc", "sm,pt2pt", 0);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

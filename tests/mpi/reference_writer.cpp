@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
         const uint64_t es = elem_size(d.variables[static_cast<size_t>(e.var)].type);
         const uint64_t off = fpp ? e.mem_offset : d.variable_offset(e.var) + e.elem_begin * es;
         out->seekp(static_cast<std::streamoff>(off));
-        out->write(reinterpret_cast<const char*>(buf.data() + e.mem_offset), static_cast<std::streamsize>(e.elems * es));
+        out->write(reinterpret_cast<const char*>(buf.data() + e.mem_offset),
+                   static_cast<std::streamsize>(e.elems * es));
       }
       if (!*out) throw_runtime("write to " + output + " failed");
     }

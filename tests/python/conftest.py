@@ -58,9 +58,16 @@ class Outcome:
         return values.pop()
 
 
-def run_ranks(np: int, args: list[str], env: dict[str, str] | None = None, timeout: float = 90,
-              mca: list[str] | None = None, cwd: Path | None = None, program: Path = STRATA,
-              allow_missing: bool = False) -> Outcome:
+def run_ranks(
+    np: int,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    timeout: float = 90,
+    mca: list[str] | None = None,
+    cwd: Path | None = None,
+    program: Path = STRATA,
+    allow_missing: bool = False,
+) -> Outcome:
     """Runs `strata ARGS` (or `program ARGS`) on `np` ranks; each rank reports its own exit status
     (`allow_missing`: ranks the launcher killed report none, as after an MPI_Abort)."""
     full_env = dict(BASE_ENV)
@@ -68,15 +75,15 @@ def run_ranks(np: int, args: list[str], env: dict[str, str] | None = None, timeo
     for key, value in (env or {}).items():
         full_env[key] = value
         exports += ["-x", key]
-    wrapper = ('status=0; "$0" "$@" || status=$?; '
-               'echo "STRATA-RANK-EXIT ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} $status"')
-    cmd = [MPIRUN, *(mca or []), *exports, "-n", str(np), "--oversubscribe",
-           "bash", "-c", wrapper, str(program), *args]
+    wrapper = (
+        'status=0; "$0" "$@" || status=$?; ' 'echo "STRATA-RANK-EXIT ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} $status"'
+    )
+    cmd = [MPIRUN, *(mca or []), *exports, "-n", str(np), "--oversubscribe", "bash", "-c", wrapper, str(program), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)
-    statuses = {int(m.group(1)): int(m.group(2))
-                for m in re.finditer(r"STRATA-RANK-EXIT (\d+) (\d+)", proc.stdout)}
-    assert allow_missing or len(statuses) == np, \
-        f"expected {np} rank reports, got {statuses}\n{proc.stdout}\n{proc.stderr}"
+    statuses = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"STRATA-RANK-EXIT (\d+) (\d+)", proc.stdout)}
+    assert (
+        allow_missing or len(statuses) == np
+    ), f"expected {np} rank reports, got {statuses}\n{proc.stdout}\n{proc.stderr}"
     return Outcome(statuses, proc.stdout, proc.stderr, proc.returncode)
 
 

@@ -35,8 +35,9 @@ def report(name: str, fn: Callable[[], object]) -> None:
     comm.Barrier()
 
 
-def write_rows(engine: strata.Engine, path: Path, rows: np.ndarray, first_row: int, shape: tuple[int, int],
-               container: str = "raw") -> dict:
+def write_rows(
+    engine: strata.Engine, path: Path, rows: np.ndarray, first_row: int, shape: tuple[int, int], container: str = "raw"
+) -> dict:
     with strata.Phase(engine, str(path), "w", container=container) as phase:
         phase.add_subarray(phase.define_variable("v", shape, rows.dtype), (first_row, 0), rows)
         phase.write()
@@ -88,9 +89,15 @@ def errors(folder: Path) -> None:
             phase.write()
             return phase.close()
 
-    for name, fn in [("past_the_end", past_the_end), ("wrong_dtype", wrong_dtype), ("byte_order", byte_order),
-                     ("bad_hint", bad_hint), ("scattered_hdf5", scattered_hdf5), ("overlap_hdf5", overlap_hdf5),
-                     ("read_only", read_only)]:
+    for name, fn in [
+        ("past_the_end", past_the_end),
+        ("wrong_dtype", wrong_dtype),
+        ("byte_order", byte_order),
+        ("bad_hint", bad_hint),
+        ("scattered_hdf5", scattered_hdf5),
+        ("overlap_hdf5", overlap_hdf5),
+        ("read_only", read_only),
+    ]:
         report(name, fn)
     engine.close()
 
@@ -109,8 +116,13 @@ def api(folder: Path) -> None:
                 phase.plan()
                 phase.write()
                 stats = phase.close()
-            return {"bytes": stats["bytes"], "local": stats["local"]["bytes"], "buffers": stats["buffers"],
-                    "executions": engine.executions, "strategy": stats["strategy"]}
+            return {
+                "bytes": stats["bytes"],
+                "local": stats["local"]["bytes"],
+                "buffers": stats["buffers"],
+                "executions": engine.executions,
+                "strategy": stats["strategy"],
+            }
 
     def records() -> object:
         # An array of structures: each rank's records (id int64, x float64); x alone is strided

@@ -46,8 +46,24 @@ def test_this_machine_gets_no_striping_but_collective_buffering(tmp_path: Path) 
 
 
 def test_lustre_json_fields_and_table(tmp_path: Path) -> None:
-    out = run_ranks(1, ["advise", "--fs", "lustre", "--osts", "54", "--nodes", "6", "--ppn", "24",
-                        "--block-size", "4096K", "--json", str(tmp_path / "a.json")])
+    out = run_ranks(
+        1,
+        [
+            "advise",
+            "--fs",
+            "lustre",
+            "--osts",
+            "54",
+            "--nodes",
+            "6",
+            "--ppn",
+            "24",
+            "--block-size",
+            "4096K",
+            "--json",
+            str(tmp_path / "a.json"),
+        ],
+    )
     assert out.status == 0, out.stderr
     advice = json.loads((tmp_path / "a.json").read_text())
     assert advice["stripe_count"] == 39  # 5.6 x 6 + 4.9 = 38.5, halves up
@@ -71,17 +87,34 @@ def test_lustre_json_fields_and_table(tmp_path: Path) -> None:
     assert "[Hazel Hen striping paper, sec. 5.1.1 and 6]" in out.stdout
 
 
-@pytest.mark.parametrize("args, stripe_count, stripe_size", [
-    (["--nodes", "9", "--block-size", "64K"], 54, 64 * 1024),
-    (["--nodes", "1", "--block-size", "100000", "--stripe-ratio", "1"], 11, 128 * 1024),
-    (["--nodes", "4", "--block-size", "4M", "--stripe-fit", "5n+3"], 23, 1024 * 1024),
-    (["--nodes", "16", "--ppn", "32", "--block-size", "64M", "--osts", "64", "--variables", "400",
-      "--dataset-size", "128M"], 64, 2 * 1024 * 1024),
-])
-def test_lustre_rules_through_the_command(tmp_path: Path, args: list[str], stripe_count: int,
-                                          stripe_size: int) -> None:
-    base = ["advise", "--fs", "lustre", "--osts", "54", "--ppn", "24", "--json", str(tmp_path / "a.json"),
-            "--quiet"]
+@pytest.mark.parametrize(
+    "args, stripe_count, stripe_size",
+    [
+        (["--nodes", "9", "--block-size", "64K"], 54, 64 * 1024),
+        (["--nodes", "1", "--block-size", "100000", "--stripe-ratio", "1"], 11, 128 * 1024),
+        (["--nodes", "4", "--block-size", "4M", "--stripe-fit", "5n+3"], 23, 1024 * 1024),
+        (
+            [
+                "--nodes",
+                "16",
+                "--ppn",
+                "32",
+                "--block-size",
+                "64M",
+                "--osts",
+                "64",
+                "--variables",
+                "400",
+                "--dataset-size",
+                "128M",
+            ],
+            64,
+            2 * 1024 * 1024,
+        ),
+    ],
+)
+def test_lustre_rules_through_the_command(tmp_path: Path, args: list[str], stripe_count: int, stripe_size: int) -> None:
+    base = ["advise", "--fs", "lustre", "--osts", "54", "--ppn", "24", "--json", str(tmp_path / "a.json"), "--quiet"]
     out = run_ranks(1, base + args)
     assert out.status == 0, out.stderr
     assert out.stdout.count("Strata advisor") == 0  # --quiet
@@ -90,21 +123,56 @@ def test_lustre_rules_through_the_command(tmp_path: Path, args: list[str], strip
 
 
 def test_lock_ahead_only_at_scale(tmp_path: Path) -> None:
-    out = run_ranks(1, ["advise", "--fs", "lustre", "--osts", "54", "--nodes", "128", "--ppn", "24",
-                        "--block-size", "4M", "--json", str(tmp_path / "a.json")])
+    out = run_ranks(
+        1,
+        [
+            "advise",
+            "--fs",
+            "lustre",
+            "--osts",
+            "54",
+            "--nodes",
+            "128",
+            "--ppn",
+            "24",
+            "--block-size",
+            "4M",
+            "--json",
+            str(tmp_path / "a.json"),
+        ],
+    )
     assert out.status == 0, out.stderr
     advice = json.loads((tmp_path / "a.json").read_text())
     assert advice["lock_ahead_multiplier"] == 32
     assert "cray_cb_nodes_multiplier=32" in advice["mpich_mpiio_hints"]
-    out = run_ranks(1, ["advise", "--fs", "lustre", "--osts", "54", "--nodes", "128", "--ppn", "24",
-                        "--block-size", "2M", "--json", str(tmp_path / "b.json")])
+    out = run_ranks(
+        1,
+        [
+            "advise",
+            "--fs",
+            "lustre",
+            "--osts",
+            "54",
+            "--nodes",
+            "128",
+            "--ppn",
+            "24",
+            "--block-size",
+            "2M",
+            "--json",
+            str(tmp_path / "b.json"),
+        ],
+    )
     advice = json.loads((tmp_path / "b.json").read_text())
     assert advice["lock_ahead_multiplier"] == 0 and advice["cray_hints"] == {}
 
 
 def test_nodes_and_ranks_per_node_default_to_the_run(tmp_path: Path) -> None:
-    out = run_ranks(4, ["advise", "--fs", "gpfs", "--block-size", "64M", "--json", str(tmp_path / "a.json")],
-                    env={"STRATA_RANKS_PER_NODE": "2"})
+    out = run_ranks(
+        4,
+        ["advise", "--fs", "gpfs", "--block-size", "64M", "--json", str(tmp_path / "a.json")],
+        env={"STRATA_RANKS_PER_NODE": "2"},
+    )
     assert out.status == 0, out.stderr
     advice = json.loads((tmp_path / "a.json").read_text())
     assert advice["input"]["nodes"] == 2 and advice["input"]["ranks_per_node"] == 2
@@ -112,16 +180,19 @@ def test_nodes_and_ranks_per_node_default_to_the_run(tmp_path: Path) -> None:
     assert advice["cb_config_list"] == ""
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--fs", "ext4", "--nodes", "0", "--block-size", "1M"], "--nodes must be at least 1"),
-    (["--fs", "ext4", "--block-size", "0"], "--block-size must be more than 0"),
-    (["--fs", "zork", "--block-size", "1M"], 'unknown file system "zork"'),
-    (["--fs", "lustre", "--osts", "-3", "--block-size", "1M"], "--osts must not be negative"),
-    (["--fs", "ext4"], "needs --block-size"),
-    (["--fs", "ext4", "--block-size", "1M", "--stripe-ratio", "1/3"], "--stripe-ratio must be 1, 1/2 or 1/4"),
-    (["--fs", "ext4", "--path", ".", "--block-size", "1M"], "give --path or --fs, not both"),
-    (["--fs", "ext4", "--block-size", "1M", "--strategy", "sometimes"], "--strategy must be"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--fs", "ext4", "--nodes", "0", "--block-size", "1M"], "--nodes must be at least 1"),
+        (["--fs", "ext4", "--block-size", "0"], "--block-size must be more than 0"),
+        (["--fs", "zork", "--block-size", "1M"], 'unknown file system "zork"'),
+        (["--fs", "lustre", "--osts", "-3", "--block-size", "1M"], "--osts must not be negative"),
+        (["--fs", "ext4"], "needs --block-size"),
+        (["--fs", "ext4", "--block-size", "1M", "--stripe-ratio", "1/3"], "--stripe-ratio must be 1, 1/2 or 1/4"),
+        (["--fs", "ext4", "--path", ".", "--block-size", "1M"], "give --path or --fs, not both"),
+        (["--fs", "ext4", "--block-size", "1M", "--strategy", "sometimes"], "--strategy must be"),
+    ],
+)
 def test_bad_input_is_a_usage_error_on_every_rank(args: list[str], message: str) -> None:
     out = run_ranks(3, ["advise", *args])
     assert out.status == 2, out.statuses
@@ -136,11 +207,33 @@ def test_advise_help() -> None:
     assert "advise" in run_ranks(1, ["--help"]).stdout
 
 
-def run_record(tmp_path: Path, extra: list[str], mca: list[str] | None = None,
-               env: dict[str, str] | None = None) -> dict:
-    out = run_ranks(3, ["run", "ior", "--block-size", "64K", "--transfer-size", "64K", "--segments", "2",
-                        "--backend", "mpiio-coll", "--verify", "--output", "x.dat", "--json", "r.json", *extra],
-                    mca=mca, env=env, cwd=tmp_path)
+def run_record(
+    tmp_path: Path, extra: list[str], mca: list[str] | None = None, env: dict[str, str] | None = None
+) -> dict:
+    out = run_ranks(
+        3,
+        [
+            "run",
+            "ior",
+            "--block-size",
+            "64K",
+            "--transfer-size",
+            "64K",
+            "--segments",
+            "2",
+            "--backend",
+            "mpiio-coll",
+            "--verify",
+            "--output",
+            "x.dat",
+            "--json",
+            "r.json",
+            *extra,
+        ],
+        mca=mca,
+        env=env,
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     return json.loads((tmp_path / "r.json").read_text())
 
@@ -194,8 +287,7 @@ def test_explicit_hints_win_over_advice(tmp_path: Path) -> None:
 
 
 def test_posix_has_nothing_to_apply(tmp_path: Path) -> None:
-    out = run_ranks(2, ["run", "array1d", "--backend", "posix", "--output", "a.dat", "--json", "r.json"],
-                    cwd=tmp_path)
+    out = run_ranks(2, ["run", "array1d", "--backend", "posix", "--output", "a.dat", "--json", "r.json"], cwd=tmp_path)
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["advice"]["applied"] is False

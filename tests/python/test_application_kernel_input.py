@@ -14,17 +14,24 @@ CASES = [
     ("s3d two grid values", ["s3d", "--backend", "posix", "--grid", "8x8"], ["--grid needs 3"]),
     ("s3d zero grid value", ["s3d", "--backend", "posix", "--grid", "8x0x8"], ["greater than zero"]),
     ("s3d process grid of another size", ["s3d", "--backend", "posix", "--procs", "2x2x2"], ["makes 8 ranks"]),
-    ("s3d interval past the steps",
-     ["s3d", "--backend", "posix", "--grid", "12x12x12", "--steps", "3", "--interval", "4"], ["no checkpoint"]),
+    (
+        "s3d interval past the steps",
+        ["s3d", "--backend", "posix", "--grid", "12x12x12", "--steps", "3", "--interval", "4"],
+        ["no checkpoint"],
+    ),
 ]
 # Per-node files through a backend of this build that cannot write them (from its catalogue row).
 _UNABLE = [b for b in built_backends() if "file-per-node" not in catalogue().backend(b)["layouts"]]
 if _UNABLE:
-    CASES.append((f"hacc per node through {_UNABLE[0]}", ["hacc", "--backend", _UNABLE[0], "--file-per-node"],
-                  ["cannot express --file-per-node"]))
+    CASES.append(
+        (
+            f"hacc per node through {_UNABLE[0]}",
+            ["hacc", "--backend", _UNABLE[0], "--file-per-node"],
+            ["cannot express --file-per-node"],
+        )
+    )
 
 
 def test_s3d_grid_not_divisible_by_the_process_grid(tmp_path: Path) -> None:
-    outcome = run_ranks(3, ["run", "s3d", "--backend", "posix", "--grid", "10x12x12", "--output", "out"],
-                        cwd=tmp_path)
+    outcome = run_ranks(3, ["run", "s3d", "--backend", "posix", "--grid", "10x12x12", "--output", "out"], cwd=tmp_path)
     assert_clean_failure(outcome, USAGE, "X = 10 is not divisible by 3")

@@ -33,70 +33,136 @@ CASES = [
     ("unknown option", ["run", "ior", "--backend", "posix", "--blocksize", "4K"], USAGE, ['"--blocksize"']),
     ("missing backend", ["run", "ior"], USAGE, ["--backend"]),
     ("missing value", ["run", "ior", "--backend"], USAGE, ["--backend needs a value"]),
-    ("negative block size", ["run", "ior", "--backend", "posix", "--block-size", "-4K"], USAGE,
-     ["--block-size", "negative"]),
-    ("zero block size", ["run", "ior", "--backend", "posix", "--block-size", "0"], USAGE,
-     ["--block-size must be greater than zero"]),
+    (
+        "negative block size",
+        ["run", "ior", "--backend", "posix", "--block-size", "-4K"],
+        USAGE,
+        ["--block-size", "negative"],
+    ),
+    (
+        "zero block size",
+        ["run", "ior", "--backend", "posix", "--block-size", "0"],
+        USAGE,
+        ["--block-size must be greater than zero"],
+    ),
     ("zero array size", ["run", "array1d", "--backend", "posix", "--size", "0"], USAGE, ["--size"]),
     ("zero segments", ["run", "ior", "--backend", "posix", "--segments", "0"], USAGE, ["--segments"]),
     ("bad unit", ["run", "ior", "--backend", "posix", "--block-size", "4X"], USAGE, ["unknown unit"]),
-    ("transfer does not divide block", ["run", "ior", "--backend", "mpiio-coll", "--block-size", "64K",
-                                        "--transfer-size", "24K"], USAGE, ["must divide --block-size"]),
-    ("transfer larger than block", ["run", "ior", "--backend", "posix", "--block-size", "16K",
-                                    "--transfer-size", "32K"], USAGE, ["larger than --block-size"]),
+    (
+        "transfer does not divide block",
+        ["run", "ior", "--backend", "mpiio-coll", "--block-size", "64K", "--transfer-size", "24K"],
+        USAGE,
+        ["must divide --block-size"],
+    ),
+    (
+        "transfer larger than block",
+        ["run", "ior", "--backend", "posix", "--block-size", "16K", "--transfer-size", "32K"],
+        USAGE,
+        ["larger than --block-size"],
+    ),
     ("unknown distribution", ["run", "array1d", "--backend", "posix", "--dist", "zipf"], USAGE, ["--dist"]),
     ("zero repetitions", ["run", "ior", "--backend", "posix", "--repetitions", "0"], USAGE, ["--repetitions"]),
-    ("malformed hints: no equals", ["run", "ior", "--backend", "mpiio-coll", "--hints", "cb_nodes"], USAGE,
-     ["malformed hint", "key=value"]),
-    ("malformed hints: empty value", ["run", "ior", "--backend", "mpiio-coll", "--hints", "cb_nodes="], USAGE,
-     ["empty value"]),
-    ("malformed hints: trailing comma", ["run", "ior", "--backend", "mpiio-coll", "--hints", "cb_nodes=2,"],
-     USAGE, ["malformed"]),
-    ("two layouts", ["run", "ior", "--backend", "posix", "--file-per-node", "--file-per-process"], USAGE,
-     ["choose one"]),
-    ("engine buffer below 4 KiB", ["run", "ior", "--backend", "strata", "--hints", "cb_buffer_size=1K"], USAGE,
-     ["below the 4 KiB minimum"]),
-    ("engine without buffers", ["run", "array1d", "--backend", "strata", "--hints", "strata_buffers=0"], USAGE,
-     ["strata_buffers"]),
-    ("engine with zero aggregators", ["run", "array1d", "--backend", "strata", "--hints", "strata_aggregators=0"],
-     USAGE, ["strata_aggregators"]),
-    ("writer ranks while writing", ["run", "ior", "--backend", "posix", "--writer-ranks", "4"], USAGE,
-     ["--writer-ranks applies to reading"]),
+    (
+        "malformed hints: no equals",
+        ["run", "ior", "--backend", "mpiio-coll", "--hints", "cb_nodes"],
+        USAGE,
+        ["malformed hint", "key=value"],
+    ),
+    (
+        "malformed hints: empty value",
+        ["run", "ior", "--backend", "mpiio-coll", "--hints", "cb_nodes="],
+        USAGE,
+        ["empty value"],
+    ),
+    (
+        "malformed hints: trailing comma",
+        ["run", "ior", "--backend", "mpiio-coll", "--hints", "cb_nodes=2,"],
+        USAGE,
+        ["malformed"],
+    ),
+    (
+        "two layouts",
+        ["run", "ior", "--backend", "posix", "--file-per-node", "--file-per-process"],
+        USAGE,
+        ["choose one"],
+    ),
+    (
+        "engine buffer below 4 KiB",
+        ["run", "ior", "--backend", "strata", "--hints", "cb_buffer_size=1K"],
+        USAGE,
+        ["below the 4 KiB minimum"],
+    ),
+    (
+        "engine without buffers",
+        ["run", "array1d", "--backend", "strata", "--hints", "strata_buffers=0"],
+        USAGE,
+        ["strata_buffers"],
+    ),
+    (
+        "engine with zero aggregators",
+        ["run", "array1d", "--backend", "strata", "--hints", "strata_aggregators=0"],
+        USAGE,
+        ["strata_aggregators"],
+    ),
+    (
+        "writer ranks while writing",
+        ["run", "ior", "--backend", "posix", "--writer-ranks", "4"],
+        USAGE,
+        ["--writer-ranks applies to reading"],
+    ),
     ("info with two paths", ["info", "/tmp", "/var"], USAGE, ["at most one PATH"]),
 ]
 # A layout that a backend of this build cannot express (its catalogue row says which it can).
 for _layout in ("file-per-process", "file-per-node"):
     _unable = [b for b in BACKENDS if _layout not in catalogue().backend(b)["layouts"]]
     if _unable:
-        CASES.append((f"{_layout} through {_unable[0]}", ["run", "ior", "--backend", _unable[0], f"--{_layout}"],
-                      USAGE, [f"cannot express --{_layout}"]))
+        CASES.append(
+            (
+                f"{_layout} through {_unable[0]}",
+                ["run", "ior", "--backend", _unable[0], f"--{_layout}"],
+                USAGE,
+                [f"cannot express --{_layout}"],
+            )
+        )
 
 
 def test_unknown_hints_file(tmp_path: Path) -> None:
-    outcome = run_ranks(3, ["run", "ior", *SMALL_IOR, "--backend", "mpiio-coll", "--output", str(tmp_path / "x")],
-                        env={"STRATA_HINTS": str(tmp_path / "no-such-hints")})
+    outcome = run_ranks(
+        3,
+        ["run", "ior", *SMALL_IOR, "--backend", "mpiio-coll", "--output", str(tmp_path / "x")],
+        env={"STRATA_HINTS": str(tmp_path / "no-such-hints")},
+    )
     assert_clean_failure(outcome, USAGE, "cannot read hints file", "no-such-hints")
 
 
 def test_malformed_hints_file(tmp_path: Path) -> None:
     hints = tmp_path / "hints"
     hints.write_text("cb_nodes 2\nthis line has three\n")
-    outcome = run_ranks(2, ["run", "ior", *SMALL_IOR, "--backend", "mpiio-coll", "--output", str(tmp_path / "x")],
-                        env={"STRATA_HINTS": str(hints)})
+    outcome = run_ranks(
+        2,
+        ["run", "ior", *SMALL_IOR, "--backend", "mpiio-coll", "--output", str(tmp_path / "x")],
+        env={"STRATA_HINTS": str(hints)},
+    )
     assert_clean_failure(outcome, USAGE, f"{hints}:2")
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "two"])
 def test_bad_ranks_per_node(tmp_path: Path, value: str) -> None:
-    outcome = run_ranks(3, ["run", "ior", *SMALL_IOR, "--backend", "posix", "--output", str(tmp_path / "x")],
-                        env={"STRATA_RANKS_PER_NODE": value})
+    outcome = run_ranks(
+        3,
+        ["run", "ior", *SMALL_IOR, "--backend", "posix", "--output", str(tmp_path / "x")],
+        env={"STRATA_RANKS_PER_NODE": value},
+    )
     assert_clean_failure(outcome, USAGE, "STRATA_RANKS_PER_NODE")
 
 
 @pytest.mark.parametrize("value", ["0,0", "0,-1,1", "0,x,1"])
 def test_bad_node_map(tmp_path: Path, value: str) -> None:
-    outcome = run_ranks(3, ["run", "ior", *SMALL_IOR, "--backend", "posix", "--output", str(tmp_path / "x")],
-                        env={"STRATA_NODE_MAP": value})
+    outcome = run_ranks(
+        3,
+        ["run", "ior", *SMALL_IOR, "--backend", "posix", "--output", str(tmp_path / "x")],
+        env={"STRATA_NODE_MAP": value},
+    )
     assert_clean_failure(outcome, USAGE, "STRATA_NODE_MAP")
 
 
@@ -128,8 +194,20 @@ def test_read_of_short_file(tmp_path: Path, backend: str) -> None:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_corrupt_byte_fails_verification(tmp_path: Path, backend: str) -> None:
     target = tmp_path / "data"
-    args = ["run", "ior", "--block-size", "8K", "--transfer-size", "8K", "--segments", "2", "--backend", backend,
-            "--output", str(target)]
+    args = [
+        "run",
+        "ior",
+        "--block-size",
+        "8K",
+        "--transfer-size",
+        "8K",
+        "--segments",
+        "2",
+        "--backend",
+        backend,
+        "--output",
+        str(target),
+    ]
     written = run_ranks(3, [*args, "--quiet"])
     assert written.status == 0, written.stderr
     clean = run_ranks(3, [*args, "--read", "--verify", "--quiet"])

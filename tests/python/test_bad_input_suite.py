@@ -66,24 +66,48 @@ def _imported_cli_cases() -> list[Case]:
     for name, args, status, fragments in test_bad_input.CASES:
         takes_output = args[0] == "run" and len(args) > 2 and args[-1] != "--backend"
         category = "hints" if name.startswith(HINT_CASES) else "cli"
-        cases.append(Case(category, name, [*args, "--output", "{out}"] if takes_output else args, fragments, status,
-                          previous=_backend_of(args) if takes_output else None))
+        cases.append(
+            Case(
+                category,
+                name,
+                [*args, "--output", "{out}"] if takes_output else args,
+                fragments,
+                status,
+                previous=_backend_of(args) if takes_output else None,
+            )
+        )
     for name, args, fragments in test_application_kernel_input.CASES:
         cases.append(Case("cli", name, ["run", *args, "--output", "{out}"], fragments, previous=_backend_of(args)))
     return cases
 
 
 def _imported_machine_cases() -> list[Case]:
-    return [Case("machine", case, ["run", "ior", *SMALL_IOR, "--backend", "strata", "--output", "{out}"],
-                 [f'machine file "{case}.toml"', fragments[-1]], env={"STRATA_MACHINE": f"{case}.toml"},
-                 files={f"{case}.toml": text}, previous="strata")
-            for case, (text, fragments) in sorted(test_tiers.BAD.items())]
+    return [
+        Case(
+            "machine",
+            case,
+            ["run", "ior", *SMALL_IOR, "--backend", "strata", "--output", "{out}"],
+            [f'machine file "{case}.toml"', fragments[-1]],
+            env={"STRATA_MACHINE": f"{case}.toml"},
+            files={f"{case}.toml": text},
+            previous="strata",
+        )
+        for case, (text, fragments) in sorted(test_tiers.BAD.items())
+    ]
 
 
 def _imported_map_cases() -> list[Case]:
-    return [Case("map", name, ["run", "e3sm", "--maps", "bad.dat", "--backend", "strata", "--output", "{out}"],
-                 ['PIO map "bad.dat"', message], files={"bad.dat": text}, previous="strata")
-            for name, text, message in test_multidataset.MALFORMED_MAPS]
+    return [
+        Case(
+            "map",
+            name,
+            ["run", "e3sm", "--maps", "bad.dat", "--backend", "strata", "--output", "{out}"],
+            ['PIO map "bad.dat"', message],
+            files={"bad.dat": text},
+            previous="strata",
+        )
+        for name, text, message in test_multidataset.MALFORMED_MAPS
+    ]
 
 
 GOOD_MACHINE = test_tiers.GOOD
@@ -94,49 +118,141 @@ NEW_CASES = [
     # The command line.
     Case("cli", "seed not a number", [*IOR_POSIX, "--seed", "abc"], ['--seed must be a number (got "abc")']),
     Case("cli", "repetitions not a number", [*IOR_POSIX, "--repetitions", "x"], ["--repetitions must be a number"]),
-    Case("cli", "output without a value", ["run", "ior", "--backend", "posix", "--output"],
-         ["--output needs a value"], previous=None),
-    Case("cli", "output is a directory", ["run", "ior", *SMALL_IOR, "--backend", "posix", "--output", "{dir}"],
-         ["cannot remove the previous output", "Is a directory"], status=RUNTIME),
+    Case(
+        "cli",
+        "output without a value",
+        ["run", "ior", "--backend", "posix", "--output"],
+        ["--output needs a value"],
+        previous=None,
+    ),
+    Case(
+        "cli",
+        "output is a directory",
+        ["run", "ior", *SMALL_IOR, "--backend", "posix", "--output", "{dir}"],
+        ["cannot remove the previous output", "Is a directory"],
+        status=RUNTIME,
+    ),
     # Hints the engine refuses (its plan agrees on them: the previous output must survive).
-    Case("hints", "engine buffer above 1 GiB", [*IOR_STRATA, "--hints", "cb_buffer_size=2G"],
-         ["above the 1 GiB maximum"], previous="strata"),
-    Case("hints", "engine aggregators not a number", [*IOR_STRATA, "--hints", "cb_nodes=abc"],
-         ['hint cb_nodes must be a number (got "abc")'], previous="strata"),
-    Case("hints", "negative stripe unit", [*IOR_STRATA, "--hints", "striping_unit=-1"],
-         ["hint striping_unit must not be negative"], previous="strata"),
-    Case("hints", "zero subfiles", [*IOR_STRATA, "--hints", "strata_subfiling=0"],
-         ["strata_subfiling must be \"aggregator\" or a count"], previous="strata"),
-    Case("hints", "too many buffers", [*IOR_STRATA, "--hints", "strata_buffers=65"],
-         ["between 1 and 64"], previous="strata"),
+    Case(
+        "hints",
+        "engine buffer above 1 GiB",
+        [*IOR_STRATA, "--hints", "cb_buffer_size=2G"],
+        ["above the 1 GiB maximum"],
+        previous="strata",
+    ),
+    Case(
+        "hints",
+        "engine aggregators not a number",
+        [*IOR_STRATA, "--hints", "cb_nodes=abc"],
+        ['hint cb_nodes must be a number (got "abc")'],
+        previous="strata",
+    ),
+    Case(
+        "hints",
+        "negative stripe unit",
+        [*IOR_STRATA, "--hints", "striping_unit=-1"],
+        ["hint striping_unit must not be negative"],
+        previous="strata",
+    ),
+    Case(
+        "hints",
+        "zero subfiles",
+        [*IOR_STRATA, "--hints", "strata_subfiling=0"],
+        ['strata_subfiling must be "aggregator" or a count'],
+        previous="strata",
+    ),
+    Case(
+        "hints",
+        "too many buffers",
+        [*IOR_STRATA, "--hints", "strata_buffers=65"],
+        ["between 1 and 64"],
+        previous="strata",
+    ),
     # Machine files (the engine reads them at its plan).
-    Case("machine", "capacity not a size", IOR_STRATA, ['field "tier dram.capacity" must be a number'],
-         env={"STRATA_MACHINE": "m.toml"}, files={"m.toml": GOOD_MACHINE.replace('"1GiB"', '"lots"')},
-         previous="strata"),
-    Case("machine", "distances not square", IOR_STRATA, ['"topology.distances" must be square'],
-         env={"STRATA_MACHINE": "m.toml"},
-         files={"m.toml": GOOD_MACHINE.replace("[[0, 1], [1, 0]]", "[[0, 1], [1]]")}, previous="strata"),
-    Case("machine", "tier described twice", IOR_STRATA, ['tier "dram" is described twice'],
-         env={"STRATA_MACHINE": "m.toml"}, files={"m.toml": GOOD_MACHINE.replace('name = "nvr"', 'name = "dram"')},
-         previous="strata"),
-    Case("machine", "unknown topology kind", IOR_STRATA, ['unknown topology kind "ring"'],
-         env={"STRATA_MACHINE": "m.toml"}, files={"m.toml": GOOD_MACHINE.replace('"matrix"', '"ring"')},
-         previous="strata"),
-    Case("machine", "missing machine file", IOR_STRATA, ["cannot read the machine file"],
-         env={"STRATA_MACHINE": "none.toml"}, previous="strata"),
+    Case(
+        "machine",
+        "capacity not a size",
+        IOR_STRATA,
+        ['field "tier dram.capacity" must be a number'],
+        env={"STRATA_MACHINE": "m.toml"},
+        files={"m.toml": GOOD_MACHINE.replace('"1GiB"', '"lots"')},
+        previous="strata",
+    ),
+    Case(
+        "machine",
+        "distances not square",
+        IOR_STRATA,
+        ['"topology.distances" must be square'],
+        env={"STRATA_MACHINE": "m.toml"},
+        files={"m.toml": GOOD_MACHINE.replace("[[0, 1], [1, 0]]", "[[0, 1], [1]]")},
+        previous="strata",
+    ),
+    Case(
+        "machine",
+        "tier described twice",
+        IOR_STRATA,
+        ['tier "dram" is described twice'],
+        env={"STRATA_MACHINE": "m.toml"},
+        files={"m.toml": GOOD_MACHINE.replace('name = "nvr"', 'name = "dram"')},
+        previous="strata",
+    ),
+    Case(
+        "machine",
+        "unknown topology kind",
+        IOR_STRATA,
+        ['unknown topology kind "ring"'],
+        env={"STRATA_MACHINE": "m.toml"},
+        files={"m.toml": GOOD_MACHINE.replace('"matrix"', '"ring"')},
+        previous="strata",
+    ),
+    Case(
+        "machine",
+        "missing machine file",
+        IOR_STRATA,
+        ["cannot read the machine file"],
+        env={"STRATA_MACHINE": "none.toml"},
+        previous="strata",
+    ),
     # PIO decomposition maps, through the kernel and through `strata decomp describe`.
-    Case("map", "missing map", ["run", "e3sm", "--maps", "none.dat", "--backend", "strata", "--output", "{out}"],
-         ['cannot open PIO map "none.dat"'], status=RUNTIME, previous="strata"),
-    Case("map", "empty map", ["run", "e3sm", "--maps", "empty.dat", "--backend", "strata", "--output", "{out}"],
-         ['PIO map "empty.dat" line 1', "the file ends where the header"], files={"empty.dat": ""},
-         previous="strata"),
-    Case("map", "negative offset", ["run", "e3sm", "--maps", "neg.dat", "--backend", "posix", "--output", "{out}"],
-         ['offset "-2" of rank 0 is not a non-negative integer'],
-         files={"neg.dat": "version 2001 npes 1 ndims 1\n10\n0 3\n1 -2 3\n"}),
-    Case("map", "describe a malformed map", ["decomp", "describe", "bad.dat", "--json", "{out}"],
-         ["line 1: bad header"], files={"bad.dat": "version 2001 npes 4\n10 3\n"}, previous="describe"),
-    Case("map", "describe a missing map", ["decomp", "describe", "none.dat", "--json", "{out}"],
-         ['cannot open PIO map "none.dat"'], status=RUNTIME, previous="describe"),
+    Case(
+        "map",
+        "missing map",
+        ["run", "e3sm", "--maps", "none.dat", "--backend", "strata", "--output", "{out}"],
+        ['cannot open PIO map "none.dat"'],
+        status=RUNTIME,
+        previous="strata",
+    ),
+    Case(
+        "map",
+        "empty map",
+        ["run", "e3sm", "--maps", "empty.dat", "--backend", "strata", "--output", "{out}"],
+        ['PIO map "empty.dat" line 1', "the file ends where the header"],
+        files={"empty.dat": ""},
+        previous="strata",
+    ),
+    Case(
+        "map",
+        "negative offset",
+        ["run", "e3sm", "--maps", "neg.dat", "--backend", "posix", "--output", "{out}"],
+        ['offset "-2" of rank 0 is not a non-negative integer'],
+        files={"neg.dat": "version 2001 npes 1 ndims 1\n10\n0 3\n1 -2 3\n"},
+    ),
+    Case(
+        "map",
+        "describe a malformed map",
+        ["decomp", "describe", "bad.dat", "--json", "{out}"],
+        ["line 1: bad header"],
+        files={"bad.dat": "version 2001 npes 4\n10 3\n"},
+        previous="describe",
+    ),
+    Case(
+        "map",
+        "describe a missing map",
+        ["decomp", "describe", "none.dat", "--json", "{out}"],
+        ['cannot open PIO map "none.dat"'],
+        status=RUNTIME,
+        previous="describe",
+    ),
     Case("map", "describe without a map", ["decomp", "describe"], ["needs one map FILE"], previous=None),
 ]
 
@@ -157,11 +273,17 @@ backends = ["posix"]
 name = "ior"
 params = { block-size = "16K", transfer-size = "4K", segments = 1 }
 """
-CAMPAIGNS = [(name, text, [key, *words]) for name, (text, key, words)
-             in zip(test_harness_campaign.MALFORMED_CAMPAIGN_IDS, test_harness_campaign.MALFORMED_CAMPAIGNS,
-                    strict=True)] + [
-    ("zero repetitions", GOOD_CAMPAIGN.replace("repetitions = 1", "repetitions = 0"),
-     ["campaign.repetitions", "must be at least 1"]),
+CAMPAIGNS = [
+    (name, text, [key, *words])
+    for name, (text, key, words) in zip(
+        test_harness_campaign.MALFORMED_CAMPAIGN_IDS, test_harness_campaign.MALFORMED_CAMPAIGNS, strict=True
+    )
+] + [
+    (
+        "zero repetitions",
+        GOOD_CAMPAIGN.replace("repetitions = 1", "repetitions = 0"),
+        ["campaign.repetitions", "must be at least 1"],
+    ),
     ("zero ranks", GOOD_CAMPAIGN.replace("ranks = [1]", "ranks = [0]"), ["campaign.ranks", "positive integers"]),
     ("missing campaign file", None, ["cannot read", "No such file"]),
 ]
@@ -182,8 +304,11 @@ def test_the_suite_has_at_least_30_cases_in_every_category() -> None:
 
 
 def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
-    return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="session")
@@ -196,8 +321,14 @@ def previous_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path
         assert done.status == 0, done.stderr
         made[backend] = folder
     folder = tmp_path_factory.mktemp("previous-describe")
-    done = subprocess.run([str(STRATA), "decomp", "describe", str(test_multidataset.HAND_MAP), "--json", "out"],
-                          cwd=folder, capture_output=True, text=True, timeout=TIMEOUT, env=test_multidataset.ENV)
+    done = subprocess.run(
+        [str(STRATA), "decomp", "describe", str(test_multidataset.HAND_MAP), "--json", "out"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=test_multidataset.ENV,
+    )
     assert done.returncode == 0, done.stderr
     made["describe"] = folder
     return made
@@ -232,8 +363,9 @@ def test_bad_case(tmp_path: Path, np: int, case: Case, previous_outputs: dict[st
 # ---- engine declarations: tests/mpi/engine_errors.cpp under per-rank statuses -----------------------
 
 ENGINE_ERRORS = STRATA.parent / "engine_errors"
-DECLARATION_CASES = sum(1 for line in (ROOT / "tests" / "mpi" / "engine_errors.cpp").read_text().splitlines()
-                        if "expect_failure(\"" in line)
+DECLARATION_CASES = sum(
+    1 for line in (ROOT / "tests" / "mpi" / "engine_errors.cpp").read_text().splitlines() if 'expect_failure("' in line
+)
 
 
 @pytest.mark.parametrize("np", [2, 3])  # the cases disagree between ranks: one rank cannot
@@ -253,23 +385,34 @@ def test_bad_declarations(tmp_path: Path, np: int) -> None:
 def previous_campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("previous-campaign")
     (folder / "c.toml").write_text(GOOD_CAMPAIGN)
-    done = subprocess.run([sys.executable, "-m", "strata", "run", str(folder / "c.toml")], capture_output=True,
-                          text=True, cwd=ROOT / "python", timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "strata", "run", str(folder / "c.toml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "python",
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert (folder / "out" / "results.sqlite").is_file()
     return folder / "out"
 
 
 @pytest.mark.parametrize("name,text,fragments", CAMPAIGNS, ids=[c[0] for c in CAMPAIGNS])
-def test_bad_campaign(tmp_path: Path, name: str, text: str | None, fragments: list[str],
-                      previous_campaign: Path) -> None:
+def test_bad_campaign(
+    tmp_path: Path, name: str, text: str | None, fragments: list[str], previous_campaign: Path
+) -> None:
     shutil.copytree(previous_campaign, tmp_path / "out")
     before = snapshot(tmp_path / "out")
     path = tmp_path / "c.toml"
     if text is not None:
         path.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "strata", "run", str(path), "--force"], capture_output=True,
-                          text=True, cwd=ROOT / "python", timeout=TIMEOUT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "strata", "run", str(path), "--force"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "python",
+        timeout=TIMEOUT,
+    )
     assert proc.returncode == 2, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("strata-bench: error:")]
     assert len(errors) == 1, proc.stderr

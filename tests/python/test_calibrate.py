@@ -97,18 +97,24 @@ def test_noisy_set_agrees_with_numpy_polyfit() -> None:
 def test_best_is_by_median_ties_go_to_fewer_stripes_and_edges_are_flagged() -> None:
     rows = [
         # 1 node: stripe 2 has the higher mean (400) but the lower median (100) than stripe 4 (200)
-        Row(1, 2, 100.0), Row(1, 2, 100.0), Row(1, 2, 1000.0),
-        Row(1, 4, 200.0), Row(1, 4, 200.0), Row(1, 4, 200.0),
+        Row(1, 2, 100.0),
+        Row(1, 2, 100.0),
+        Row(1, 2, 1000.0),
+        Row(1, 4, 200.0),
+        Row(1, 4, 200.0),
+        Row(1, 4, 200.0),
         # 2 nodes: 4 and 8 tie at 300 -> 4
-        Row(2, 4, 300.0), Row(2, 8, 300.0), Row(2, 2, 10.0),
+        Row(2, 4, 300.0),
+        Row(2, 8, 300.0),
+        Row(2, 2, 10.0),
         # 3 nodes: the best is the largest measured -> at the edge
-        Row(3, 4, 10.0), Row(3, 16, 500.0),
+        Row(3, 4, 10.0),
+        Row(3, 16, 500.0),
         # 4 nodes: a single stripe count -> left out of the fit
         Row(4, 8, 999.0),
     ]
     c = fit(rows)
-    assert [(p.nodes, p.best_stripe_count, p.at_edge) for p in c.points] == [(1, 4, True), (2, 4, False),
-                                                                                (3, 16, True)]
+    assert [(p.nodes, p.best_stripe_count, p.at_edge) for p in c.points] == [(1, 4, True), (2, 4, False), (3, 16, True)]
     assert c.points[0].medians_mib_s == {2: 100.0, 4: 200.0}
     assert c.skipped == [(4, "only stripe count 8 measured")]
     text = table(c)
@@ -126,8 +132,11 @@ def test_equal_best_everywhere_has_no_r2() -> None:
 def test_fit_errors_say_what_to_vary() -> None:
     with pytest.raises(CalibrationError, match=r"1 node count \(2 nodes: 3 stripe counts\).*several node counts"):
         fit([Row(2, s, 1.0) for s in (2, 4, 8)])
-    with pytest.raises(CalibrationError, match=r"only 1 of 2 node counts .* \(1 node: 2 stripe counts; "
-                                               r"2 nodes: 1 stripe count\).*vary the striping_factor hint"):
+    with pytest.raises(
+        CalibrationError,
+        match=r"only 1 of 2 node counts .* \(1 node: 2 stripe counts; "
+        r"2 nodes: 1 stripe count\).*vary the striping_factor hint",
+    ):
         fit([Row(1, 2, 1.0), Row(1, 4, 2.0), Row(2, 4, 1.0)])
     with pytest.raises(CalibrationError, match="0 node counts"):
         fit([])
@@ -136,17 +145,21 @@ def test_fit_errors_say_what_to_vary() -> None:
 
 
 def test_stripe_count_sources_in_order() -> None:
-    assert stripe_count_of({"hints": {"striping_factor": "12"}, "hints_requested": {"striping_factor": "16"}},
-                           {}, {}) == (12, "hints in effect striping_factor")
+    assert stripe_count_of(
+        {"hints": {"striping_factor": "12"}, "hints_requested": {"striping_factor": "16"}}, {}, {}
+    ) == (12, "hints in effect striping_factor")
     assert stripe_count_of({"hints": {"stripe_width": "6"}}, {}, {}) == (6, "hints in effect stripe_width")
-    assert stripe_count_of({"hints": {"cb_nodes": "2"}, "hints_requested": {"striping_factor": "16"}},
-                           {"striping_factor": "4"}, {}) == (16, "hints requested striping_factor")
+    assert stripe_count_of(
+        {"hints": {"cb_nodes": "2"}, "hints_requested": {"striping_factor": "16"}}, {"striping_factor": "4"}, {}
+    ) == (16, "hints requested striping_factor")
     assert stripe_count_of({}, {"stripe_width": "8"}, {}) == (8, "hints requested stripe_width")
     assert stripe_count_of({}, {}, {"stripe-count": "5"}) == (5, "parameter stripe-count")
     assert stripe_count_of({}, {}, {"stripe_count": 7}) == (7, "parameter stripe_count")
     # unusable values: zero (OMPIO's "unset"), -1 (Lustre's "all OSTs"), text
-    assert stripe_count_of({"hints": {"striping_factor": "0"}}, {"striping_factor": "-1"},
-                           {"stripe_count": "many"}) is None
+    assert (
+        stripe_count_of({"hints": {"striping_factor": "0"}}, {"striping_factor": "-1"}, {"stripe_count": "many"})
+        is None
+    )
 
 
 # -- the loader, on databases written by the harness's store ------------------------------------------
@@ -202,22 +215,38 @@ BASE = {
 }
 
 
-def _record(nodes: int, cfg: Configuration, write: list[float], verified: bool = True,
-            fs_type: str = "lustre") -> dict[str, Any]:
+def _record(
+    nodes: int, cfg: Configuration, write: list[float], verified: bool = True, fs_type: str = "lustre"
+) -> dict[str, Any]:
     hints = dict(cfg.variant.hints)
     in_effect = {"cb_nodes": str(nodes)}
     requested: dict[str, str] | None = hints
     if cfg.label == "sf2":
-        in_effect["striping_factor"] = hints["striping_factor"]     # OMPIO echoes it
+        in_effect["striping_factor"] = hints["striping_factor"]  # OMPIO echoes it
     elif cfg.label == "sf16":
-        in_effect["striping_factor"] = "12"                         # the file system capped it
+        in_effect["striping_factor"] = "12"  # the file system capped it
     elif cfg.label == "sw8":
-        requested = None                                            # an older record: the campaign has it
-    reps = [{"write": {"bytes": 1 << 20, "time_s": 1.0 / bw, "bandwidth_mib_s": bw},
-             "read": {"bytes": 1 << 20, "time_s": 0.5 / bw, "bandwidth_mib_s": 2 * bw}} for bw in write]
-    rec = {"backend": cfg.variant.backend, "kernel": cfg.kernel, "verified": verified, "host": "h",
-           "nodes": nodes, "ranks": cfg.ranks, "io_component": "ompio", "fs_type": fs_type, "hints": in_effect,
-           "params": dict(cfg.params), "repetitions": reps}
+        requested = None  # an older record: the campaign has it
+    reps = [
+        {
+            "write": {"bytes": 1 << 20, "time_s": 1.0 / bw, "bandwidth_mib_s": bw},
+            "read": {"bytes": 1 << 20, "time_s": 0.5 / bw, "bandwidth_mib_s": 2 * bw},
+        }
+        for bw in write
+    ]
+    rec = {
+        "backend": cfg.variant.backend,
+        "kernel": cfg.kernel,
+        "verified": verified,
+        "host": "h",
+        "nodes": nodes,
+        "ranks": cfg.ranks,
+        "io_component": "ompio",
+        "fs_type": fs_type,
+        "hints": in_effect,
+        "params": dict(cfg.params),
+        "repetitions": reps,
+    }
     if requested is not None:
         rec["hints_requested"] = requested
     return rec
@@ -233,14 +262,15 @@ def default_outcome(cfg: Configuration, launch: int) -> Outcome:
         # runs whose mean (307) beats sf4's 200 but whose median (12) does not
         return "ok", _record(nodes, cfg, [900.0, 10.0, 12.0])
     if (nodes, cfg.label) == (2, "sf4") and launch == 1:
-        return "failed", _record(nodes, cfg, [5000.0] * 3)              # exit 3: verification failed
+        return "failed", _record(nodes, cfg, [5000.0] * 3)  # exit 3: verification failed
     if (nodes, cfg.label) == (2, "sf4") and launch == 2:
         return "ok", _record(nodes, cfg, [5000.0] * 3, verified=False)  # not verified
     return "ok", _record(nodes, cfg, [bw, bw * 1.01, bw * 0.99])
 
 
-def make_db(tmp_path: Path, text: str = CAMPAIGN,
-            outcome: Callable[[Configuration, int], Outcome] = default_outcome) -> Path:
+def make_db(
+    tmp_path: Path, text: str = CAMPAIGN, outcome: Callable[[Configuration, int], Outcome] = default_outcome
+) -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "stripes.toml"
     path.write_text(text)
@@ -252,8 +282,14 @@ def make_db(tmp_path: Path, text: str = CAMPAIGN,
         for run in campaign.runs:
             cfg = run.configuration
             status, rec = outcome(cfg, run.repetition)
-            store.add_run(cid, ids[cfg.key], None, run.repetition, run.order,
-                          RunResult(status, 0 if status == "ok" else 3, None, None, "cmd", "dir", "t", 1.0, rec))
+            store.add_run(
+                cid,
+                ids[cfg.key],
+                None,
+                run.repetition,
+                run.order,
+                RunResult(status, 0 if status == "ok" else 3, None, None, "cmd", "dir", "t", 1.0, rec),
+            )
     return db
 
 
@@ -270,8 +306,7 @@ def test_loader_reads_nodes_stripe_counts_and_run_medians(db: Path) -> None:
     assert {r.nodes for r in loaded.rows} == {1, 2, 3}
     assert {r.stripe_count for r in loaded.rows} == {2, 4, 8, 12}, "16 requested, 12 in effect"
     # a run's bandwidth is the median of its in-launch repetitions
-    assert sorted(r.bandwidth_mib_s for r in loaded.rows if (r.nodes, r.stripe_count) == (1, 2)) == [12.0, 12.0,
-                                                                                                      100.0]
+    assert sorted(r.bandwidth_mib_s for r in loaded.rows if (r.nodes, r.stripe_count) == (1, 2)) == [12.0, 12.0, 100.0]
     assert sorted(r.bandwidth_mib_s for r in loaded.rows if (r.nodes, r.stripe_count) == (2, 4)) == [150.0]
     assert any("hints in effect striping_factor" in n and "hints requested stripe_width" in n for n in loaded.notes)
     assert not any("mix" in n for n in loaded.notes)
@@ -301,8 +336,11 @@ def test_unverified_runs_only_on_request(db: Path) -> None:
 
 def test_kernel_filter_and_campaign_name(db: Path) -> None:
     assert len(load_rows(db, kernel="ior", backend="mpiio-coll").rows) == 34
-    with pytest.raises(CalibrationError, match=r"of kernel 'blocks': the 44 successful write runs are of "
-                                               r"backend\(s\) mpiio-coll, posix and kernel\(s\) ior"):
+    with pytest.raises(
+        CalibrationError,
+        match=r"of kernel 'blocks': the 44 successful write runs are of "
+        r"backend\(s\) mpiio-coll, posix and kernel\(s\) ior",
+    ):
         load_rows(db, kernel="blocks")
     with pytest.raises(LookupError, match="no campaign named 'other'"):
         load_rows(db, campaign="other")
@@ -310,20 +348,26 @@ def test_kernel_filter_and_campaign_name(db: Path) -> None:
 
 def test_loader_errors_say_what_the_campaign_must_vary(tmp_path: Path) -> None:
     # no striping hints: the file systems' own default, or the advisor's choice, is not recorded as ours
-    no_hints = CAMPAIGN.split("[[variants]]")[0].replace("ranks = [2, 4, 6]",
-                                                         'ranks = [2, 4, 6]\nbackends = ["posix", "mpiio-coll"]')
+    no_hints = CAMPAIGN.split("[[variants]]")[0].replace(
+        "ranks = [2, 4, 6]", 'ranks = [2, 4, 6]\nbackends = ["posix", "mpiio-coll"]'
+    )
 
     def plain(cfg: Configuration, launch: int) -> Outcome:
         return "ok", _record(cfg.ranks // 2, cfg, [100.0])
 
     db = make_db(tmp_path / "a", no_hints, plain)
-    with pytest.raises(CalibrationError, match=r"none of its 18 successful, verified write runs records a stripe "
-                                               r"count: give the \[\[variants\]\] a striping_factor hint"):
+    with pytest.raises(
+        CalibrationError,
+        match=r"none of its 18 successful, verified write runs records a stripe "
+        r"count: give the \[\[variants\]\] a striping_factor hint",
+    ):
         calibrate(db)
 
     one_node = CAMPAIGN.replace("ranks = [2, 4, 6]", "ranks = [4]")
-    with pytest.raises(CalibrationError, match=r"'stripes': the runs cover 1 node count \(2 nodes: 4 stripe "
-                                               r"counts\) and a line needs at least 2"):
+    with pytest.raises(
+        CalibrationError,
+        match=r"'stripes': the runs cover 1 node count \(2 nodes: 4 stripe " r"counts\) and a line needs at least 2",
+    ):
         calibrate(make_db(tmp_path / "b", one_node), backend="mpiio-coll")
 
     def failed(cfg: Configuration, launch: int) -> Outcome:
@@ -346,8 +390,14 @@ def test_loader_errors_say_what_the_campaign_must_vary(tmp_path: Path) -> None:
 
 
 def bench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "strata", *args], capture_output=True, text=True, env=BASE_ENV,
-                          cwd=ROOT / "python", timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "strata", *args],
+        capture_output=True,
+        text=True,
+        env=BASE_ENV,
+        cwd=ROOT / "python",
+        timeout=60,
+    )
 
 
 def strata(*args: str) -> subprocess.CompletedProcess[str]:
@@ -367,8 +417,11 @@ def test_strata_bench_calibrate_end_to_end(db: Path, tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     rows = [line.split() for line in lines if line[:5].strip().isdigit()]
     # nodes, best, median, fitted, paper 5.6N+4.9, paper 5N+3
-    assert rows == [["1", "4", "200.0", "4.0", "11", "8"], ["2", "8", "300.0", "8.0", "16", "13"],
-                    ["3", "12*", "400.0", "12.0", "22", "18"]]
+    assert rows == [
+        ["1", "4", "200.0", "4.0", "11", "8"],
+        ["2", "8", "300.0", "8.0", "16", "13"],
+        ["3", "12*", "400.0", "12.0", "22", "18"],
+    ]
     assert "fit     stripe count = 4.00 N + 0.00    R² 1.000 over 3 node counts" in out.stdout
     assert "paper   stripe count = 5.6 N + 4.9" in out.stdout and "paper   stripe count = 5 N + 3" in out.stdout
 
@@ -385,21 +438,34 @@ def test_strata_advise_calibrate_points_to_the_harness(db: Path) -> None:
 
 def test_calibrate_errors_are_one_line_with_status_2(tmp_path: Path) -> None:
     one_node = make_db(tmp_path, CAMPAIGN.replace("ranks = [2, 4, 6]", "ranks = [4]"))
-    for proc in (bench("calibrate", str(one_node)),
-                 bench("calibrate", str(tmp_path / "missing.sqlite")),
-                 bench("calibrate", str(tmp_path)),
-                 bench("calibrate", str(one_node), "--backend", "hdf5")):
+    for proc in (
+        bench("calibrate", str(one_node)),
+        bench("calibrate", str(tmp_path / "missing.sqlite")),
+        bench("calibrate", str(tmp_path)),
+        bench("calibrate", str(one_node), "--backend", "hdf5"),
+    ):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("strata-bench: error: ") and proc.stderr.count("\n") == 1, proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert "a line needs at least 2" in bench("calibrate", str(one_node)).stderr
     assert bench("calibrate", str(one_node), "--campaign", "x").stderr.endswith("no campaign named 'x'\n")
     # advise without --calibrate is still the advisor (run as a singleton)
-    plain = strata("advise", "--fs", "lustre", "--osts", "54", "--nodes", "6", "--block-size", "4M", "--quiet",
-                   "--json", str(tmp_path / "a.json"))
+    plain = strata(
+        "advise",
+        "--fs",
+        "lustre",
+        "--osts",
+        "54",
+        "--nodes",
+        "6",
+        "--block-size",
+        "4M",
+        "--quiet",
+        "--json",
+        str(tmp_path / "a.json"),
+    )
     assert plain.returncode == 0, plain.stderr
     assert json.loads((tmp_path / "a.json").read_text())["stripe_count"] == 39
-
 
 
 def test_the_example_campaign_varies_nodes_and_stripe_counts() -> None:

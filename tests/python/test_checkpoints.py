@@ -8,8 +8,20 @@ from pathlib import Path
 
 from conftest import run_ranks
 
-S3D = ["run", "s3d", "--grid", "12x12x12", "--steps", "4", "--interval", "2", "--backend", "posix",
-       "--output", "s3d.dat"]
+S3D = [
+    "run",
+    "s3d",
+    "--grid",
+    "12x12x12",
+    "--steps",
+    "4",
+    "--interval",
+    "2",
+    "--backend",
+    "posix",
+    "--output",
+    "s3d.dat",
+]
 
 
 def test_a_file_per_checkpoint_each_timed_and_verified(tmp_path: Path) -> None:
@@ -17,7 +29,7 @@ def test_a_file_per_checkpoint_each_timed_and_verified(tmp_path: Path) -> None:
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     per_checkpoint = record["params"]["bytes_per_checkpoint"]
-    assert per_checkpoint == 12 ** 3 * (11 + 3 + 1 + 1) * 8
+    assert per_checkpoint == 12**3 * (11 + 3 + 1 + 1) * 8
     assert sorted(p.name for p in tmp_path.glob("s3d.dat*")) == ["s3d.dat.step000002", "s3d.dat.step000004"]
     for name in ("s3d.dat.step000002", "s3d.dat.step000004"):
         assert (tmp_path / name).stat().st_size == per_checkpoint
@@ -57,8 +69,7 @@ def test_a_single_checkpoint_holds_its_steps_values(tmp_path: Path) -> None:
     """One checkpoint (--steps 1): the buffer is filled once, with that step's values, so the
     read-back verifies (it once held step 0's values and failed in every backend)."""
     one = ["run", "s3d", "--grid", "12x12x12", "--steps", "1", "--backend", "posix", "--output", "s3d.dat"]
-    out = run_ranks(2, [*one, "--write", "--read", "--verify", "--repetitions", "2", "--json", "r.json"],
-                    cwd=tmp_path)
+    out = run_ranks(2, [*one, "--write", "--read", "--verify", "--repetitions", "2", "--json", "r.json"], cwd=tmp_path)
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["verified"] is True

@@ -15,10 +15,10 @@ CHUNK = 4096  # strata_checksum_chunk: small chunks, so a mismatch names a small
 ARRAY = ["run", "array1d", "--dist", "uniform", "--size", "40K", "--output", "c.dat"]
 
 
-def write(tmp_path: Path, np: int, args: list[str], hints: str = f"strata_checksum_chunk={CHUNK}",
-          seed: int = 1) -> None:
-    out = run_ranks(np, [*args, "--backend", "strata", "--seed", str(seed), "--hints", hints, "--quiet"],
-                    cwd=tmp_path)
+def write(
+    tmp_path: Path, np: int, args: list[str], hints: str = f"strata_checksum_chunk={CHUNK}", seed: int = 1
+) -> None:
+    out = run_ranks(np, [*args, "--backend", "strata", "--seed", str(seed), "--hints", hints, "--quiet"], cwd=tmp_path)
     assert out.status == 0, out.stderr
 
 
@@ -204,8 +204,7 @@ def kill_one_rank_mid_write(tmp_path: Path, args: list[str], victim: int = 1, np
     pids.mkdir()
     wrapper = f'echo $$ > {pids}/$OMPI_COMM_WORLD_RANK; exec "$0" "$@"'
     cmd = [MPIRUN, "-n", str(np), "--oversubscribe", "bash", "-c", wrapper, str(STRATA), *args]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=BASE_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=BASE_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     partial = tmp_path / "c.dat.strata-partial"
     deadline = time.monotonic() + 60
     killed = False
@@ -229,8 +228,22 @@ def test_sigkill_mid_write_keeps_the_committed_output(tmp_path: Path) -> None:
     write(tmp_path, 2, ARRAY, seed=1)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
     # A large, slow write (4 KiB aggregation rounds), killed on rank 1 while its data goes out.
-    big = ["run", "array1d", "--dist", "uniform", "--size", "48M", "--output", "c.dat", "--backend", "strata",
-           "--seed", "2", "--hints", "cb_buffer_size=4K,strata_buffers=1,strata_direct_threshold=0"]
+    big = [
+        "run",
+        "array1d",
+        "--dist",
+        "uniform",
+        "--size",
+        "48M",
+        "--output",
+        "c.dat",
+        "--backend",
+        "strata",
+        "--seed",
+        "2",
+        "--hints",
+        "cb_buffer_size=4K,strata_buffers=1,strata_direct_threshold=0",
+    ]
     kill_one_rank_mid_write(tmp_path, big)
     # The committed output and its index are untouched, and verify passes on them.
     after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name in before}
@@ -242,8 +255,7 @@ def test_sigkill_mid_write_keeps_the_committed_output(tmp_path: Path) -> None:
     out = run_ranks(1, ["verify", "c.dat"], cwd=tmp_path)
     assert out.status == 0 and "uncommitted write ./c.dat.strata-partial" in out.stdout
     # The old output still reads back and verifies; the next write replaces the partial file.
-    out = run_ranks(3, [*ARRAY, "--backend", "strata", "--seed", "1", "--read", "--verify", "--quiet"],
-                    cwd=tmp_path)
+    out = run_ranks(3, [*ARRAY, "--backend", "strata", "--seed", "1", "--read", "--verify", "--quiet"], cwd=tmp_path)
     assert out.status == 0, out.stderr
     write(tmp_path, 2, ARRAY, seed=3)
     assert not (tmp_path / "c.dat.strata-partial").exists() and verify(tmp_path, 1)[0] == 0

@@ -12,9 +12,25 @@ BLOCKS = ["blocks", "--vars", "4", "--shape", "30x20x9", "--tiles-per-rank", "3"
 
 
 def test_engine_statistics_in_table_and_json(tmp_path: Path) -> None:
-    out = run_ranks(4, ["run", *BLOCKS, "--backend", "strata", "--write", "--read", "--verify", "--hints",
-                        "cb_buffer_size=16K,strata_buffers=3,strata_aggregators=2", "--json", "r.json",
-                        "--output", "e.dat"], cwd=tmp_path)
+    out = run_ranks(
+        4,
+        [
+            "run",
+            *BLOCKS,
+            "--backend",
+            "strata",
+            "--write",
+            "--read",
+            "--verify",
+            "--hints",
+            "cb_buffer_size=16K,strata_buffers=3,strata_aggregators=2",
+            "--json",
+            "r.json",
+            "--output",
+            "e.dat",
+        ],
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     assert "engine, last write: plan" in out.stdout
     record = json.loads((tmp_path / "r.json").read_text())
@@ -32,8 +48,22 @@ def test_engine_statistics_in_table_and_json(tmp_path: Path) -> None:
 def test_read_with_another_rank_count(tmp_path: Path, writer: str, reader: str, writers: int, readers: int) -> None:
     args = ["run", "array1d", "--dist", "random", "--size", "24K", "--seed", "9", "--output", "a.dat"]
     assert run_ranks(writers, [*args, "--backend", writer, "--quiet"], cwd=tmp_path).status == 0
-    out = run_ranks(readers, [*args, "--backend", reader, "--read", "--verify", "--writer-ranks", str(writers),
-                              "--json", "r.json", "--quiet"], cwd=tmp_path)
+    out = run_ranks(
+        readers,
+        [
+            *args,
+            "--backend",
+            reader,
+            "--read",
+            "--verify",
+            "--writer-ranks",
+            str(writers),
+            "--json",
+            "r.json",
+            "--quiet",
+        ],
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["verified"] is True and record["params"]["writer_ranks"] == writers
@@ -72,8 +102,23 @@ def _holed_write(tmp_path: Path, backend: str, hints: str | None = None, repetit
     for p in tmp_path.glob("holes.dat*"):
         p.unlink()
     target.write_bytes(b"\xab" * 4096)
-    args = ["run", "e3sm", "--maps", str(tmp_path / "holed.map"), "--map-vars", "1", "--seed", "2",
-            "--backend", backend, "--output", str(target), "--repetitions", str(repetitions), "--quiet"]
+    args = [
+        "run",
+        "e3sm",
+        "--maps",
+        str(tmp_path / "holed.map"),
+        "--map-vars",
+        "1",
+        "--seed",
+        "2",
+        "--backend",
+        backend,
+        "--output",
+        str(target),
+        "--repetitions",
+        str(repetitions),
+        "--quiet",
+    ]
     if hints:
         args += ["--hints", hints]
     out = run_ranks(4, args)
@@ -100,8 +145,25 @@ def test_holes_are_never_written(tmp_path: Path, strategy: str) -> None:
 def test_synced_write_in_pieces_is_exact(tmp_path: Path) -> None:
     """--fsync starts writeback every 16 MiB as it writes: spans longer than that, direct and
     aggregated, still land byte for byte."""
-    args = ["run", "ior", "--block-size", "20M", "--transfer-size", "20M", "--segments", "1", "--fsync",
-            "--write", "--read", "--verify", "--output", "s.dat", "--json", "r.json", "--quiet"]
+    args = [
+        "run",
+        "ior",
+        "--block-size",
+        "20M",
+        "--transfer-size",
+        "20M",
+        "--segments",
+        "1",
+        "--fsync",
+        "--write",
+        "--read",
+        "--verify",
+        "--output",
+        "s.dat",
+        "--json",
+        "r.json",
+        "--quiet",
+    ]
     for hints in ("strata_strategy=direct", "strata_strategy=aggregate,cb_buffer_size=40M,strata_aggregators=1"):
         out = run_ranks(2, [*args, "--backend", "strata", "--hints", hints], cwd=tmp_path)
         assert out.status == 0, out.stderr
@@ -116,8 +178,9 @@ def test_reader_takes_the_layout_from_the_index(tmp_path: Path) -> None:
     index = json.loads((tmp_path / "x.dat.strata-index.json").read_text())
     assert index["writer_ranks"] == 5 and index["variables"][0]["name"] == "array"
     for backend in ("strata", "mpiio-coll"):
-        out = run_ranks(3, [*args, "--backend", backend, "--read", "--verify", "--json", "r.json", "--quiet"],
-                        cwd=tmp_path)
+        out = run_ranks(
+            3, [*args, "--backend", backend, "--read", "--verify", "--json", "r.json", "--quiet"], cwd=tmp_path
+        )
         assert out.status == 0, out.stderr
         record = json.loads((tmp_path / "r.json").read_text())
         assert record["params"]["layout_from"] == "index" and record["params"]["writer_ranks"] == 5
@@ -128,15 +191,17 @@ def test_reader_takes_the_layout_from_the_index(tmp_path: Path) -> None:
 
 def test_subfiles_read_back_by_another_rank_count(tmp_path: Path) -> None:
     args = ["run", *BLOCKS, "--output", "ckpt"]
-    out = run_ranks(6, [*args, "--backend", "strata", "--hints", "strata_subfiling=2,strata_aggregators=4",
-                        "--quiet"], cwd=tmp_path)
+    out = run_ranks(
+        6, [*args, "--backend", "strata", "--hints", "strata_subfiling=2,strata_aggregators=4", "--quiet"], cwd=tmp_path
+    )
     assert out.status == 0, out.stderr
     assert sorted(p.name for p in tmp_path.glob("ckpt.subfile.*")) == ["ckpt.subfile.00000", "ckpt.subfile.00001"]
     index = json.loads((tmp_path / "ckpt.strata-index.json").read_text())
     assert [f["path"] for f in index["files"]] == ["ckpt.subfile.00000", "ckpt.subfile.00001"]
     assert index["files"][0]["end"] == index["files"][1]["begin"]
-    out = run_ranks(4, [*args, "--backend", "strata", "--read", "--verify", "--json", "r.json", "--quiet"],
-                    cwd=tmp_path)
+    out = run_ranks(
+        4, [*args, "--backend", "strata", "--read", "--verify", "--json", "r.json", "--quiet"], cwd=tmp_path
+    )
     assert out.status == 0, out.stderr
     assert json.loads((tmp_path / "r.json").read_text())["verified"] is True
     # Damage a subfile: the read detects it.

@@ -14,8 +14,9 @@ from conftest import ROOT, STRATA, catalogue, run_ranks
 from strata.campaign import load, scales
 
 CAMPAIGNS = sorted((ROOT / "examples").glob("*.toml")) + sorted((ROOT / "campaigns").glob("*.toml"))
-MACHINES = sorted((ROOT / "docs" / "machines").glob("*.toml")) + \
-    sorted((ROOT / "campaigns" / "machines").glob("*.toml"))
+MACHINES = sorted((ROOT / "docs" / "machines").glob("*.toml")) + sorted(
+    (ROOT / "campaigns" / "machines").glob("*.toml")
+)
 PROFILES = [(path, scale) for path in CAMPAIGNS for scale in [None, *scales(path)]]
 
 

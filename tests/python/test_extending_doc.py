@@ -28,6 +28,7 @@ def test_the_guide_has_its_diffs() -> None:
 @pytest.mark.parametrize("index", range(4))
 def test_each_diff_is_the_code(index: int) -> None:
     patch = diffs()[index] if index < len(diffs()) else ""
-    proc = subprocess.run(["git", "apply", "--reverse", "--check", "-"], input=patch, capture_output=True, text=True,
-                          cwd=ROOT, timeout=30)
+    proc = subprocess.run(
+        ["git", "apply", "--reverse", "--check", "-"], input=patch, capture_output=True, text=True, cwd=ROOT, timeout=30
+    )
     assert proc.returncode == 0, f"docs/extending.md diff {index + 1} no longer matches the code:\n{proc.stderr}"

@@ -36,8 +36,11 @@ FAULTS = {
 # The message each fault must carry when Strata sees the system's error itself (posix, the
 # engine); MPI libraries turn errno into their own classes, so for them the operation and the
 # path must be named.
-SYSTEM_MESSAGE = {"enospc-round3": "No space left on device", "eio-sync": "Input/output error",
-                  "open-rank1": "Permission denied"}
+SYSTEM_MESSAGE = {
+    "enospc-round3": "No space left on device",
+    "eio-sync": "Input/output error",
+    "open-rank1": "Permission denied",
+}
 # Backends whose collective writes go through OMPIO's fcoll component, which drops write errors.
 OMPIO_COLLECTIVE = {"mpiio-coll", "hdf5", "pnetcdf"}
 BACKENDS = ["strata", "posix", *[b for b in built_backends() if b not in ("strata", "posix")]]
@@ -46,8 +49,19 @@ CASES += [(f, b, np) for f in FAULTS for b in ["strata", "posix"] for np in [2, 
 
 
 def ior_args(backend: str, np: int, target: Path, *access: str) -> list[str]:
-    args = ["run", "ior", "--block-size", "64K", "--transfer-size", "4K", "--backend", backend, *access,
-            "--output", str(target)]
+    args = [
+        "run",
+        "ior",
+        "--block-size",
+        "64K",
+        "--transfer-size",
+        "4K",
+        "--backend",
+        backend,
+        *access,
+        "--output",
+        str(target),
+    ]
     if backend in HINTS:
         args += ["--hints", HINTS[backend].format(np=np)]
     return args
@@ -56,8 +70,7 @@ def ior_args(backend: str, np: int, target: Path, *access: str) -> list[str]:
 WATCHDOG_S = 15
 
 
-def ompio_collective_write_failure(np: int, args: list[str], env: dict[str, str], backend: str,
-                                   target: Path) -> None:
+def ompio_collective_write_failure(np: int, args: list[str], env: dict[str, str], backend: str, target: Path) -> None:
     """OMPIO's collective write either reports the failed writes as success or waits forever
     inside MPI_File_write_all. Strata must not let either pass: verification catches the first,
     the watchdog ends the second with its report and status 4."""
@@ -69,8 +82,9 @@ def ompio_collective_write_failure(np: int, args: list[str], env: dict[str, str]
         check = run_ranks(np, ior_args(backend, np, target, "--read", "--verify"))
         assert_clean_failure(check, VERIFICATION, "verification failed")
     elif proc.returncode == 4:
-        assert "strata: watchdog: rank" in proc.stderr and "every rank waits in the same operation" in proc.stderr, \
-            proc.stderr
+        assert (
+            "strata: watchdog: rank" in proc.stderr and "every rank waits in the same operation" in proc.stderr
+        ), proc.stderr
     else:
         assert proc.returncode == RUNTIME, f"status {proc.returncode}:\n{proc.stderr[-3000:]}"
         assert "strata: error:" in proc.stderr, proc.stderr
@@ -81,8 +95,7 @@ def test_injected_fault_is_collective(tmp_path: Path, fault: str, backend: str, 
     assert SHIM.exists(), f"{SHIM} is missing: run `make build`"
     # A unique base name: OMPIO names a semaphore after it, and a killed job can leave it behind.
     target = tmp_path / f"faulty-{fault}-{backend}-{np}-{os.getpid()}.out"
-    env = {"LD_PRELOAD": str(SHIM), "STRATA_FAULT": f"{FAULTS[fault]},path={target}",
-           "STRATA_TIMEOUT": str(WATCHDOG_S)}
+    env = {"LD_PRELOAD": str(SHIM), "STRATA_FAULT": f"{FAULTS[fault]},path={target}", "STRATA_TIMEOUT": str(WATCHDOG_S)}
     args = ior_args(backend, np, target, "--write", "--fsync")
     if fault == "enospc-round3" and backend in OMPIO_COLLECTIVE:
         ompio_collective_write_failure(np, args, env, backend, target)

@@ -58,15 +58,20 @@ def test_application_kernels_take_their_modes_as_variants(tmp_path: Path) -> Non
     assert "--backend" in strata_arguments(c, run, tmp_path, tmp_path / "d.dat")
 
 
-@pytest.mark.parametrize("edit,key,problem", [
-    (('modes = ["original", "shared"]', 'modes = ["fast"]'), "kernels[1].modes", "unknown mslio mode 'fast'"),
-    (('modes = ["original", "shared"]', 'modes = []'), "kernels[1].modes", "expected a non-empty array"),
-    (('params = { size = "16K" }', 'params = { size = "16K" }\nmodes = ["sf"]'), "kernels[0].modes",
-     "array1d has backends, not modes"),
-    (("threads = 1 }", 'threads = 1, mode = "hdf5" }'), "kernels[1].params.mode", "list them in kernels[1].modes"),
-])
-def test_modes_are_checked_before_anything_runs(tmp_path: Path, edit: tuple[str, str], key: str,
-                                                problem: str) -> None:
+@pytest.mark.parametrize(
+    "edit,key,problem",
+    [
+        (('modes = ["original", "shared"]', 'modes = ["fast"]'), "kernels[1].modes", "unknown mslio mode 'fast'"),
+        (('modes = ["original", "shared"]', "modes = []"), "kernels[1].modes", "expected a non-empty array"),
+        (
+            ('params = { size = "16K" }', 'params = { size = "16K" }\nmodes = ["sf"]'),
+            "kernels[0].modes",
+            "array1d has backends, not modes",
+        ),
+        (("threads = 1 }", 'threads = 1, mode = "hdf5" }'), "kernels[1].params.mode", "list them in kernels[1].modes"),
+    ],
+)
+def test_modes_are_checked_before_anything_runs(tmp_path: Path, edit: tuple[str, str], key: str, problem: str) -> None:
     with pytest.raises(CampaignError) as err:
         load(write(tmp_path, MIXED.replace(*edit)))
     assert err.value.key == key and problem in err.value.problem
@@ -74,7 +79,8 @@ def test_modes_are_checked_before_anything_runs(tmp_path: Path, edit: tuple[str,
 
 def test_campaign_of_application_kernels_only_runs_and_compares(tmp_path: Path) -> None:
     text = MIXED.replace('backends = ["posix", "mpiio-coll"]\n', "").replace(
-        '[[kernels]]\nname = "array1d"\nparams = { size = "16K" }\n\n', "")
+        '[[kernels]]\nname = "array1d"\nparams = { size = "16K" }\n\n', ""
+    )
     c = load(write(tmp_path, text))
     assert c.baseline == "original"
     outcome = run_campaign(c, progress=False)
@@ -83,8 +89,9 @@ def test_campaign_of_application_kernels_only_runs_and_compares(tmp_path: Path) 
         cs = campaign_stats(store)
         table = ratio_table(cs)
     assert "pace3d" in table and "x against sf" in table
-    assert all(cfg.ratio == pytest.approx(1.0) for cell in cs.cells for cfg in cell.configs
-               if cfg.label in ("original", "sf"))
+    assert all(
+        cfg.ratio == pytest.approx(1.0) for cell in cs.cells for cfg in cell.configs if cfg.label in ("original", "sf")
+    )
     # Per-rank times of pace3d's frames reach the store.
     with Store(outcome.database) as store:
         assert store.rank_times(cs.campaign_id)

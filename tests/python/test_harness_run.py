@@ -37,8 +37,14 @@ params = { block-size = "64K", transfer-size = "16K", segments = 2 }
 
 
 def bench(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "strata", *args], capture_output=True, text=True, env=BASE_ENV,
-                          cwd=ROOT / "python", timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "strata", *args],
+        capture_output=True,
+        text=True,
+        env=BASE_ENV,
+        cwd=ROOT / "python",
+        timeout=timeout,
+    )
 
 
 def stored_runs(db: Path) -> int:
@@ -58,8 +64,14 @@ def campaign_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp / "pair.toml"
     path.write_text(CAMPAIGN)
     db = tmp / "out" / "results.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "strata", "run", str(path), "--quiet"], env=BASE_ENV,
-                            cwd=ROOT / "python", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "strata", "run", str(path), "--quiet"],
+        env=BASE_ENV,
+        cwd=ROOT / "python",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 60
     while stored_runs(db) < 1 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -98,8 +110,10 @@ def test_campaign_lands_in_sqlite_without_duplicates(campaign_dir: Path) -> None
             assert r["command"].startswith("mpirun ") and " -n 2 " in r["command"]
         metrics = store.db.execute("SELECT phase, COUNT(*), MIN(bytes), MAX(bytes) FROM metrics GROUP BY phase")
         # 4 runs x 2 in-launch repetitions per phase; IOR 64K x 2 segments x 2 ranks
-        assert {row[0]: tuple(row[1:]) for row in metrics} == {"write": (8, 262144, 262144),
-                                                               "read": (8, 262144, 262144)}
+        assert {row[0]: tuple(row[1:]) for row in metrics} == {
+            "write": (8, 262144, 262144),
+            "read": (8, 262144, 262144),
+        }
         env = store.db.execute("SELECT DISTINCT mpi_library, io_component, fs_type, git_rev FROM environment")
         rows = env.fetchall()
         assert len(rows) == 1 and rows[0][0] == "Open MPI" and rows[0][1] == "ompio" and rows[0][2] and rows[0][3]
@@ -174,8 +188,12 @@ def test_failed_run_is_recorded_and_the_campaign_goes_on(tmp_path: Path) -> None
 
 def test_resume_keeps_the_recorded_order_when_the_file_has_no_seed(tmp_path: Path) -> None:
     path = tmp_path / "noseed.toml"
-    path.write_text(FAILING.replace('name = "failing"', 'name = "noseed"').replace("seed = 1\n", "")
-                    .replace('["48K", "16K"]', '"16K"').replace("repetitions = 1", "repetitions = 3"))
+    path.write_text(
+        FAILING.replace('name = "failing"', 'name = "noseed"')
+        .replace("seed = 1\n", "")
+        .replace('["48K", "16K"]', '"16K"')
+        .replace("repetitions = 1", "repetitions = 3")
+    )
     first = load(path)
     outcome = run_campaign(first, progress=False, limit=1)
     assert (outcome.done, outcome.interrupted) == (1, True)
@@ -190,9 +208,12 @@ def test_resume_keeps_the_recorded_order_when_the_file_has_no_seed(tmp_path: Pat
 
 def test_a_run_past_its_timeout_is_killed_and_recorded(tmp_path: Path) -> None:
     path = tmp_path / "slow.toml"
-    path.write_text(FAILING.replace('name = "failing"', 'name = "slow"').replace('"64K"', '"16M"')
-                    .replace('["48K", "16K"]', '"64K", segments = 4')
-                    .replace("repetitions = 1", "repetitions = 1\nrepetitions_per_launch = 100\ntimeout_s = 1.0"))
+    path.write_text(
+        FAILING.replace('name = "failing"', 'name = "slow"')
+        .replace('"64K"', '"16M"')
+        .replace('["48K", "16K"]', '"64K", segments = 4')
+        .replace("repetitions = 1", "repetitions = 1\nrepetitions_per_launch = 100\ntimeout_s = 1.0")
+    )
     outcome = run_campaign(load(path), progress=False)
     assert (outcome.done, outcome.failed) == (1, 1)
     with Store(outcome.database, readonly=True) as store:

@@ -36,8 +36,9 @@ def test_summary_matches_hand_computed_values() -> None:
     assert (three.shape, three.median, three.ci_low, three.ci_high, three.ci_level) == ("3×3", 4.0, 1.0, 6.0, 0.75)
     single = summarize([[7.5]])
     assert (single.n, single.launches, single.median, single.std) == (1, 1, 7.5, 0.0)
-    assert math.isnan(single.ci_low) and math.isnan(single.ci_high) and single.ci_level == 0.0, \
-        "one launch gives no interval"
+    assert (
+        math.isnan(single.ci_low) and math.isnan(single.ci_high) and single.ci_level == 0.0
+    ), "one launch gives no interval"
     assert level_text(single) == "-" and level_text(three) == "75 %"
     assert summarize([]).n == 0 and math.isnan(summarize([]).median)
 
@@ -57,8 +58,8 @@ def test_interval_levels_are_the_binomial_ones() -> None:
         if n >= 6:
             assert level >= 0.95 > order_statistic_level(n, k + 1), f"{n} launches: the narrowest at 95 %"
         else:
-            assert (k, level) == (1, 1 - 2 * 0.5 ** n), f"{n} launches: smallest to largest, below 95 %"
-    assert launch_interval([4.0]) [2] == 0.0 and launch_interval([4.0, 4.0, 4.0]) == (4.0, 4.0, 0.75)
+            assert (k, level) == (1, 1 - 2 * 0.5**n), f"{n} launches: smallest to largest, below 95 %"
+    assert launch_interval([4.0])[2] == 0.0 and launch_interval([4.0, 4.0, 4.0]) == (4.0, 4.0, 0.75)
 
 
 # -- the interval on correlated repetitions: a seeded simulation -----------------------------------
@@ -67,8 +68,8 @@ def test_interval_levels_are_the_binomial_ones() -> None:
 # 0.6, as successive writes of one job are. The truth is the median of the launch medians'
 # distribution: exp(5) when the launch effect is symmetric, else found from 200 000 launches.
 
-def _simulate(rng: np.random.Generator, trials: int, launches: int, reps: int,
-              skewed: bool = False) -> np.ndarray:
+
+def _simulate(rng: np.random.Generator, trials: int, launches: int, reps: int, skewed: bool = False) -> np.ndarray:
     shape = (trials, launches)
     # skewed: contention only ever slows a launch down
     effect = -rng.exponential(0.3, shape) if skewed else rng.normal(0.0, 0.3, shape)
@@ -108,7 +109,7 @@ def test_per_launch_interval_covers_at_its_level_where_pooling_does_not(launches
     truth = math.exp(5.0)
     coverage, level, widths = _coverage(data, truth)
     # 3000 trials: the standard error of the coverage is under 0.008
-    assert level == pytest.approx(1 - 2 * 0.5 ** launches)
+    assert level == pytest.approx(1 - 2 * 0.5**launches)
     assert abs(coverage - level) < 0.03, f"{launches}x{reps}: covers {coverage:.3f}, states {level:.3f}"
     pooled = _pooled_bootstrap(data[:300].reshape(300, -1), rng)
     pooled_coverage = float(np.mean((pooled[:, 0] <= truth) & (truth <= pooled[:, 1])))
@@ -169,40 +170,70 @@ def _record(backend: str, bandwidths: list[float]) -> dict:
     reps = []
     for bw in bandwidths:
         t = 1.0 / bw
-        m = {"bytes": 1048576, "time_s": t, "bandwidth_mib_s": bw, "open_s": t / 4, "xfer_s": t / 2,
-             "close_s": t / 4, "requests": 8}
+        m = {
+            "bytes": 1048576,
+            "time_s": t,
+            "bandwidth_mib_s": bw,
+            "open_s": t / 4,
+            "xfer_s": t / 2,
+            "close_s": t / 4,
+            "requests": 8,
+        }
         reps.append({"write": m, "read": dict(m, bandwidth_mib_s=2 * bw)})
-    return {"backend": backend, "verified": True, "host": "h", "nodes": 1, "io_component": "ompio",
-            "mpi": {"library": "Open MPI", "version": "4.1.4"}, "fs_type": "ext4", "hints": {},
-            "git_rev": "abc", "repetitions": reps}
+    return {
+        "backend": backend,
+        "verified": True,
+        "host": "h",
+        "nodes": 1,
+        "io_component": "ompio",
+        "mpi": {"library": "Open MPI", "version": "4.1.4"},
+        "fs_type": "ext4",
+        "hints": {},
+        "git_rev": "abc",
+        "repetitions": reps,
+    }
 
 
 def test_campaign_statistics_from_stored_runs(tmp_path: Path) -> None:
     path = tmp_path / "fixed.toml"
     path.write_text(CAMPAIGN)
     c = load(path)
-    values = {"posix": [[100.0, 110.0], [120.0, 130.0], [140.0, 150.0]],
-              "mpiio-coll": [[50.0, 60.0], [70.0, 80.0], [90.0, 100.0]]}
+    values = {
+        "posix": [[100.0, 110.0], [120.0, 130.0], [140.0, 150.0]],
+        "mpiio-coll": [[50.0, 60.0], [70.0, 80.0], [90.0, 100.0]],
+    }
     with Store(tmp_path / "r.sqlite") as store:
         cid = store.create_campaign(c)
         ids = store.configuration_ids(cid)
         for run in c.runs:
             cfg = run.configuration
             rec = _record(cfg.variant.backend, values[cfg.label][run.repetition])
-            store.add_run(cid, ids[cfg.key], None, run.repetition, run.order,
-                          RunResult("ok", 0, None, None, "cmd", "dir", "t", 1.0, rec))
+            store.add_run(
+                cid,
+                ids[cfg.key],
+                None,
+                run.repetition,
+                run.order,
+                RunResult("ok", 0, None, None, "cmd", "dir", "t", 1.0, rec),
+            )
         # one failed launch on top: counted, not sampled
-        store.db.execute("UPDATE runs SET status = 'failed', exit_code = 1 WHERE order_index = "
-                         "(SELECT MAX(order_index) FROM runs)")
+        store.db.execute(
+            "UPDATE runs SET status = 'failed', exit_code = 1 WHERE order_index = "
+            "(SELECT MAX(order_index) FROM runs)"
+        )
         store.db.commit()
-        failed = store.db.execute("SELECT c.label, r.repetition FROM runs r JOIN configurations c"
-                                  " ON c.id = r.configuration_id WHERE r.status = 'failed'").fetchone()
+        failed = store.db.execute(
+            "SELECT c.label, r.repetition FROM runs r JOIN configurations c"
+            " ON c.id = r.configuration_id WHERE r.status = 'failed'"
+        ).fetchone()
         cs = campaign_stats(store)
     assert cs.baseline == "mpiio-coll" and cs.runs_ok == 5 and cs.runs_failed == 1
     write = next(cell for cell in cs.cells if cell.phase == "write")
     by = {cfg.label: cfg for cfg in write.configs}
-    launches = {label: [pair for rep, pair in enumerate(reps) if (label, rep) != tuple(failed)]
-                for label, reps in values.items()}
+    launches = {
+        label: [pair for rep, pair in enumerate(reps) if (label, rep) != tuple(failed)]
+        for label, reps in values.items()
+    }
     medians = {label: [float(np.median(pair)) for pair in pairs] for label, pairs in launches.items()}
     for label, pairs in launches.items():
         vals = [v for pair in pairs for v in pair]

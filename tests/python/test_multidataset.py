@@ -26,8 +26,23 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 
 def write(tmp_path: Path, np_: int, kernel: list[str], backend: list[str], out: str, seed: int = 3) -> dict:
-    result = run_ranks(np_, ["run", *kernel, *backend, "--verify", "--seed", str(seed), "--output", out,
-                             "--json", out + ".json", "--quiet"], cwd=tmp_path)
+    result = run_ranks(
+        np_,
+        [
+            "run",
+            *kernel,
+            *backend,
+            "--verify",
+            "--seed",
+            str(seed),
+            "--output",
+            out,
+            "--json",
+            out + ".json",
+            "--quiet",
+        ],
+        cwd=tmp_path,
+    )
     assert result.status == 0, result.stderr
     record = json.loads((tmp_path / (out + ".json")).read_text())
     assert record["verified"] is True
@@ -46,10 +61,12 @@ def check_every_element(path: Path, seed: int) -> int:
     return len(names)
 
 
-@pytest.mark.parametrize("kernel,datasets", [(F_SMALL, 24), (G_SMALL, 12), (N3D_SMALL, 5)],
-                         ids=["f", "g", "noncontig3d"])
-def test_hdf5_container_opens_in_h5py_with_every_element_right(tmp_path: Path, kernel: list[str],
-                                                               datasets: int) -> None:
+@pytest.mark.parametrize(
+    "kernel,datasets", [(F_SMALL, 24), (G_SMALL, 12), (N3D_SMALL, 5)], ids=["f", "g", "noncontig3d"]
+)
+def test_hdf5_container_opens_in_h5py_with_every_element_right(
+    tmp_path: Path, kernel: list[str], datasets: int
+) -> None:
     record = write(tmp_path, 3, kernel, ["--backend", "strata", "--container", "hdf5"], "c.h5")
     assert check_every_element(tmp_path / "c.h5", 3) == datasets
     assert record["repetitions"][0]["write"]["collective"]["calls"] == 1
@@ -77,17 +94,21 @@ def test_mdio_writes_the_same_bytes_as_idio(tmp_path: Path) -> None:
             n = a.id.get_storage_size()
             assert n == b.id.get_storage_size() == a.size * a.dtype.itemsize
             oa, ob = a.id.get_offset(), b.id.get_offset()
-            assert raw_m[oa:oa + n] == raw_i[ob:ob + n], name
+            assert raw_m[oa : oa + n] == raw_i[ob : ob + n], name
     # Raw files: the engine's one phase and one MPI_File_write_at_all per variable.
     write(tmp_path, 3, N3D_SMALL, ["--backend", "strata"], "mdio.dat")
     write(tmp_path, 3, N3D_SMALL, ["--backend", "mpiio-coll", "--per-variable"], "idio.dat")
     assert filecmp.cmp(tmp_path / "mdio.dat", tmp_path / "idio.dat", shallow=False)
 
 
-@pytest.mark.parametrize("np_,backend", [
-    pytest.param(4, ["--backend", "strata", "--container", "hdf5"], marks=requires_backend("hdf5")),
-    pytest.param(3, ["--backend", "hdf5", "--per-block"], marks=requires_backend("hdf5")),
-    pytest.param(2, ["--backend", "pnetcdf"], marks=requires_backend("pnetcdf"))])
+@pytest.mark.parametrize(
+    "np_,backend",
+    [
+        pytest.param(4, ["--backend", "strata", "--container", "hdf5"], marks=requires_backend("hdf5")),
+        pytest.param(3, ["--backend", "hdf5", "--per-block"], marks=requires_backend("hdf5")),
+        pytest.param(2, ["--backend", "pnetcdf"], marks=requires_backend("pnetcdf")),
+    ],
+)
 def test_handwritten_pio_map_loads_and_verifies(tmp_path: Path, np_: int, backend: list[str]) -> None:
     kernel = ["e3sm", "--maps", str(HAND_MAP), "--map-vars", "2"]
     record = write(tmp_path, np_, kernel, backend, "m.out")
@@ -102,8 +123,13 @@ def test_handwritten_pio_map_loads_and_verifies(tmp_path: Path, np_: int, backen
 
 
 def test_decomp_describes_the_handwritten_map(tmp_path: Path) -> None:
-    out = subprocess.run([str(STRATA), "decomp", "describe", str(HAND_MAP), "--json", "d.json"], cwd=tmp_path,
-                         capture_output=True, text=True, env=ENV)
+    out = subprocess.run(
+        [str(STRATA), "decomp", "describe", str(HAND_MAP), "--json", "d.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert out.returncode == 0, out.stderr
     d = json.loads((tmp_path / "d.json").read_text())
     assert d["blocks"] == 15
@@ -113,12 +139,36 @@ def test_decomp_describes_the_handwritten_map(tmp_path: Path) -> None:
 
 
 def test_decomp_generate_writes_the_kernels_map(tmp_path: Path) -> None:
-    gen = subprocess.run([str(STRATA), "decomp", "generate", "--map", "d3", "--ncol", "50", "--lev", "4", "--npes",
-                          "3", "--output", "d3.dat"], cwd=tmp_path, capture_output=True, text=True, env=ENV)
+    gen = subprocess.run(
+        [
+            str(STRATA),
+            "decomp",
+            "generate",
+            "--map",
+            "d3",
+            "--ncol",
+            "50",
+            "--lev",
+            "4",
+            "--npes",
+            "3",
+            "--output",
+            "d3.dat",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert gen.returncode == 0, gen.stderr
     assert (tmp_path / "d3.dat").read_text().startswith("version 2001 npes 3 ndims 2 \n50 4 \n0 ")
-    desc = subprocess.run([str(STRATA), "decomp", "describe", "d3.dat", "--json", "d.json"], cwd=tmp_path,
-                          capture_output=True, text=True, env=ENV)
+    desc = subprocess.run(
+        [str(STRATA), "decomp", "describe", "d3.dat", "--json", "d.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert desc.returncode == 0, desc.stderr
     d = json.loads((tmp_path / "d.json").read_text())
     assert d["coverage"]["held"] == 200 and d["coverage"]["held_twice"] == 0
@@ -129,10 +179,16 @@ def test_decomp_generate_writes_the_kernels_map(tmp_path: Path) -> None:
 # (id, map text, message); also run by the bad-input suite (test_bad_input_suite.py).
 MALFORMED_MAPS = [
     ("bad-header", "version 2001 npes 4\n10 3\n", "line 1: bad header"),
-    ("offset-beyond", "version 2001 npes 1 ndims 2\n10 3\n0 3\n1 2 31\n",
-     "offset 31 of rank 0 is beyond the dimensions (30 elements)"),
-    ("count-mismatch", "version 2001 npes 2 ndims 1\n10\n0 3\n1 2\n1 1\n4\n",
-     "count mismatch: rank 0 declares 3 offsets"),
+    (
+        "offset-beyond",
+        "version 2001 npes 1 ndims 2\n10 3\n0 3\n1 2 31\n",
+        "offset 31 of rank 0 is beyond the dimensions (30 elements)",
+    ),
+    (
+        "count-mismatch",
+        "version 2001 npes 2 ndims 1\n10\n0 3\n1 2\n1 1\n4\n",
+        "count mismatch: rank 0 declares 3 offsets",
+    ),
 ]
 
 
@@ -156,8 +212,12 @@ def test_real_e3sm_f_case_maps_verify(tmp_path: Path) -> None:
 
 def test_collective_report_counts_calls_per_strategy(tmp_path: Path) -> None:
     calls = {}
-    for label, backend in [("idio", ["--backend", "hdf5"]), ("per-var", ["--backend", "mpiio-coll", "--per-variable"]),
-                           ("one", ["--backend", "mpiio-coll"]), ("mdio", ["--backend", "strata"])]:
+    for label, backend in [
+        ("idio", ["--backend", "hdf5"]),
+        ("per-var", ["--backend", "mpiio-coll", "--per-variable"]),
+        ("one", ["--backend", "mpiio-coll"]),
+        ("mdio", ["--backend", "strata"]),
+    ]:
         record = write(tmp_path, 3, F_SMALL, backend, label + ".out")
         c = record["repetitions"][0]["write"]["collective"]
         assert set(c["split_s"]) == {"io", "comm", "collective_overhead", "library"}
@@ -175,8 +235,9 @@ def test_strategy_options_are_checked(tmp_path: Path) -> None:
     assert out.status == 2 and "needs HDF5 >= 1.14" in out.stderr and "--container hdf5" in out.stderr
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--container", "zarr"], cwd=tmp_path)
     assert out.status == 2 and 'unknown container "zarr"' in out.stderr
-    out = run_ranks(2, ["run", *F_SMALL, "--backend", "strata", "--container", "hdf5", "--file-per-process"],
-                    cwd=tmp_path)
+    out = run_ranks(
+        2, ["run", *F_SMALL, "--backend", "strata", "--container", "hdf5", "--file-per-process"], cwd=tmp_path
+    )
     assert out.status == 2 and "--container hdf5 is one shared file" in out.stderr
 
 

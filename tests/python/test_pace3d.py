@@ -19,19 +19,44 @@ META = 64
 def read_header(data: bytes) -> dict[str, int]:
     assert data[:8] == b"STRVOXEL"
     version, header_bytes, nz, ny, nx, element, components, frames, meta, seed = struct.unpack_from(
-        "<IIQQQIIQQQ", data, 8)
+        "<IIQQQIIQQQ", data, 8
+    )
     assert (version, header_bytes, meta) == (1, HEADER, META)
-    return {"nz": nz, "ny": ny, "nx": nx, "element": element, "components": components, "frames": frames,
-            "seed": seed}
+    return {"nz": nz, "ny": ny, "nx": nx, "element": element, "components": components, "frames": frames, "seed": seed}
 
 
 @pytest.mark.parametrize("ranks,decomp,element,level", [(3, "3d", 12, 3), (4, "1d", 4, 0), (4, "3d", 64, 2)])
-def test_single_file_has_header_and_frames_at_their_offsets(tmp_path: Path, ranks: int, decomp: str, element: int,
-                                                            level: int) -> None:
+def test_single_file_has_header_and_frames_at_their_offsets(
+    tmp_path: Path, ranks: int, decomp: str, element: int, level: int
+) -> None:
     frames, seed = 4, 11
-    out = run_ranks(ranks, ["run", "pace3d", "--style", "sf", "--decomp", decomp, "--element", str(element),
-                            "--level", str(level), "--block-size", "8K", "--frames", str(frames), "--seed", str(seed),
-                            "--output", "f.vox", "--json", "r.json", "--verify"], cwd=tmp_path)
+    out = run_ranks(
+        ranks,
+        [
+            "run",
+            "pace3d",
+            "--style",
+            "sf",
+            "--decomp",
+            decomp,
+            "--element",
+            str(element),
+            "--level",
+            str(level),
+            "--block-size",
+            "8K",
+            "--frames",
+            str(frames),
+            "--seed",
+            str(seed),
+            "--output",
+            "f.vox",
+            "--json",
+            "r.json",
+            "--verify",
+        ],
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     data = (tmp_path / "f.vox").read_bytes()
     h = read_header(data)
@@ -47,22 +72,39 @@ def test_single_file_has_header_and_frames_at_their_offsets(tmp_path: Path, rank
     base = float32_values("field", count, seed)
     for f in range(frames):
         at = HEADER + f * frame_bytes
-        assert data[at:at + 8] == b"FRAMEBEG"
+        assert data[at : at + 8] == b"FRAMEBEG"
         frame, time, nbytes = struct.unpack_from("<QdQ", data, at + 8)
         assert (frame, time, nbytes) == (f, float(f), field_bytes)
         field = np.frombuffer(data, dtype="<f4", count=count, offset=at + META)
         expected = (base.astype(np.float64) + f).astype(np.float32)
         assert np.array_equal(field, expected), f"frame {f} differs"
         end = at + META + field_bytes
-        assert data[end:end + 8] == b"FRAMEEND"
+        assert data[end : end + 8] == b"FRAMEEND"
         frame, lo, hi, nbytes = struct.unpack_from("<QffQ", data, end + 8)
         assert (frame, nbytes) == (f, field_bytes)
         assert lo == expected.min() and hi == expected.max()
 
 
 def test_record_reports_frames_with_the_first_apart(tmp_path: Path) -> None:
-    out = run_ranks(3, ["run", "pace3d", "--block-size", "16K", "--frames", "5", "--write", "--read", "--verify",
-                        "--json", "r.json", "--output", "g.vox"], cwd=tmp_path)
+    out = run_ranks(
+        3,
+        [
+            "run",
+            "pace3d",
+            "--block-size",
+            "16K",
+            "--frames",
+            "5",
+            "--write",
+            "--read",
+            "--verify",
+            "--json",
+            "r.json",
+            "--output",
+            "g.vox",
+        ],
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     assert "first frame: not in the summary" in out.stdout
     record = json.loads((tmp_path / "r.json").read_text())
@@ -83,8 +125,23 @@ def test_record_reports_frames_with_the_first_apart(tmp_path: Path) -> None:
 
 def test_file_per_frame_styles_write_one_file_per_frame(tmp_path: Path) -> None:
     for style in ("mf", "mf-wo"):
-        out = run_ranks(2, ["run", "pace3d", "--style", style, "--frames", "3", "--block-size", "8K", "--verify",
-                            "--output", f"{style}.vox"], cwd=tmp_path)
+        out = run_ranks(
+            2,
+            [
+                "run",
+                "pace3d",
+                "--style",
+                style,
+                "--frames",
+                "3",
+                "--block-size",
+                "8K",
+                "--verify",
+                "--output",
+                f"{style}.vox",
+            ],
+            cwd=tmp_path,
+        )
         assert out.status == 0, out.stderr
         files = sorted(p.name for p in tmp_path.glob(f"{style}.vox.f*"))
         assert files == [f"{style}.vox.f0000{i}" for i in range(3)]
@@ -109,13 +166,16 @@ def test_corrupted_voxel_is_found_on_every_rank(tmp_path: Path) -> None:
     assert "frame 0, voxel" in out.stderr
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--level", "7"], "--level must be 0, 1, 2 or 3"),
-    (["--element", "8"], "--element must be 4"),
-    (["--style", "xx"], "unknown --style \"xx\""),
-    (["--decomp", "2d"], "--decomp must be 1d or 3d"),
-    (["--frames", "0"], "--frames must be between 1"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--level", "7"], "--level must be 0, 1, 2 or 3"),
+        (["--element", "8"], "--element must be 4"),
+        (["--style", "xx"], 'unknown --style "xx"'),
+        (["--decomp", "2d"], "--decomp must be 1d or 3d"),
+        (["--frames", "0"], "--frames must be between 1"),
+    ],
+)
 def test_bad_parameters_fail_alike_on_every_rank(tmp_path: Path, args: list[str], message: str) -> None:
     out = run_ranks(3, ["run", "pace3d", *args, "--output", "x.vox"], cwd=tmp_path)
     assert out.status == 2

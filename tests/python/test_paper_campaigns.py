@@ -67,12 +67,15 @@ def test_a_scale_profile_changes_sizes_ranks_and_launcher_only(tmp_path: Path) -
     assert len(big.configurations) == len(small.configurations)
 
 
-@pytest.mark.parametrize(("edit", "key"), [
-    (("scale.big", "scale.x"), "scale.nope"),
-    (("kernels.ior =", "kernels.iorr ="), "scale.big.kernels.iorr"),
-    (("variants.a =", "variants.z ="), "scale.big.variants.z"),
-    (("launcher = {", "launch = {"), "scale.big.launch"),
-])
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (("scale.big", "scale.x"), "scale.nope"),
+        (("kernels.ior =", "kernels.iorr ="), "scale.big.kernels.iorr"),
+        (("variants.a =", "variants.z ="), "scale.big.variants.z"),
+        (("launcher = {", "launch = {"), "scale.big.launch"),
+    ],
+)
 def test_a_bad_profile_names_the_key(tmp_path: Path, edit: tuple[str, str], key: str) -> None:
     path = _write(tmp_path, SCALED.replace(*edit))
     with pytest.raises(CampaignError) as e:
@@ -113,11 +116,15 @@ def test_rule_makes_the_advisor_follow_the_fit(tmp_path: Path) -> None:
 
 def test_rule_rounds_halves_up_exactly_and_caps_at_the_osts(tmp_path: Path) -> None:
     paper, falling = tmp_path / "paper.json", tmp_path / "falling.json"
-    paper.write_text(json.dumps({"slope": 5.6, "intercept": 4.9}))   # the paper's numbers as a plain rule
+    paper.write_text(json.dumps({"slope": 5.6, "intercept": 4.9}))  # the paper's numbers as a plain rule
     falling.write_text(json.dumps({"slope_exact": "-1/2", "intercept_exact": "1"}))
-    answers = CLI.many([paper_checks.advise_call(6, "--block-size", "1M", "--rule", str(paper)),
-                        paper_checks.advise_call(6, "--block-size", "1M", "--rule", str(paper), "--osts", "20"),
-                        paper_checks.advise_call(8, "--block-size", "1M", "--rule", str(falling))])
+    answers = CLI.many(
+        [
+            paper_checks.advise_call(6, "--block-size", "1M", "--rule", str(paper)),
+            paper_checks.advise_call(6, "--block-size", "1M", "--rule", str(paper), "--osts", "20"),
+            paper_checks.advise_call(8, "--block-size", "1M", "--rule", str(falling)),
+        ]
+    )
     # 38.5 -> 39; capped at the OSTs; never below 1
     assert [a["stripe_count"] for a in answers if isinstance(a, dict)] == [39, 20, 1]
 
@@ -145,8 +152,11 @@ def test_a_wrong_machine_figure_fails_the_table_2_check(tmp_path: Path) -> None:
     machine = tmp_path / "toy.toml"
     text = paper_checks.TOY_MACHINE.read_text()
     assert text.count("latency_us = 100000") == 1 and text.count("bandwidth_GBps = 0.15") == 1
-    machine.write_text(text.replace("latency_us = 100000", "latency_us = 20000").replace("bandwidth_GBps = 0.15",
-                                                                                           "bandwidth_GBps = 90"))
+    machine.write_text(
+        text.replace("latency_us = 100000", "latency_us = 20000").replace(
+            "bandwidth_GBps = 0.15", "bandwidth_GBps = 90"
+        )
+    )
     t2, _ = paper_checks.cost_model_tables(CLI, machine)
     assert [c.ok for c in t2.checks[:4]] == [False] * 4 and t2.checks[4].ok
 
@@ -200,7 +210,7 @@ def test_report_has_the_paper_checks_and_a_wrong_number_fails(tmp_path: Path) ->
     assert "<h3>MSLIO paper (Boito et al.): Table I, Table III</h3><p>1 ✓, 0 ✗." in page
 
     def row(item: str) -> str:
-        return page[page.index(f"<tr><td class=l>{item}</td>"):].split("</tr>")[0]
+        return page[page.index(f"<tr><td class=l>{item}</td>") :].split("</tr>")[0]
 
     ok, fail = "<span class=ok>✓</span>", "<span class=fail>✗</span>"
     assert "<td class=l>1.7 MB, 64 files</td><td class=l>1.70 MB, 64 files</td><td>" + ok in row("3 x 64")
@@ -223,5 +233,5 @@ def test_report_has_the_paper_checks_and_a_wrong_number_fails(tmp_path: Path) ->
         runs = paper_checks.load_runs(store, cid)
     wrong = paper_checks.mslio_section(runs, "here")
     assert wrong is not None
-    assert [c.ok for c in wrong.tables[0].checks] == [False, None]   # 3 x 64 wrong; the cells not run
+    assert [c.ok for c in wrong.tables[0].checks] == [False, None]  # 3 x 64 wrong; the cells not run
     assert "<span class=fail>✗</span>" in paper_checks.to_html([wrong])

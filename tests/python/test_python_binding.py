@@ -42,6 +42,7 @@ def cases(np_: int, which: str, folder: Path) -> dict[str, dict[int, str]]:
 
 def test_binding_is_the_package_class() -> None:
     import strata
+
     assert strata.Phase.__module__ == "strata" and strata.Phase.__name__ == "Phase"
     assert issubclass(strata.Error, RuntimeError)
 
@@ -62,8 +63,9 @@ def test_example_equals_the_cpp_example(tmp_path: Path, np_: int) -> None:
 
 def test_example_hdf5_container_reads_back_with_h5py(tmp_path: Path) -> None:
     h5py = pytest.importorskip("h5py")
-    out = run_ranks(4, [str(EXAMPLE), str(tmp_path / "f.h5"), "--shape", "9x7x5", "--container", "hdf5"],
-                    program=PYTHON, timeout=60)
+    out = run_ranks(
+        4, [str(EXAMPLE), str(tmp_path / "f.h5"), "--shape", "9x7x5", "--container", "hdf5"], program=PYTHON, timeout=60
+    )
     assert out.status == 0, out.stdout + out.stderr
     assert "read back and checked, and with h5py" in out.stdout
     temperature, pressure = expected_fields((9, 7, 5))
@@ -75,9 +77,15 @@ def test_example_hdf5_container_reads_back_with_h5py(tmp_path: Path) -> None:
 
 def test_bad_declarations_raise_on_every_rank_and_leave_no_file(tmp_path: Path) -> None:
     found = cases(3, "errors", tmp_path / "files")
-    want = {"past_the_end": "reaches past", "wrong_dtype": "float32, another dtype than the variable's float64",
-            "byte_order": "byte order", "bad_hint": "strata_fsync", "scattered_hdf5": "evenly spaced",
-            "overlap_hdf5": "overlap", "read_only": "read-only"}
+    want = {
+        "past_the_end": "reaches past",
+        "wrong_dtype": "float32, another dtype than the variable's float64",
+        "byte_order": "byte order",
+        "bad_hint": "strata_fsync",
+        "scattered_hdf5": "evenly spaced",
+        "overlap_hdf5": "overlap",
+        "read_only": "read-only",
+    }
     for name, fragment in want.items():
         outcome = found.get(name, {})
         assert sorted(outcome) == [0, 1, 2], f"{name}: {outcome}"

@@ -70,6 +70,7 @@ def cell_id(cell: tuple[str, str, int]) -> str:
 @dataclass
 class Result:
     """One fault's outcome in one cell: what the launch said, and what went wrong in it."""
+
     statuses: dict[int, int] = field(default_factory=dict)  # per rank, as far as reported
     launcher_status: int = 0
     stderr: str = ""
@@ -100,8 +101,14 @@ class Cell:
         """`strata ARGS` on this cell's ranks under mpirun's own time limit; every rank's status."""
         env = {"STRATA_FAULT_CELL": self.dir.name, **(env or {})}
         try:
-            out = run_ranks(self.ranks, args, env=env, mca=[*self.mca, "--timeout", str(limit)], timeout=limit + 30,
-                            allow_missing=True)
+            out = run_ranks(
+                self.ranks,
+                args,
+                env=env,
+                mca=[*self.mca, "--timeout", str(limit)],
+                timeout=limit + 30,
+                allow_missing=True,
+            )
         except subprocess.TimeoutExpired:
             return Result(problems=[f"no answer within {limit + 30} s: a hang"])
         return Result(out.statuses, out.launcher_status, out.stderr)
@@ -138,8 +145,9 @@ class Cell:
             out.problems.append(f"the message does not name the cause ({CAUSES[fault]}): {errors[0]}")
         return out
 
-    def previous_output_kept(self, target: Path, before: dict[str, bytes], result: Result, sizes: list[str],
-                             seeds: tuple[str, ...] = ("1",)) -> None:
+    def previous_output_kept(
+        self, target: Path, before: dict[str, bytes], result: Result, sizes: list[str], seeds: tuple[str, ...] = ("1",)
+    ) -> None:
         """The engine's committed output after a fault: unchanged files (or, after a kill, a complete
         newer one with one of `seeds`), `strata verify` clean, read back verified."""
         after = {p.name: p.read_bytes() for p in target.parent.iterdir() if not p.name.endswith(".strata-partial")}
@@ -147,8 +155,11 @@ class Cell:
             result.problems.append(f"the previous output changed: {sorted(before)} -> {sorted(after)}")
         if not self.ok(["verify", str(target)], "strata verify after the fault", result):
             return
-        if not any(self.launch(strata_args("strata", target, sizes, "--read", "--verify", "--seed", s)).statuses
-                   == dict.fromkeys(range(self.ranks), 0) for s in seeds):
+        if not any(
+            self.launch(strata_args("strata", target, sizes, "--read", "--verify", "--seed", s)).statuses
+            == dict.fromkeys(range(self.ranks), 0)
+            for s in seeds
+        ):
             result.problems.append("the output kept after the fault does not read back verified")
 
     def full(self) -> Result:
@@ -189,10 +200,12 @@ class Cell:
         data = truncated / "o"
         os.truncate(data, data.stat().st_size // 2)
         read = ["--read", "--verify"]
-        return {"removed": self.expect_error("removed", self.launch(strata_args(self.backend, removed / "o", SMALL,
-                                                                                *read))),
-                "truncated": self.expect_error("truncated", self.launch(strata_args(self.backend, data, SMALL,
-                                                                                    *read)))}
+        return {
+            "removed": self.expect_error(
+                "removed", self.launch(strata_args(self.backend, removed / "o", SMALL, *read))
+            ),
+            "truncated": self.expect_error("truncated", self.launch(strata_args(self.backend, data, SMALL, *read))),
+        }
 
     def killed(self) -> Result:
         """The last rank gets SIGKILL once the output has its first bytes, during 200 repetitions
@@ -208,9 +221,19 @@ class Cell:
             before = {p.name: p.read_bytes() for p in target.parent.iterdir()}
         marker = f"{self.dir.name}-killed"
         env = dict(BASE_ENV, STRATA_FAULT_CELL=marker)
-        cmd = [MPIRUN, *self.mca, "-x", "STRATA_FAULT_CELL", "--timeout", "60", "-n", str(self.ranks),
-               "--oversubscribe", str(STRATA),
-               *strata_args(self.backend, target, BIG, "--repetitions", "200", "--seed", "2")]
+        cmd = [
+            MPIRUN,
+            *self.mca,
+            "-x",
+            "STRATA_FAULT_CELL",
+            "--timeout",
+            "60",
+            "-n",
+            str(self.ranks),
+            "--oversubscribe",
+            str(STRATA),
+            *strata_args(self.backend, target, BIG, "--repetitions", "200", "--seed", "2"),
+        ]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         victim = None
         started = time.monotonic()
@@ -305,8 +328,9 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict[
 
 @pytest.mark.parametrize("fault", FAULTS)
 @pytest.mark.parametrize("cell", cells(), ids=cell_id)
-def test_a_real_fault_is_an_error_naming_its_cause(matrix: dict[str, dict[str, Result]], cell: tuple[str, str, int],
-                                                   fault: str) -> None:
+def test_a_real_fault_is_an_error_naming_its_cause(
+    matrix: dict[str, dict[str, Result]], cell: tuple[str, str, int], fault: str
+) -> None:
     result = matrix[cell_id(cell)][fault]
     skipped = [p for p in result.problems if p.startswith("SKIP ")]
     if skipped:

@@ -31,10 +31,10 @@ from strata.replay import (
 
 darshan = pytest.importorskip("darshan", reason="pydarshan is in python/requirements.txt: run make setup")
 
-MAX_BYTES = 4 << 20      # a replay writes at most this much ...
-MAX_REQUESTS = 3000      # ... in about this many requests
-RANK_CAP = 3             # the job's rank count, capped (oversubscribed): 3 folds 16, 512 and 2048 ranks unevenly
-DXT_RANK_CAP = 4         # ior_hdf5_example's 4 ranks replay unfolded
+MAX_BYTES = 4 << 20  # a replay writes at most this much ...
+MAX_REQUESTS = 3000  # ... in about this many requests
+RANK_CAP = 3  # the job's rank count, capped (oversubscribed): 3 folds 16, 512 and 2048 ranks unevenly
+DXT_RANK_CAP = 4  # ior_hdf5_example's 4 ranks replay unfolded
 REPLAY_BACKENDS = "posix,mpiio-coll,strata"
 
 
@@ -138,10 +138,23 @@ def test_a_dxt_trace_holds_the_logs_requests_rank_by_rank() -> None:
 
 
 def _replay(trace_path: Path, np: int, tmp_path: Path, backends: str = REPLAY_BACKENDS) -> dict:
-    out = run_ranks(np, ["replay", str(trace_path), "--backend", backends, "--output", str(tmp_path / "out"),
-                         "--verify", "--json", "-"], timeout=120)
+    out = run_ranks(
+        np,
+        [
+            "replay",
+            str(trace_path),
+            "--backend",
+            backends,
+            "--output",
+            str(tmp_path / "out"),
+            "--verify",
+            "--json",
+            "-",
+        ],
+        timeout=120,
+    )
     assert out.status == 0, out.stderr + out.stdout
-    text = out.stdout[out.stdout.index("{"):out.stdout.rindex("}") + 1]
+    text = out.stdout[out.stdout.index("{") : out.stdout.rindex("}") + 1]
     return json.loads(text)
 
 
@@ -181,8 +194,9 @@ def test_every_shipped_log_replays_verified(log: Path, tmp_path: Path) -> None:
 def test_replay_converts_a_darshan_log_itself(tmp_path: Path) -> None:
     """strata replay LOG.darshan: rank 0 runs the converter, every rank replays, the table says how faithful."""
     log = next(p for p in LOGS if p.name == "sample-dxt-simple.darshan")
-    out = run_ranks(2, ["replay", str(log), "--backend", "posix", "--output", str(tmp_path / "r.dat"), "--verify"],
-                    timeout=120)
+    out = run_ranks(
+        2, ["replay", str(log), "--backend", "posix", "--output", str(tmp_path / "r.dat"), "--verify"], timeout=120
+    )
     assert out.status == 0, out.stderr
     assert "faithful?" in out.stdout and "every rank issued the trace's requests and bytes" in out.stdout
     assert (tmp_path / "r.dat.trace.json").exists()
@@ -192,31 +206,55 @@ def test_replay_converts_a_darshan_log_itself(tmp_path: Path) -> None:
 
 def test_replay_without_the_converter_fails_clearly_on_every_rank(tmp_path: Path) -> None:
     log = LOGS[0]
-    out = run_ranks(2, ["replay", str(log), "--output", str(tmp_path / "r")],
-                    env={"STRATA_PYTHON": str(tmp_path / "no-python")})
+    out = run_ranks(
+        2, ["replay", str(log), "--output", str(tmp_path / "r")], env={"STRATA_PYTHON": str(tmp_path / "no-python")}
+    )
     assert set(out.statuses.values()) == {2}, out.statuses
     assert "cannot run the converter's Python" in out.stderr and "STRATA_PYTHON" in out.stderr
 
 
 def test_file_per_process_gives_each_rank_its_requests_in_a_file(tmp_path: Path) -> None:
     """--file-per-process: replay rank r's requests (job ranks r, r + 2, ...) one after another in PATH.<r>."""
-    trace = {"format": "strata-trace", "version": 1, "ranks": 3,
-             "variables": [{"name": "f0", "requests": [[0, 0, 100], [1, 100, 30], [2, 130, 7]]},
-                           {"name": "f1", "requests": [[1, 0, 5], [1, 5, 5]]}]}
+    trace = {
+        "format": "strata-trace",
+        "version": 1,
+        "ranks": 3,
+        "variables": [
+            {"name": "f0", "requests": [[0, 0, 100], [1, 100, 30], [2, 130, 7]]},
+            {"name": "f1", "requests": [[1, 0, 5], [1, 5, 5]]},
+        ],
+    }
     path = tmp_path / "t.json"
     path.write_text(json.dumps(trace))
-    out = run_ranks(2, ["replay", str(path), "--backend", "posix", "--output", str(tmp_path / "o"), "--verify",
-                        "--file-per-process", "--json", "-"])
+    out = run_ranks(
+        2,
+        [
+            "replay",
+            str(path),
+            "--backend",
+            "posix",
+            "--output",
+            str(tmp_path / "o"),
+            "--verify",
+            "--file-per-process",
+            "--json",
+            "-",
+        ],
+    )
     assert out.status == 0, out.stderr
-    report = json.loads(out.stdout[out.stdout.index("{"):out.stdout.rindex("}") + 1])
+    report = json.loads(out.stdout[out.stdout.index("{") : out.stdout.rindex("}") + 1])
     posix = report["replays"][0]
     assert posix["verified"] and posix["rank_requests"] == [2, 3] and posix["rank_bytes"] == [107, 40]
     assert (tmp_path / "o.00000000").stat().st_size == 107 and (tmp_path / "o.00000001").stat().st_size == 40
 
 
 def test_a_trace_with_overlapping_requests_is_refused(tmp_path: Path) -> None:
-    trace = {"format": "strata-trace", "version": 1, "ranks": 2,
-             "variables": [{"name": "f0", "requests": [[0, 0, 100], [1, 64, 100]]}]}
+    trace = {
+        "format": "strata-trace",
+        "version": 1,
+        "ranks": 2,
+        "variables": [{"name": "f0", "requests": [[0, 0, 100], [1, 64, 100]]}],
+    }
     path = tmp_path / "t.json"
     path.write_text(json.dumps(trace))
     out = run_ranks(2, ["run", "trace", "--trace", str(path), "--backend", "posix", "--output", str(tmp_path / "o")])

@@ -12,13 +12,28 @@ from conftest import catalogue, run_ranks
 
 def test_array1d_random_json_record(tmp_path: Path) -> None:
     """The issue's acceptance command, word for word (with the output kept in tmp_path)."""
-    out = run_ranks(4, ["run", "array1d", "--dist", "random", "--backend", "mpiio-coll", "--verify",
-                        "--json", "r.json"], cwd=tmp_path)
+    out = run_ranks(
+        4,
+        ["run", "array1d", "--dist", "random", "--backend", "mpiio-coll", "--verify", "--json", "r.json"],
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["verified"] is True
-    for key in ("kernel", "backend", "params", "ranks", "nodes", "hints", "mpi", "io_component", "fs_type",
-                "verified", "repetitions", "summary"):
+    for key in (
+        "kernel",
+        "backend",
+        "params",
+        "ranks",
+        "nodes",
+        "hints",
+        "mpi",
+        "io_component",
+        "fs_type",
+        "verified",
+        "repetitions",
+        "summary",
+    ):
         assert key in record, key
     assert record["kernel"] == "array1d" and record["backend"] == "mpiio-coll"
     assert record["ranks"] == 4 and record["nodes"] == 1
@@ -27,8 +42,10 @@ def test_array1d_random_json_record(tmp_path: Path) -> None:
     assert record["io_component"] in ("ompio", "romio")
     allocator = record["allocator"]  # the strata program keeps freed memory (docs/backends.md)
     assert allocator["kept_freed_memory"] is True
-    assert allocator["glibc_tunables"] == (f"glibc.malloc.trim_threshold={allocator['trim_threshold']}"
-                                           f":glibc.malloc.mmap_threshold={allocator['mmap_threshold']}")
+    assert allocator["glibc_tunables"] == (
+        f"glibc.malloc.trim_threshold={allocator['trim_threshold']}"
+        f":glibc.malloc.mmap_threshold={allocator['mmap_threshold']}"
+    )
     rep = record["repetitions"][0]["write"]
     for key in ("bytes", "time_s", "bandwidth_mib_s", "open_s", "xfer_s", "close_s"):
         assert key in rep
@@ -41,8 +58,10 @@ def test_array1d_random_json_record(tmp_path: Path) -> None:
 def test_allocator_left_alone_when_asked(tmp_path: Path) -> None:
     """STRATA_KEEP_FREED_MEMORY=0, or the user's own malloc settings, leave glibc's defaults; the
     record and strata info say so."""
-    for env, why in (({"STRATA_KEEP_FREED_MEMORY": "0"}, "STRATA_KEEP_FREED_MEMORY=0"),
-                     ({"MALLOC_TRIM_THRESHOLD_": "131072"}, "the user's malloc settings")):
+    for env, why in (
+        ({"STRATA_KEEP_FREED_MEMORY": "0"}, "STRATA_KEEP_FREED_MEMORY=0"),
+        ({"MALLOC_TRIM_THRESHOLD_": "131072"}, "the user's malloc settings"),
+    ):
         out = run_ranks(2, ["run", "array1d", "--backend", "posix", "--json", "r.json"], env=env, cwd=tmp_path)
         assert out.status == 0, out.stderr
         allocator = json.loads((tmp_path / "r.json").read_text())["allocator"]
@@ -53,9 +72,31 @@ def test_allocator_left_alone_when_asked(tmp_path: Path) -> None:
 
 
 def test_table_and_summary_over_repetitions(tmp_path: Path) -> None:
-    out = run_ranks(2, ["run", "ior", "--block-size", "32K", "--transfer-size", "8K", "--segments", "2",
-                        "--backend", "posix", "--write", "--read", "--verify", "--repetitions", "3",
-                        "--json", "r.json", "--output", "ior.dat"], cwd=tmp_path)
+    out = run_ranks(
+        2,
+        [
+            "run",
+            "ior",
+            "--block-size",
+            "32K",
+            "--transfer-size",
+            "8K",
+            "--segments",
+            "2",
+            "--backend",
+            "posix",
+            "--write",
+            "--read",
+            "--verify",
+            "--repetitions",
+            "3",
+            "--json",
+            "r.json",
+            "--output",
+            "ior.dat",
+        ],
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     assert out.stdout.count("write ") >= 3 and out.stdout.count("read ") >= 3
     assert "Summary of 3 repetition(s)" in out.stdout
@@ -69,8 +110,7 @@ def test_table_and_summary_over_repetitions(tmp_path: Path) -> None:
 
 
 def test_unverified_runs_say_so(tmp_path: Path) -> None:
-    out = run_ranks(2, ["run", "array1d", "--backend", "posix", "--output", "a.dat", "--json", "r.json"],
-                    cwd=tmp_path)
+    out = run_ranks(2, ["run", "array1d", "--backend", "posix", "--output", "a.dat", "--json", "r.json"], cwd=tmp_path)
     assert out.status == 0, out.stderr
     assert "NOT verified" in out.stdout
     record = json.loads((tmp_path / "r.json").read_text())
@@ -81,18 +121,57 @@ def test_romio_hints_in_effect_are_the_ones_romio_uses(tmp_path: Path) -> None:
     """ROMIO on one host keeps one aggregator (cb_config_list *:1) whatever cb_nodes asks;
     the record must say what ROMIO uses, not echo the request. (--no-advice: the advice would set
     cb_config_list=*:* itself.)"""
-    out = run_ranks(3, ["run", "ior", "--block-size", "16K", "--transfer-size", "16K", "--backend", "mpiio-coll",
-                        "--hints", "cb_nodes=2", "--json", "r.json", "--output", "x", "--quiet", "--no-advice"],
-                    mca=["--mca", "io", "romio321"], cwd=tmp_path)
+    out = run_ranks(
+        3,
+        [
+            "run",
+            "ior",
+            "--block-size",
+            "16K",
+            "--transfer-size",
+            "16K",
+            "--backend",
+            "mpiio-coll",
+            "--hints",
+            "cb_nodes=2",
+            "--json",
+            "r.json",
+            "--output",
+            "x",
+            "--quiet",
+            "--no-advice",
+        ],
+        mca=["--mca", "io", "romio321"],
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["io_component"] == "romio"
     assert record["hints_requested"] == {"cb_nodes": "2"}
     assert record["hints"]["cb_config_list"] == "*:1"
     assert record["hints"]["cb_nodes"] == "1"
-    out = run_ranks(3, ["run", "ior", "--block-size", "16K", "--transfer-size", "16K", "--backend", "mpiio-coll",
-                        "--hints", "cb_nodes=2,cb_config_list=*:*", "--json", "r.json", "--output", "x", "--quiet"],
-                    mca=["--mca", "io", "romio321"], cwd=tmp_path)
+    out = run_ranks(
+        3,
+        [
+            "run",
+            "ior",
+            "--block-size",
+            "16K",
+            "--transfer-size",
+            "16K",
+            "--backend",
+            "mpiio-coll",
+            "--hints",
+            "cb_nodes=2,cb_config_list=*:*",
+            "--json",
+            "r.json",
+            "--output",
+            "x",
+            "--quiet",
+        ],
+        mca=["--mca", "io", "romio321"],
+        cwd=tmp_path,
+    )
     assert json.loads((tmp_path / "r.json").read_text())["hints"]["cb_nodes"] == "2"
 
 
@@ -101,9 +180,27 @@ def test_hints_a_component_ignores_are_not_shown_in_effect(tmp_path: Path, compo
     """A key the MPI-IO component does not read is listed as not recognised, never as in effect
     (OMPIO's get_info echoes every key it was given); the keys it reads stay in effect."""
     mca = ["--mca", "io", "romio321"] if component == "romio" else None  # OMPIO: Open MPI's default
-    out = run_ranks(2, ["run", "ior", "--block-size", "16K", "--transfer-size", "16K", "--backend", "mpiio-coll",
-                        "--hints", "cb_nodes=1,no_such_hint=7", "--json", "r.json", "--output", "x"],
-                    mca=mca, cwd=tmp_path)
+    out = run_ranks(
+        2,
+        [
+            "run",
+            "ior",
+            "--block-size",
+            "16K",
+            "--transfer-size",
+            "16K",
+            "--backend",
+            "mpiio-coll",
+            "--hints",
+            "cb_nodes=1,no_such_hint=7",
+            "--json",
+            "r.json",
+            "--output",
+            "x",
+        ],
+        mca=mca,
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["io_component"] == component
@@ -163,8 +260,21 @@ def test_catalogue_lists_what_runs(tmp_path: Path) -> None:
         assert out.status == 0, out.stderr
         assert (tmp_path / f"strata-ior{row['file_extension']}").exists(), name
         for layout in ("file-per-process", "file-per-node"):
-            out = run_ranks(2, [*ior, "--backend", name, f"--{layout}", "--write", "--read", "--verify",
-                                "--output", f"{name}-{layout}"], cwd=tmp_path)
+            out = run_ranks(
+                2,
+                [
+                    *ior,
+                    "--backend",
+                    name,
+                    f"--{layout}",
+                    "--write",
+                    "--read",
+                    "--verify",
+                    "--output",
+                    f"{name}-{layout}",
+                ],
+                cwd=tmp_path,
+            )
             if layout in row["layouts"]:
                 assert out.status == 0, (name, layout, out.stderr)
             else:

@@ -36,17 +36,24 @@ persistency = "job"
 
 BAD = {
     # case: (edit of GOOD, fragments the message must hold)
-    "missing-field": (GOOD.replace('bandwidth_GBps = 20\n', ''),
-                      ["line 11", 'missing field "tier dram.bandwidth_GBps"']),
-    "negative-bandwidth": (GOOD.replace("bandwidth_GBps = 0.5", "bandwidth_GBps = -0.5"),
-                           ["line 20", '"tier nvr.bandwidth_GBps" must not be negative']),
-    "unknown-tier": (GOOD.replace('name = "nvr"', 'name = "ssd"'),
-                     ["line 18", 'unknown tier "ssd"']),
+    "missing-field": (
+        GOOD.replace("bandwidth_GBps = 20\n", ""),
+        ["line 11", 'missing field "tier dram.bandwidth_GBps"'],
+    ),
+    "negative-bandwidth": (
+        GOOD.replace("bandwidth_GBps = 0.5", "bandwidth_GBps = -0.5"),
+        ["line 20", '"tier nvr.bandwidth_GBps" must not be negative'],
+    ),
+    "unknown-tier": (GOOD.replace('name = "nvr"', 'name = "ssd"'), ["line 18", 'unknown tier "ssd"']),
     "syntax-error": (GOOD.replace("[storage]", "[storage"), ["line 5", "syntax error"]),
-    "missing-network": (GOOD.replace("[network]\nlatency_us = 2\nbandwidth_GBps = 10\n", ""),
-                        ["missing table [network]"]),
-    "bad-persistency": (GOOD.replace('persistency = "job"', 'persistency = "forever"'),
-                        ["line 22", '"tier nvr.persistency" must be "none" or "job"']),
+    "missing-network": (
+        GOOD.replace("[network]\nlatency_us = 2\nbandwidth_GBps = 10\n", ""),
+        ["missing table [network]"],
+    ),
+    "bad-persistency": (
+        GOOD.replace('persistency = "job"', 'persistency = "forever"'),
+        ["line 22", '"tier nvr.persistency" must be "none" or "job"'],
+    ),
 }
 
 
@@ -61,8 +68,11 @@ def test_bad_machine_file_names_file_line_and_field(tmp_path: Path, case: str) -
     for fragment in fragments:
         assert fragment in out.stderr, out.stderr
     # The engine refuses the same file the same way.
-    out = run_ranks(3, ["run", "ior", "--backend", "strata", "--output", str(tmp_path / "x.dat")],
-                    env={"STRATA_MACHINE": str(machine)})
+    out = run_ranks(
+        3,
+        ["run", "ior", "--backend", "strata", "--output", str(tmp_path / "x.dat")],
+        env={"STRATA_MACHINE": str(machine)},
+    )
     assert out.status == 2
     assert fragments[-1] in out.stderr
 
@@ -76,8 +86,11 @@ def test_missing_machine_file(tmp_path: Path) -> None:
 def test_info_tiers_lists_figures_and_absent_tiers(tmp_path: Path) -> None:
     machine = tmp_path / "m.toml"
     machine.write_text(GOOD)
-    out = run_ranks(2, ["info", "--tiers", "--json", str(tmp_path / "t.json")],
-                    env={"STRATA_MACHINE": str(machine), "STRATA_TIER_CAPACITY": "dram:32MiB"})
+    out = run_ranks(
+        2,
+        ["info", "--tiers", "--json", str(tmp_path / "t.json")],
+        env={"STRATA_MACHINE": str(machine), "STRATA_TIER_CAPACITY": "dram:32MiB"},
+    )
     assert out.status == 0, out.stderr
     tiers = {t["name"]: t for t in json.loads((tmp_path / "t.json").read_text())["tiers"]}
     assert tiers["dram"]["capacity_bytes"] == 32 << 20
@@ -99,9 +112,24 @@ def test_plan_is_a_dry_run_with_a_cost_table(tmp_path: Path) -> None:
     machine = tmp_path / "m.toml"
     machine.write_text(GOOD)
     target = tmp_path / "never-written.dat"
-    out = run_ranks(4, ["plan", "array1d", "--dist", "random", "--size", "64K", "--output", str(target),
-                        "--hints", "strata_strategy=aggregate,cb_nodes=2", "--json", str(tmp_path / "plan.json")],
-                    env={"STRATA_MACHINE": str(machine), "STRATA_RANKS_PER_NODE": "2"})
+    out = run_ranks(
+        4,
+        [
+            "plan",
+            "array1d",
+            "--dist",
+            "random",
+            "--size",
+            "64K",
+            "--output",
+            str(target),
+            "--hints",
+            "strata_strategy=aggregate,cb_nodes=2",
+            "--json",
+            str(tmp_path / "plan.json"),
+        ],
+        env={"STRATA_MACHINE": str(machine), "STRATA_RANKS_PER_NODE": "2"},
+    )
     assert out.status == 0, out.stderr
     assert not target.exists()
     plan = json.loads((tmp_path / "plan.json").read_text())
@@ -121,8 +149,23 @@ def test_plan_is_a_dry_run_with_a_cost_table(tmp_path: Path) -> None:
 
 
 def test_plan_prints_every_strategy_and_chooses_the_cheapest(tmp_path: Path) -> None:
-    out = run_ranks(4, ["plan", "ior", "--block-size", "1M", "--transfer-size", "64K", "--segments", "4",
-                        "--output", str(tmp_path / "x"), "--json", str(tmp_path / "plan.json")])
+    out = run_ranks(
+        4,
+        [
+            "plan",
+            "ior",
+            "--block-size",
+            "1M",
+            "--transfer-size",
+            "64K",
+            "--segments",
+            "4",
+            "--output",
+            str(tmp_path / "x"),
+            "--json",
+            str(tmp_path / "plan.json"),
+        ],
+    )
     assert out.status == 0, out.stderr
     plan = json.loads((tmp_path / "plan.json").read_text())
     names = [a["name"] for a in plan["strategies"]]
@@ -174,8 +217,16 @@ def test_probe_measures_and_caches_the_io_figures(tmp_path: Path) -> None:
     assert out.status == 0, out.stderr
     io = json.loads((tmp_path / "io.json").read_text())["io"]
     assert io["measured"] is True and io["probe_ranks"] == 2
-    for key in ("put_bandwidth_Bps", "put_latency_s", "fence_s", "collective_s", "memcpy_Bps", "hash_Bps",
-                "create_s", "rename_s"):
+    for key in (
+        "put_bandwidth_Bps",
+        "put_latency_s",
+        "fence_s",
+        "collective_s",
+        "memcpy_Bps",
+        "hash_Bps",
+        "create_s",
+        "rename_s",
+    ):
         assert io[key] > 0, key
     sizes = [w["bytes"] for w in io["write"]]
     assert sizes == sorted(sizes) and len(sizes) == 4 and all(w["seconds"] > 0 for w in io["write"])
@@ -183,8 +234,9 @@ def test_probe_measures_and_caches_the_io_figures(tmp_path: Path) -> None:
     cached = next((tmp_path / "cache" / "strata").glob("machine-*.toml")).read_text()
     assert "[io]\nmeasured = true\nprobe_ranks = 2\n" in cached and "[[tier]]" in cached
     # The engine plans with them: strata plan says the figures are measured.
-    plan = run_ranks(2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--json", str(tmp_path / "p.json")],
-                     env=env)
+    plan = run_ranks(
+        2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--json", str(tmp_path / "p.json")], env=env
+    )
     assert plan.status == 0, plan.stderr
     assert "measured machine figures" in plan.stdout
     assert json.loads((tmp_path / "p.json").read_text())["figures_measured"] is True
@@ -192,12 +244,16 @@ def test_probe_measures_and_caches_the_io_figures(tmp_path: Path) -> None:
 
 def test_engine_probes_its_figures_at_first_use_unless_told_not_to(tmp_path: Path) -> None:
     cache = tmp_path / "c1"
-    out = run_ranks(2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--quiet"],
-                    env={"XDG_CACHE_HOME": str(cache), "STRATA_NO_IO_PROBE": "1"})
+    out = run_ranks(
+        2,
+        ["plan", "array1d", "--output", str(tmp_path / "x"), "--quiet"],
+        env={"XDG_CACHE_HOME": str(cache), "STRATA_NO_IO_PROBE": "1"},
+    )
     assert out.status == 0, out.stderr
     assert "measured = false" in next((cache / "strata").glob("machine-*.toml")).read_text()
-    out = run_ranks(2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--quiet"],
-                    env={"XDG_CACHE_HOME": str(cache)})
+    out = run_ranks(
+        2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--quiet"], env={"XDG_CACHE_HOME": str(cache)}
+    )
     assert out.status == 0, out.stderr
     assert "measured = true" in next((cache / "strata").glob("machine-*.toml")).read_text()
 

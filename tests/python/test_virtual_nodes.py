@@ -32,8 +32,22 @@ def test_node_count_is_reported(tmp_path: Path, case: str) -> None:
     assert info["nodes"] == 3 and info["node_map"]["virtual"] is True
     assert info["node_map"]["node_of_rank"] == node_of_rank
     assert "(virtual" in out.stdout
-    run = run_ranks(np, ["run", *IOR, "--backend", "mpiio-coll", "--verify", "--output", str(tmp_path / "d"),
-                         "--json", str(tmp_path / "r.json"), "--quiet"], env=env)
+    run = run_ranks(
+        np,
+        [
+            "run",
+            *IOR,
+            "--backend",
+            "mpiio-coll",
+            "--verify",
+            "--output",
+            str(tmp_path / "d"),
+            "--json",
+            str(tmp_path / "r.json"),
+            "--quiet",
+        ],
+        env=env,
+    )
     assert run.status == 0, run.stderr
     assert record(tmp_path / "r.json")["nodes"] == 3
 
@@ -51,8 +65,25 @@ def test_one_file_per_node(tmp_path: Path, case: str) -> None:
     outputs = {}
     for backend in ("posix", "mpiio-ind", "mpiio-coll"):
         prefix = tmp_path / backend
-        out = run_ranks(np, ["run", *IOR, "--backend", backend, "--file-per-node", "--write", "--read", "--verify",
-                             "--output", str(prefix), "--json", str(tmp_path / "r.json"), "--quiet"], env=env)
+        out = run_ranks(
+            np,
+            [
+                "run",
+                *IOR,
+                "--backend",
+                backend,
+                "--file-per-node",
+                "--write",
+                "--read",
+                "--verify",
+                "--output",
+                str(prefix),
+                "--json",
+                str(tmp_path / "r.json"),
+                "--quiet",
+            ],
+            env=env,
+        )
         assert out.status == 0, out.stderr
         files = sorted(tmp_path.glob(f"{backend}.node*"))
         assert [f.name for f in files] == [f"{backend}.node{n:05d}" for n in range(3)]
@@ -68,9 +99,27 @@ def test_one_file_per_node(tmp_path: Path, case: str) -> None:
 def test_node_local_directories(tmp_path: Path, case: str, layout: str) -> None:
     np, env, node_of_rank = MAPS[case]
     local = tmp_path / "local"
-    out = run_ranks(np, ["run", *IOR, "--backend", "mpiio-coll", layout, "--node-local", "--write", "--read",
-                         "--verify", "--output", "ckpt", "--json", str(tmp_path / "r.json"), "--quiet"],
-                    env={**env, "STRATA_LOCAL_DIR": str(local)}, cwd=tmp_path)
+    out = run_ranks(
+        np,
+        [
+            "run",
+            *IOR,
+            "--backend",
+            "mpiio-coll",
+            layout,
+            "--node-local",
+            "--write",
+            "--read",
+            "--verify",
+            "--output",
+            "ckpt",
+            "--json",
+            str(tmp_path / "r.json"),
+            "--quiet",
+        ],
+        env={**env, "STRATA_LOCAL_DIR": str(local)},
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     assert sorted(p.name for p in local.iterdir()) == ["0", "1", "2"]
     for node in range(3):
@@ -84,8 +133,11 @@ def test_node_local_directories(tmp_path: Path, case: str, layout: str) -> None:
 
 
 def test_node_local_shared_file_is_refused(tmp_path: Path) -> None:
-    out = run_ranks(4, ["run", *IOR, "--backend", "posix", "--node-local", "--output", str(tmp_path / "x")],
-                    env={"STRATA_RANKS_PER_NODE": "2", "STRATA_LOCAL_DIR": str(tmp_path / "l")})
+    out = run_ranks(
+        4,
+        ["run", *IOR, "--backend", "posix", "--node-local", "--output", str(tmp_path / "x")],
+        env={"STRATA_RANKS_PER_NODE": "2", "STRATA_LOCAL_DIR": str(tmp_path / "l")},
+    )
     assert out.status == 2
     assert "--node-local needs --file-per-node or --file-per-process" in out.stderr
 
@@ -96,15 +148,36 @@ def test_engine_elects_one_aggregator_per_node(tmp_path: Path, case: str) -> Non
     # (Without the hints the cost model chooses the count, and owners may write directly.)
     np, env, _ = MAPS[case]
     hints = "cb_buffer_size=64K,strata_strategy=aggregate,cb_nodes=3"
-    out = run_ranks(np, ["run", "array1d", "--size", "64K", "--backend", "strata", "--write", "--read", "--verify",
-                         "--output", "a.dat", "--json", "r.json", "--quiet", "--hints", hints],
-                    env=env, cwd=tmp_path)
+    out = run_ranks(
+        np,
+        [
+            "run",
+            "array1d",
+            "--size",
+            "64K",
+            "--backend",
+            "strata",
+            "--write",
+            "--read",
+            "--verify",
+            "--output",
+            "a.dat",
+            "--json",
+            "r.json",
+            "--quiet",
+            "--hints",
+            hints,
+        ],
+        env=env,
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     engine = record(tmp_path / "r.json")["repetitions"][0]["write"]["engine"]
     assert engine["aggregators"] == 3
     assert record(tmp_path / "r.json")["verified"] is True
-    out = run_ranks(np, ["plan", "array1d", "--size", "64K", "--hints", hints, "--json", "p.json", "--quiet"],
-                    env=env, cwd=tmp_path)
+    out = run_ranks(
+        np, ["plan", "array1d", "--size", "64K", "--hints", hints, "--json", "p.json", "--quiet"], env=env, cwd=tmp_path
+    )
     assert out.status == 0, out.stderr
     assert sorted(p["node"] for p in record(tmp_path / "p.json")["partitions"]) == [0, 1, 2]
 
@@ -125,8 +198,12 @@ def test_node_local_directory_others_can_steer_is_refused(tmp_path: Path, backen
         (local / "1").mkdir(mode=0o700)
         os.chown(local / "1", 65534, 65534)
     layout = ["--file-per-process", "--node-local"] if backend != "strata" else ["--hints", "strata_target=node-local"]
-    out = run_ranks(4, ["run", *IOR, "--backend", backend, *layout, "--write", "--output", "ckpt", "--quiet"],
-                    env={"STRATA_RANKS_PER_NODE": "2", "STRATA_LOCAL_DIR": str(local)}, cwd=tmp_path)
+    out = run_ranks(
+        4,
+        ["run", *IOR, "--backend", backend, *layout, "--write", "--output", "ckpt", "--quiet"],
+        env={"STRATA_RANKS_PER_NODE": "2", "STRATA_LOCAL_DIR": str(local)},
+        cwd=tmp_path,
+    )
     assert out.status != 0
     assert "symbolic link" in out.stderr if trap == "symlink" else "belongs to another user" in out.stderr
     assert list(victim.iterdir()) == []
@@ -139,9 +216,25 @@ def test_node_local_directory_others_can_steer_is_refused(tmp_path: Path, backen
 def test_default_node_local_root_is_private(tmp_path: Path) -> None:
     # Without STRATA_LOCAL_DIR the root follows the batch system's scratch (TMPDIR) and is the
     # user's own folder, mode 0700.
-    out = run_ranks(4, ["run", *IOR, "--backend", "mpiio-coll", "--file-per-process", "--node-local", "--write",
-                        "--read", "--verify", "--output", "ckpt", "--quiet"],
-                    env={"STRATA_RANKS_PER_NODE": "2", "TMPDIR": str(tmp_path)}, cwd=tmp_path)
+    out = run_ranks(
+        4,
+        [
+            "run",
+            *IOR,
+            "--backend",
+            "mpiio-coll",
+            "--file-per-process",
+            "--node-local",
+            "--write",
+            "--read",
+            "--verify",
+            "--output",
+            "ckpt",
+            "--quiet",
+        ],
+        env={"STRATA_RANKS_PER_NODE": "2", "TMPDIR": str(tmp_path)},
+        cwd=tmp_path,
+    )
     assert out.status == 0, out.stderr
     root = tmp_path / f"strata-{os.geteuid()}"
     assert root.is_dir() and (root.stat().st_mode & 0o777) == 0o700

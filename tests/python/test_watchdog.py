@@ -26,8 +26,11 @@ def launch(np: int, args: list[str], env: dict[str, str], mca: list[str] | None 
 
 def test_a_hung_write_on_one_rank_names_that_rank(tmp_path: Path) -> None:
     target = tmp_path / "hung.out"
-    env = {"LD_PRELOAD": str(SHIM), "STRATA_FAULT": f"op=write,nth=3,action=hang,rank=1,path={target}",
-           "STRATA_TIMEOUT": "3"}
+    env = {
+        "LD_PRELOAD": str(SHIM),
+        "STRATA_FAULT": f"op=write,nth=3,action=hang,rank=1,path={target}",
+        "STRATA_TIMEOUT": "3",
+    }
     proc, took = launch(3, [*IOR, "--backend", "posix", "--output", str(target)], env)
     assert proc.returncode == 4, proc.stderr
     assert took < 30
@@ -40,10 +43,17 @@ def test_a_hung_write_on_one_rank_names_that_rank(tmp_path: Path) -> None:
 def test_romio_deadlock_on_a_failed_aggregator_write_becomes_an_abort(tmp_path: Path) -> None:
     """ROMIO's two-phase write waits forever when one aggregator's write fails (MPI-IO-NOTES)."""
     target = tmp_path / "romio.out"
-    env = {"LD_PRELOAD": str(SHIM), "STRATA_FAULT": f"op=write,nth=3,count=0,errno=ENOSPC,rank=1,path={target}",
-           "STRATA_TIMEOUT": "4"}
-    proc, took = launch(3, [*IOR, "--backend", "mpiio-coll", "--hints", "cb_buffer_size=16K,cb_nodes=3",
-                            "--output", str(target)], env, mca=["--mca", "io", "romio321"])
+    env = {
+        "LD_PRELOAD": str(SHIM),
+        "STRATA_FAULT": f"op=write,nth=3,count=0,errno=ENOSPC,rank=1,path={target}",
+        "STRATA_TIMEOUT": "4",
+    }
+    proc, took = launch(
+        3,
+        [*IOR, "--backend", "mpiio-coll", "--hints", "cb_buffer_size=16K,cb_nodes=3", "--output", str(target)],
+        env,
+        mca=["--mca", "io", "romio321"],
+    )
     assert "strata-fault:" in proc.stderr
     if proc.returncode == 1:  # a ROMIO that returns the error instead
         assert "strata: error:" in proc.stderr
@@ -54,8 +64,11 @@ def test_romio_deadlock_on_a_failed_aggregator_write_becomes_an_abort(tmp_path: 
 
 
 def test_a_healthy_run_is_not_disturbed(tmp_path: Path) -> None:
-    outcome = run_ranks(3, [*IOR, "--read", "--verify", "--backend", "strata", "--output", str(tmp_path / "ok")],
-                        env={"STRATA_TIMEOUT": "30"})
+    outcome = run_ranks(
+        3,
+        [*IOR, "--read", "--verify", "--backend", "strata", "--output", str(tmp_path / "ok")],
+        env={"STRATA_TIMEOUT": "30"},
+    )
     assert outcome.status == 0, outcome.stderr
     assert "watchdog" not in outcome.stderr
 
@@ -70,8 +83,23 @@ def test_the_watchdog_is_on_by_default_with_a_limit_for_the_data(tmp_path: Path)
     """Without STRATA_TIMEOUT the watchdog runs with the default limit, raised for the run's data
     at the slowest rate it allows; STRATA_TIMEOUT=0 turns it off. Under OMPIO, a backend through
     MPI-IO warns that the component can lose errors."""
-    args = ["run", "ior", "--block-size", "8M", "--transfer-size", "1M", "--segments", "2", "--backend", "mpiio-coll",
-            "--output", "w.dat", "--json", "r.json", "--quiet"]
+    args = [
+        "run",
+        "ior",
+        "--block-size",
+        "8M",
+        "--transfer-size",
+        "1M",
+        "--segments",
+        "2",
+        "--backend",
+        "mpiio-coll",
+        "--output",
+        "w.dat",
+        "--json",
+        "r.json",
+        "--quiet",
+    ]
     assert run_ranks(2, args, cwd=tmp_path).status == 0
     header = json.loads((tmp_path / "r.json").read_text())
     assert header["watchdog_timeout_s"] == pytest.approx(600 + 32 / 16)  # 32 MiB at 16 MiB/s

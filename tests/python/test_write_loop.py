@@ -23,8 +23,12 @@ def write_loop(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("api", list(peers.LOOP_APIS))
 @pytest.mark.parametrize("data", ["--reuse", "--distinct"])
 def test_write_loop_writes_through_each_call(write_loop: Path, tmp_path: Path, api: str, data: str) -> None:
-    out = run_ranks(3, ["--api", api, data, "-b", "64k", "-t", "16k", "-s", "2", "-i", "2",
-                        "-o", str(tmp_path / "loop.dat")], program=write_loop, timeout=60)
+    out = run_ranks(
+        3,
+        ["--api", api, data, "-b", "64k", "-t", "16k", "-s", "2", "-i", "2", "-o", str(tmp_path / "loop.dat")],
+        program=write_loop,
+        timeout=60,
+    )
     assert out.status == 0, out.stderr
     line = next(x for x in out.stdout.splitlines() if x.startswith("{"))
     result = json.loads(line)
@@ -34,6 +38,26 @@ def test_write_loop_writes_through_each_call(write_loop: Path, tmp_path: Path, a
 
 
 def test_write_loop_refuses_a_file_per_process_for_hdf5(write_loop: Path, tmp_path: Path) -> None:
-    out = run_ranks(2, ["--api", "hdf5", "--reuse", "-b", "64k", "-t", "16k", "-s", "1", "-F", "-i", "1",
-                        "-o", str(tmp_path / "loop.dat")], program=write_loop, timeout=60, allow_missing=True)
+    out = run_ranks(
+        2,
+        [
+            "--api",
+            "hdf5",
+            "--reuse",
+            "-b",
+            "64k",
+            "-t",
+            "16k",
+            "-s",
+            "1",
+            "-F",
+            "-i",
+            "1",
+            "-o",
+            str(tmp_path / "loop.dat"),
+        ],
+        program=write_loop,
+        timeout=60,
+        allow_missing=True,
+    )
     assert "usage: write_loop" in out.stderr

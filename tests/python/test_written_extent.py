@@ -33,15 +33,30 @@ def test_trailing_unowned_elements_are_in_the_file(tmp_path: Path, backend: str)
     """The file is exactly as long as the array (a reader sizes it by the decomposition), reads
     back and verifies in the same launch and in a later one."""
     (tmp_path / "trailing.map").write_text(TRAILING_MAP)
-    args = ["run", "e3sm", "--maps", "trailing.map", "--map-vars", "1", "--seed", "3", "--backend", backend,
-            "--output", "t.dat", "--json", "r.json", "--quiet"]
+    args = [
+        "run",
+        "e3sm",
+        "--maps",
+        "trailing.map",
+        "--map-vars",
+        "1",
+        "--seed",
+        "3",
+        "--backend",
+        backend,
+        "--output",
+        "t.dat",
+        "--json",
+        "r.json",
+        "--quiet",
+    ]
     out = run_ranks(4, [*args, "--write", "--verify"], cwd=tmp_path)
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())
     assert record["verified"] is True
     size = (tmp_path / "t.dat").stat().st_size
     assert size % ELEMENTS == 0 and size // ELEMENTS in (4, 8), size
-    assert (tmp_path / "t.dat").read_bytes()[-5 * (size // ELEMENTS):] == bytes(5 * (size // ELEMENTS))
+    assert (tmp_path / "t.dat").read_bytes()[-5 * (size // ELEMENTS) :] == bytes(5 * (size // ELEMENTS))
     # A read alone, by other rank counts: the writers' layout (--writer-ranks; for the engine, its
     # index's written ranges) says which elements nobody owned, and those are not checked.
     for readers in (3, 4):
@@ -53,8 +68,25 @@ def test_trailing_unowned_elements_are_in_the_file(tmp_path: Path, backend: str)
 def test_per_node_files_span_every_rank_of_the_node(tmp_path: Path, backend: str) -> None:
     """One file per (virtual) node: each is as long as the sum of its ranks' data, the last rank's
     share included."""
-    args = ["run", "array1d", "--dist", "random", "--size", "8K", "--seed", "5", "--backend", backend,
-            "--file-per-node", "--output", "n.dat", "--json", "r.json", "--verify", "--quiet"]
+    args = [
+        "run",
+        "array1d",
+        "--dist",
+        "random",
+        "--size",
+        "8K",
+        "--seed",
+        "5",
+        "--backend",
+        backend,
+        "--file-per-node",
+        "--output",
+        "n.dat",
+        "--json",
+        "r.json",
+        "--verify",
+        "--quiet",
+    ]
     out = run_ranks(4, args, cwd=tmp_path, env={"STRATA_RANKS_PER_NODE": "2"})
     assert out.status == 0, out.stderr
     record = json.loads((tmp_path / "r.json").read_text())

@@ -23,8 +23,11 @@ def problems(db: Path, expect_srun: bool, expect_batch: bool) -> list[str]:
         return [f"{db}: no campaign stored"]
     if campaign["launcher"] != "slurm":
         found.append(f"launcher is {campaign['launcher']!r}, not slurm")
-    runs = con.execute("SELECT r.*, c.ranks, c.label FROM runs r JOIN configurations c ON c.id = r.configuration_id"
-                       " WHERE r.campaign_id = ?", (campaign["id"],)).fetchall()
+    runs = con.execute(
+        "SELECT r.*, c.ranks, c.label FROM runs r JOIN configurations c ON c.id = r.configuration_id"
+        " WHERE r.campaign_id = ?",
+        (campaign["id"],),
+    ).fetchall()
     if len(runs) != campaign["total_runs"]:
         found.append(f"{len(runs)} runs stored of {campaign['total_runs']} planned")
     for r in runs:

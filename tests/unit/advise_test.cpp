@@ -11,10 +11,10 @@
 #include "backends/backend.hpp"
 #include "common/error.hpp"
 
+using strata::backend_row;
+using strata::BackendCapabilities;
 using strata::Error;
 using strata::ErrorKind;
-using strata::BackendCapabilities;
-using strata::backend_row;
 using strata::Hints;
 using namespace strata::advise;
 
@@ -38,8 +38,8 @@ AdviceInput lustre(int64_t nodes, uint64_t block) {
 TEST(AdviseStripeCount, HazelHenFitWith54Osts) {
   const struct {
     int64_t nodes, stripes;
-  } table[] = {{1, 11}, {2, 16}, {3, 22}, {4, 27}, {5, 33}, {6, 39}, {7, 44}, {8, 50},
-               {9, 54}, {10, 54}, {16, 54}, {128, 54}, {7712, 54}};
+  } table[] = {{1, 11}, {2, 16}, {3, 22},  {4, 27},  {5, 33},   {6, 39},   {7, 44},
+               {8, 50}, {9, 54}, {10, 54}, {16, 54}, {128, 54}, {7712, 54}};
   for (const auto& row : table) {
     EXPECT_EQ(stripe_count_for_nodes(row.nodes, 54, StripeCountFit::hazel_hen), row.stripes) << row.nodes << " nodes";
   }
@@ -58,9 +58,7 @@ TEST(AdviseStripeCount, UncappedWhenTheOstCountIsUnknown) {
 }
 
 TEST(AdviseStripeCount, PredecessorFit) {
-  const struct {
-    int64_t nodes, stripes;
-  } table[] = {{1, 8}, {2, 13}, {4, 23}, {8, 43}, {10, 53}, {11, 54}, {100, 54}};
+  const struct { int64_t nodes, stripes; } table[] = {{1, 8}, {2, 13}, {4, 23}, {8, 43}, {10, 53}, {11, 54}, {100, 54}};
   for (const auto& row : table) {
     EXPECT_EQ(stripe_count_for_nodes(row.nodes, 54, StripeCountFit::predecessor), row.stripes) << row.nodes;
   }
@@ -121,19 +119,16 @@ TEST(AdviseStripeSize, FromTheBlockSize) {
     int divisor;
     uint64_t stripe;
   } table[] = {
-      {4096 * KiB, 4, 1024 * KiB},   // the paper's 1/4 ratio
-      {4096 * KiB, 2, 2048 * KiB},
-      {4096 * KiB, 1, 4096 * KiB},
-      {64 * KiB, 4, 64 * KiB},       // the minimum stripe size
-      {64 * KiB, 1, 64 * KiB},
-      {1, 4, 64 * KiB},
-      {100000, 1, 128 * KiB},        // 1.53 steps: nearest is 2
-      {90000, 1, 64 * KiB},          // 1.37 steps: nearest is 1 (rounding up would give 128 KiB)
-      {96 * KiB, 1, 128 * KiB},      // exactly 1.5 steps: halves go up
-      {32768 * KiB, 4, 8192 * KiB},
-      {512 * KiB, 4, 128 * KiB},
-      {1000 * KiB, 4, 256 * KiB},    // 250 KiB = 3.9 steps -> 4
-      {16 * GiB, 1, 4 * GiB},        // the largest stripe size
+      {4096 * KiB, 4, 1024 * KiB},  // the paper's 1/4 ratio
+      {4096 * KiB, 2, 2048 * KiB},  {4096 * KiB, 1, 4096 * KiB},
+      {64 * KiB, 4, 64 * KiB},  // the minimum stripe size
+      {64 * KiB, 1, 64 * KiB},      {1, 4, 64 * KiB},
+      {100000, 1, 128 * KiB},    // 1.53 steps: nearest is 2
+      {90000, 1, 64 * KiB},      // 1.37 steps: nearest is 1 (rounding up would give 128 KiB)
+      {96 * KiB, 1, 128 * KiB},  // exactly 1.5 steps: halves go up
+      {32768 * KiB, 4, 8192 * KiB}, {512 * KiB, 4, 128 * KiB},
+      {1000 * KiB, 4, 256 * KiB},  // 250 KiB = 3.9 steps -> 4
+      {16 * GiB, 1, 4 * GiB},      // the largest stripe size
   };
   for (const auto& row : table) {
     EXPECT_EQ(stripe_size_for_block(row.block, row.divisor, step, max), row.stripe)
@@ -193,7 +188,7 @@ TEST(AdviseLockAhead, OnlyForLargeBlocksAndManyCores) {
     uint64_t block;
     int64_t cores;
     int multiplier;
-  } table[] = {{4 * MiB, 3072, 32},  {32 * MiB, 49152, 32}, {4 * MiB - 1, 3072, 0}, {4 * MiB, 3071, 0},
+  } table[] = {{4 * MiB, 3072, 32},   {32 * MiB, 49152, 32}, {4 * MiB - 1, 3072, 0}, {4 * MiB, 3071, 0},
                {512 * KiB, 24576, 0}, {64 * KiB, 768, 0},    {32 * MiB, 24, 0}};
   for (const auto& row : table) {
     EXPECT_EQ(lock_ahead_multiplier(row.block, row.cores), row.multiplier) << row.block << " B, " << row.cores;
@@ -229,7 +224,8 @@ TEST(AdviseLustre, HintsInEveryForm) {
   EXPECT_EQ(mca["io_ompio_num_aggregators"], "27");
   EXPECT_EQ(mca["fs_lustre_stripe_width"], "27");
   EXPECT_EQ(a.stripe_command, "lfs setstripe -c 27 -S 1M DIR");
-  EXPECT_EQ(a.mpich_mpiio_hints, "*:romio_cb_write=enable:cb_buffer_size=1048576:striping_factor=27:striping_unit=1048576");
+  EXPECT_EQ(a.mpich_mpiio_hints,
+            "*:romio_cb_write=enable:cb_buffer_size=1048576:striping_factor=27:striping_unit=1048576");
   EXPECT_EQ(a.all_hints().size(), 8u);
   for (const auto& r : a.reasons) {
     EXPECT_FALSE(r.source.empty()) << r.rule;
@@ -391,7 +387,8 @@ RunFacts run_on(const std::string& backend, const std::string& fs, const std::st
 }  // namespace
 
 TEST(AdviseRun, ExplicitHintsWinKeyByKey) {
-  RunAdvice r = advice_for_run(run_on("mpiio-coll", "ext4", "romio"), {{"cb_buffer_size", "8"}, {"cb_nodes", "2"}}, true);
+  RunAdvice r =
+      advice_for_run(run_on("mpiio-coll", "ext4", "romio"), {{"cb_buffer_size", "8"}, {"cb_nodes", "2"}}, true);
   ASSERT_TRUE(r.applied);
   auto hints = as_map(r.hints);
   EXPECT_EQ(hints["cb_buffer_size"], "8");

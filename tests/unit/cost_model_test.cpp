@@ -39,7 +39,8 @@ Machine toy_machine() {
 CostInput toy_input(const Machine& m) {
   CostInput in;
   in.machine = &m;
-  in.loads = {{0, uint64_t(10 * MB), 1}, {1, uint64_t(50 * MB), 1}, {2, uint64_t(20 * MB), 1}, {3, uint64_t(5 * MB), 1}};
+  in.loads = {
+      {0, uint64_t(10 * MB), 1}, {1, uint64_t(50 * MB), 1}, {2, uint64_t(20 * MB), 1}, {3, uint64_t(5 * MB), 1}};
   in.buffer_need = 2 * (16u << 20);
   return in;
 }
@@ -187,8 +188,9 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
 }
 
 TEST(MachineFile, ErrorsNameFileLineAndField) {
-  const std::string good_head = "name = \"x\"\n[network]\nlatency_us = 1\nbandwidth_GBps = 10\n"
-                                "[storage]\nlatency_us = 1\nbandwidth_GBps = 1\n";
+  const std::string good_head =
+      "name = \"x\"\n[network]\nlatency_us = 1\nbandwidth_GBps = 10\n"
+      "[storage]\nlatency_us = 1\nbandwidth_GBps = 1\n";
   auto message = [](const std::string& text) {
     try {
       parse_machine(text, "m.toml");
@@ -197,10 +199,13 @@ TEST(MachineFile, ErrorsNameFileLineAndField) {
     }
     return std::string("no error");
   };
-  std::string e = message(good_head + "[[tier]]\nname = \"dram\"\nlatency_us = 0.1\ncapacity = \"1GiB\"\npersistency = \"none\"\n");
+  std::string e =
+      message(good_head + "[[tier]]\nname = \"dram\"\nlatency_us = 0.1\ncapacity = \"1GiB\"\npersistency = \"none\"\n");
   EXPECT_NE(e.find("m.toml\", line 8"), std::string::npos) << e;
   EXPECT_NE(e.find("missing field \"tier dram.bandwidth_GBps\""), std::string::npos) << e;
-  e = message(good_head + "[[tier]]\nname = \"dram\"\nlatency_us = 0.1\nbandwidth_GBps = -3\ncapacity = 10\npersistency = \"none\"\n");
+  e = message(
+      good_head +
+      "[[tier]]\nname = \"dram\"\nlatency_us = 0.1\nbandwidth_GBps = -3\ncapacity = 10\npersistency = \"none\"\n");
   EXPECT_NE(e.find("line 11"), std::string::npos) << e;
   EXPECT_NE(e.find("must not be negative"), std::string::npos) << e;
   e = message(good_head + "[[tier]]\nname = \"ssd\"\n");

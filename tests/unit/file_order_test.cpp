@@ -31,7 +31,8 @@ std::vector<std::byte> reference(const Decomposition& d, const std::vector<std::
   for (const Block& b : d.blocks) {
     const uint64_t es = elem_size(d.variables[static_cast<size_t>(b.var)].type);
     for (uint64_t k = 0; k < b.count[0]; ++k, mem += es) {
-      elements.push_back({{b.var, b.start[0] + k}, {user.begin() + static_cast<long>(mem), user.begin() + static_cast<long>(mem + es)}});
+      elements.push_back({{b.var, b.start[0] + k},
+                          {user.begin() + static_cast<long>(mem), user.begin() + static_cast<long>(mem + es)}});
     }
   }
   std::sort(elements.begin(), elements.end());
@@ -54,8 +55,8 @@ TEST(FileOrder, StagesShuffledBlocksInFileOrderAndBack) {
                   (ext[i - 1].var == ext[i].var && ext[i - 1].elem_begin + ext[i - 1].elems <= ext[i].elem_begin));
     }
     std::vector<std::byte> user(d.local_bytes());
-    std::iota(reinterpret_cast<unsigned char*>(user.data()), reinterpret_cast<unsigned char*>(user.data()) + user.size(),
-              static_cast<unsigned char>(seed));
+    std::iota(reinterpret_cast<unsigned char*>(user.data()),
+              reinterpret_cast<unsigned char*>(user.data()) + user.size(), static_cast<unsigned char>(seed));
     // A write: the staged copy is the file's bytes, in order.
     FileOrderBuffer write(order, user.data(), Access::write);
     ASSERT_NE(write.data(), user.data());
@@ -75,9 +76,8 @@ TEST(FileOrder, StagesShuffledBlocksInFileOrderAndBack) {
 
 TEST(FileOrder, UsesTheUsersBufferWhenMemoryIsInFileOrder) {
   Decomposition d = shuffled(1);
-  std::sort(d.blocks.begin(), d.blocks.end(), [](const Block& a, const Block& b) {
-    return a.var != b.var ? a.var < b.var : a.start < b.start;
-  });
+  std::sort(d.blocks.begin(), d.blocks.end(),
+            [](const Block& a, const Block& b) { return a.var != b.var ? a.var < b.var : a.start < b.start; });
   const FileOrder order(d);
   EXPECT_FALSE(order.staged());
   std::vector<std::byte> user(d.local_bytes());

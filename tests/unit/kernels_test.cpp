@@ -45,14 +45,14 @@ TEST(IorKernel, SequentialLayoutKeepsARanksSegmentsTogether) {
 
 TEST(IorKernel, RejectsBadSizes) {
   const Kernel& k = find_kernel("ior");
-  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {"--block-size", "0"},
-           {"--block-size", "-4K"},
-           {"--block-size", "64K", "--transfer-size", "24K"},
-           {"--block-size", "64K", "--transfer-size", "128K"},
-           {"--segments", "0"},
-           {"--layout", "diagonal"},
-           {"--block-size", "12", "--transfer-size", "5"}}) {
+  for (std::vector<std::string> bad :
+       std::vector<std::vector<std::string>>{{"--block-size", "0"},
+                                             {"--block-size", "-4K"},
+                                             {"--block-size", "64K", "--transfer-size", "24K"},
+                                             {"--block-size", "64K", "--transfer-size", "128K"},
+                                             {"--segments", "0"},
+                                             {"--layout", "diagonal"},
+                                             {"--block-size", "12", "--transfer-size", "5"}}) {
     auto o = options_for(k, bad);
     EXPECT_THROW(k.build(o, 0, 2), Error) << bad[0] << " " << bad[1];
   }
@@ -101,8 +101,8 @@ TEST(BlocksKernel, TilesCoverEveryElementOnceAcrossRanks) {
   const Kernel& k = find_kernel("blocks");
   for (uint64_t seed : {1, 2, 3, 99}) {
     for (int ranks : {1, 3, 8}) {
-      auto o = options_for(k, {"--shape", "7x5x6", "--vars", "2", "--tiles-per-rank", "2", "--seed",
-                               std::to_string(seed)});
+      auto o =
+          options_for(k, {"--shape", "7x5x6", "--vars", "2", "--tiles-per-rank", "2", "--seed", std::to_string(seed)});
       std::vector<std::vector<int>> hits(2, std::vector<int>(7 * 5 * 6, 0));
       for (int r = 0; r < ranks; ++r) {
         auto s = k.build(o, r, ranks);
@@ -171,6 +171,6 @@ TEST(TraceKernel, RefusesOverlapsAndBadTraces) {
   const std::string empty = write_trace("trace_empty.json", R"({"format": "strata-trace", "version": 1,
     "ranks": 2, "variables": [{"name": "a", "requests": [[0, 0, 0]]}]})");
   EXPECT_THROW(k.build(options_for(k, {"--trace", empty}), 0, 2), Error);
-  EXPECT_THROW(k.build(options_for(k, {}), 0, 2), Error);                         // no --trace
+  EXPECT_THROW(k.build(options_for(k, {}), 0, 2), Error);  // no --trace
   EXPECT_THROW(k.build(options_for(k, {"--trace", "/nonexistent.json"}), 0, 2), Error);
 }

@@ -33,8 +33,8 @@ TEST(MslioVolume, TheAcceptanceCells) {
     double mb;
     uint64_t files;
   };
-  for (const Cell& cell : {Cell{3, 64, 1.7, 64}, Cell{4, 128, 26.6, 256}, Cell{5, 32, 7.1, 1024},
-                           Cell{6, 256, 1683.5, 4096}}) {
+  for (const Cell& cell :
+       {Cell{3, 64, 1.7, 64}, Cell{4, 128, 26.6, 256}, Cell{5, 32, 7.1, 1024}, Cell{6, 256, 1683.5, 4096}}) {
     const Volume v = volume(cell.c, cell.s);
     EXPECT_EQ(v.files, cell.files);
     EXPECT_NEAR(static_cast<double>(v.bytes) / 1e6, cell.mb, 0.02 * cell.mb) << cell.c << "x" << cell.s;

@@ -103,7 +103,8 @@ TEST(Datasets, FigureOneReorderConcatenatesRowsInFileOrder) {
 }
 
 TEST(PioMap, ParsesRanksOffsetsAndIgnoresTrailingText) {
-  const PioMap m = parse_pio_map("version 2001 npes 2 ndims 2 \n4 3 \n0 5\n1 2 3 0 5\n1 3\n9 10 11\nstack trace\n", "t");
+  const PioMap m =
+      parse_pio_map("version 2001 npes 2 ndims 2 \n4 3 \n0 5\n1 2 3 0 5\n1 3\n9 10 11\nstack trace\n", "t");
   EXPECT_EQ(m.npes, 2);
   EXPECT_EQ(m.shape(), (std::vector<uint64_t>{3, 4}));
   ASSERT_EQ(m.offsets[0].size(), 5u);
@@ -171,10 +172,13 @@ TEST(E3smKernel, FAndGCasesHaveThePapersVariableMixAndCoverEveryElementOnce) {
 
 TEST(E3smKernel, BadOptionsAreUsageErrors) {
   const Kernel& k = find_kernel("e3sm");
-  EXPECT_NE(usage_message([&] { k.build(options_for(k, {"--case", "h"}), 0, 1); }).find("--case must be f or g"),
+  EXPECT_NE(usage_message([&] {
+              k.build(options_for(k, {"--case", "h"}), 0, 1);
+            }).find("--case must be f or g"),
             std::string::npos);
-  EXPECT_NE(usage_message([&] { k.build(options_for(k, {"--maps", "a,b", "--map-vars", "1"}), 0, 1); })
-                .find("--map-vars lists 1 counts for 2 maps"),
+  EXPECT_NE(usage_message([&] {
+              k.build(options_for(k, {"--maps", "a,b", "--map-vars", "1"}), 0, 1);
+            }).find("--map-vars lists 1 counts for 2 maps"),
             std::string::npos);
 }
 
@@ -188,6 +192,8 @@ TEST(Noncontig3dKernel, CubesCoverEveryDatasetOnceInRandomMemoryOrder) {
   bool in_order = true;
   for (size_t i = 1; i < d.blocks.size(); ++i) in_order = in_order && d.blocks[i - 1].var <= d.blocks[i].var;
   EXPECT_FALSE(in_order);  // shuffled across datasets
-  EXPECT_NE(usage_message([&] { k.build(options_for(k, {"--grid", "10x8x8"}), 0, 1); }).find("not a multiple"),
+  EXPECT_NE(usage_message([&] {
+              k.build(options_for(k, {"--grid", "10x8x8"}), 0, 1);
+            }).find("not a multiple"),
             std::string::npos);
 }

@@ -95,15 +95,15 @@ TEST(PhaseOptions, HashDiffersWhenAnOptionDiffers) {
 TEST(PhaseOptions, EveryListedHintIsAccepted) {
   for (const HintSpec& h : engine_hint_specs()) {
     const std::string name = h.name;
-    const std::string value = name == "strata_aggr_tier"      ? "dram"
-                              : name == "strata_persistency"  ? "job"
-                              : name == "strata_target"       ? "shared"
-                              : name == "strata_commit"       ? "sync"
-                              : name == "strata_strategy"     ? "auto"
-                              : name == "strata_subfiling"    ? "aggregator"
-                              : name == "strata_buffers"      ? "2"
+    const std::string value = name == "strata_aggr_tier"                                ? "dram"
+                              : name == "strata_persistency"                            ? "job"
+                              : name == "strata_target"                                 ? "shared"
+                              : name == "strata_commit"                                 ? "sync"
+                              : name == "strata_strategy"                               ? "auto"
+                              : name == "strata_subfiling"                              ? "aggregator"
+                              : name == "strata_buffers"                                ? "2"
                               : std::string(h.values).find("true") != std::string::npos ? "false"
-                                                                                         : "8192";
+                                                                                        : "8192";
     EXPECT_EQ(error_of({{name, value}}), "") << name << "=" << value;
   }
 }

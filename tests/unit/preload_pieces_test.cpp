@@ -41,27 +41,41 @@ MPI_Datatype random_type(std::mt19937& rng, int depth, bool monotonic) {
     case 2: MPI_Type_create_hvector(1 + pick(4), 1 + pick(2), ext * (3 + pick(3)) + pick(5), base, &t); break;
     case 3: {
       int n = 1 + pick(4), bl[4], d[4], at = pick(3);
-      for (int i = 0; i < n; ++i) { bl[i] = 1 + pick(3); d[i] = at; at += bl[i] + pick(3); }
+      for (int i = 0; i < n; ++i) {
+        bl[i] = 1 + pick(3);
+        d[i] = at;
+        at += bl[i] + pick(3);
+      }
       MPI_Type_indexed(n, bl, d, base, &t);
       break;
     }
     case 4: {
       int n = 1 + pick(4), bl[4];
       MPI_Aint d[4], at = pick(9);
-      for (int i = 0; i < n; ++i) { bl[i] = 1 + pick(3); d[i] = at; at += bl[i] * ext + pick(9); }
+      for (int i = 0; i < n; ++i) {
+        bl[i] = 1 + pick(3);
+        d[i] = at;
+        at += bl[i] * ext + pick(9);
+      }
       MPI_Type_create_hindexed(n, bl, d, base, &t);
       break;
     }
     case 5: {
       int n = 1 + pick(4), d[4], at = 0;
-      for (int i = 0; i < n; ++i) { d[i] = at; at += 2 + pick(3); }
+      for (int i = 0; i < n; ++i) {
+        d[i] = at;
+        at += 2 + pick(3);
+      }
       MPI_Type_create_indexed_block(n, 2, d, base, &t);
       break;
     }
     case 6: {
       int n = 1 + pick(4);
       MPI_Aint d[4], at = 0;
-      for (int i = 0; i < n; ++i) { d[i] = at; at += 2 * ext + pick(7); }
+      for (int i = 0; i < n; ++i) {
+        d[i] = at;
+        at += 2 * ext + pick(7);
+      }
       MPI_Type_create_hindexed_block(n, 2, d, base, &t);
       break;
     }
@@ -76,7 +90,11 @@ MPI_Datatype random_type(std::mt19937& rng, int depth, bool monotonic) {
     case 8: {
       const int order = pick(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
       int nd = 1 + pick(3), sizes[3], subs[3], starts[3];
-      for (int i = 0; i < nd; ++i) { sizes[i] = 2 + pick(5); subs[i] = 1 + pick(sizes[i]); starts[i] = pick(sizes[i] - subs[i] + 1); }
+      for (int i = 0; i < nd; ++i) {
+        sizes[i] = 2 + pick(5);
+        subs[i] = 1 + pick(sizes[i]);
+        starts[i] = pick(sizes[i] - subs[i] + 1);
+      }
       MPI_Type_create_subarray(nd, sizes, subs, starts, order, base, &t);
       break;
     }
@@ -84,10 +102,13 @@ MPI_Datatype random_type(std::mt19937& rng, int depth, bool monotonic) {
       const int order = pick(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
       int nd = 1 + pick(2), g[2], dist[2], darg[2], ps[2], size = 1;
       for (int i = 0; i < nd; ++i) {
-        g[i] = 3 + pick(8); ps[i] = 1 + pick(3); size *= ps[i];
+        g[i] = 3 + pick(8);
+        ps[i] = 1 + pick(3);
+        size *= ps[i];
         dist[i] = pick(3) == 0 ? MPI_DISTRIBUTE_BLOCK : MPI_DISTRIBUTE_CYCLIC;
         darg[i] = pick(2) ? MPI_DISTRIBUTE_DFLT_DARG : 1 + pick(2);
-        if (dist[i] == MPI_DISTRIBUTE_BLOCK && darg[i] != MPI_DISTRIBUTE_DFLT_DARG && darg[i] * ps[i] < g[i]) darg[i] = MPI_DISTRIBUTE_DFLT_DARG;
+        if (dist[i] == MPI_DISTRIBUTE_BLOCK && darg[i] != MPI_DISTRIBUTE_DFLT_DARG && darg[i] * ps[i] < g[i])
+          darg[i] = MPI_DISTRIBUTE_DFLT_DARG;
       }
       MPI_Type_create_darray(size, pick(size), nd, g, dist, darg, ps, order, base, &t);
       break;
@@ -178,9 +199,11 @@ TEST(PreloadFileView, PlacesBytesWhereMpiIoDoes) {
     std::remove(theirs_path.c_str());
     std::remove(mine_path.c_str());
     MPI_File fh;
-    ASSERT_EQ(MPI_SUCCESS, MPI_File_open(MPI_COMM_SELF, theirs_path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    ASSERT_EQ(MPI_SUCCESS,
+              MPI_File_open(MPI_COMM_SELF, theirs_path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
     MPI_File_set_view(fh, static_cast<MPI_Offset>(view.disp), MPI_BYTE, ft, "native", MPI_INFO_NULL);
-    MPI_File_write_at(fh, static_cast<MPI_Offset>(skip), data.data(), static_cast<int>(length), MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_write_at(fh, static_cast<MPI_Offset>(skip), data.data(), static_cast<int>(length), MPI_BYTE,
+                      MPI_STATUS_IGNORE);
     MPI_File_close(&fh);
     std::vector<FileRun> runs;
     view.file_runs(skip, length, runs);

@@ -27,10 +27,11 @@ std::string usage_error(const std::vector<std::string>& args) {
 }  // namespace
 
 TEST(RunOptions, EveryRowSetsItsField) {
-  const RunOptions r = RunOptions::parse({"ior", "--backend", "mpiio-coll", "--per-variable", "--fsync", "--read",
-                                          "--verify", "--repetitions", "4", "--seed", "9", "--step", "2",
-                                          "--hints", "cb_nodes=2", "--output", "o.dat", "--json", "r.json",
-                                          "--quiet", "--no-advice", "--block-size", "8K"});
+  const RunOptions r =
+      RunOptions::parse({"ior",      "--backend",     "mpiio-coll",  "--per-variable", "--fsync", "--read",
+                         "--verify", "--repetitions", "4",           "--seed",         "9",       "--step",
+                         "2",        "--hints",       "cb_nodes=2",  "--output",       "o.dat",   "--json",
+                         "r.json",   "--quiet",       "--no-advice", "--block-size",   "8K"});
   EXPECT_EQ(r.kernel, "ior");
   EXPECT_EQ(r.backend, "mpiio-coll");
   EXPECT_TRUE(r.io.per_variable && r.io.fsync && r.read && r.verify && r.quiet && r.no_advice);
@@ -50,12 +51,15 @@ TEST(RunOptions, EveryRowSetsItsField) {
 }
 
 TEST(RunOptions, BackendSwitchesFollowTheTable) {
-  EXPECT_NE(usage_error({"ior", "--backend", "posix", "--per-variable"}).find("--per-variable applies to backend mpiio-coll only"),
+  EXPECT_NE(usage_error({"ior", "--backend", "posix", "--per-variable"})
+                .find("--per-variable applies to backend mpiio-coll only"),
             std::string::npos);
-  EXPECT_NE(usage_error({"ior", "--backend", "mpiio-ind", "--container", "hdf5"}).find("applies to backend strata only"),
-            std::string::npos);
+  EXPECT_NE(
+      usage_error({"ior", "--backend", "mpiio-ind", "--container", "hdf5"}).find("applies to backend strata only"),
+      std::string::npos);
   EXPECT_EQ(usage_error({"ior", "--backend", "posix", "--container", "raw"}), "");  // the default is no switch
-  EXPECT_NE(usage_error({"ior", "--backend", "strata", "--container", "zip"}).find("unknown container"), std::string::npos);
+  EXPECT_NE(usage_error({"ior", "--backend", "strata", "--container", "zip"}).find("unknown container"),
+            std::string::npos);
   EXPECT_NE(usage_error({"ior", "--backend", "nfs4"}).find("unknown backend \"nfs4\""), std::string::npos);
   EXPECT_NE(usage_error({"ior"}).find("needs --backend"), std::string::npos);
 }

@@ -85,9 +85,9 @@ TEST(S3dKernel, ACheckpointEveryIntervalSteps) {
 
 TEST(S3dKernel, RejectsWhatTheOriginalRejects) {
   for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-           {"--grid", "10x10x10"},                     // 3 ranks split X in 3; 10 is not divisible
-           {"--grid", "12x12"},                        // two values
-           {"--grid", "12x0x12"},                      // zero
+           {"--grid", "10x10x10"},                      // 3 ranks split X in 3; 10 is not divisible
+           {"--grid", "12x12"},                         // two values
+           {"--grid", "12x0x12"},                       // zero
            {"--grid", "12x12x12", "--procs", "2x2x2"},  // 8 ranks, not 3
            {"--grid", "12x12x12", "--interval", "6"},   // after the 5 steps
        }) {
@@ -99,8 +99,8 @@ TEST(S3dKernel, TenCheckpointsMakeThePapersTable9Sizes) {
   // Table 9: 134M points -> 160 GB, 537M points -> 640 GB: 512^3 and 1024x1024x512 points, ten
   // checkpoints of the four arrays (16 float64 a point), in GiB.
   const uint64_t gib = uint64_t{1} << 30;
-  for (auto [grid, ranks, size_gib] : std::vector<std::tuple<std::string, int, uint64_t>>{
-           {"512x512x512", 4096, 160}, {"1024x1024x512", 16384, 640}}) {
+  for (auto [grid, ranks, size_gib] :
+       std::vector<std::tuple<std::string, int, uint64_t>>{{"512x512x512", 4096, 160}, {"1024x1024x512", 16384, 640}}) {
     auto s = find_kernel("s3d").build(options({"--grid", grid, "--steps", "10"}), 0, ranks);
     EXPECT_EQ(s.checkpoint_steps.size() * s.decomposition.global_bytes(), size_gib * gib) << grid;
   }

@@ -160,8 +160,8 @@ TEST(IoFigures, WriteCurveInterpolatesLogLog) {
   IoFigures f;
   f.write = {{4096, 4e-6}, {1 << 20, 1e-3}};
   EXPECT_DOUBLE_EQ(f.write_s(4096), 4e-6);
-  EXPECT_DOUBLE_EQ(f.write_s(512), 4e-6);                  // below the smallest: its time
-  EXPECT_NEAR(f.write_s(2 << 20), 2e-3, 1e-12);           // above the largest: its time per byte
+  EXPECT_DOUBLE_EQ(f.write_s(512), 4e-6);                       // below the smallest: its time
+  EXPECT_NEAR(f.write_s(2 << 20), 2e-3, 1e-12);                 // above the largest: its time per byte
   EXPECT_NEAR(f.write_s(65536), std::sqrt(4e-6 * 1e-3), 1e-9);  // halfway in log between 4 KiB and 1 MiB
   EXPECT_DOUBLE_EQ(f.writes_s(0, 100), 0);
   EXPECT_NEAR(f.writes_s(4, 4 << 20), 4 * 1e-3, 1e-12);
@@ -202,7 +202,8 @@ TEST(Strategy, CopiesAndWritesShareTheCores) {
 // small interleaved runs cost it flattening, sorting and a read-modify-write per round.
 TEST(Strategy, MpiioIsPredictedButNeverChosen) {
   StrategyInput contiguous;
-  for (int r = 0; r < 4; ++r) contiguous.ranks.push_back({r * (uint64_t{16} << 20), (r + 1) * (uint64_t{16} << 20), uint64_t{16} << 20, 1, 0, 0});
+  for (int r = 0; r < 4; ++r)
+    contiguous.ranks.push_back({r * (uint64_t{16} << 20), (r + 1) * (uint64_t{16} << 20), uint64_t{16} << 20, 1, 0, 0});
   contiguous.compare_mpiio = true;
   contiguous.mpiio_romio = true;
   contiguous.cores_per_node = 2;

@@ -39,8 +39,8 @@ TEST(Values, FloatsAreFiniteAndExact) {
 }
 
 TEST(Values, VerifyPassesOnFilledDataAndNamesTheFirstMismatch) {
-  for (ElemType t : {ElemType::u8, ElemType::i32, ElemType::i64, ElemType::u64, ElemType::f32, ElemType::f64,
-                     ElemType::u16}) {
+  for (ElemType t :
+       {ElemType::u8, ElemType::i32, ElemType::i64, ElemType::u64, ElemType::f32, ElemType::f64, ElemType::u16}) {
     Decomposition d = one_var(t);
     std::vector<std::byte> buf(d.local_bytes());
     fill(d, {7, 2}, buf.data());

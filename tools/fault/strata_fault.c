@@ -59,7 +59,7 @@ static int errno_named(const char* s) {
   static const struct {
     const char* name;
     int value;
-  } names[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},     {"EACCES", EACCES}, {"EDQUOT", EDQUOT}, {"EROFS", EROFS},
+  } names[] = {{"ENOSPC", ENOSPC}, {"EIO", EIO},       {"EACCES", EACCES}, {"EDQUOT", EDQUOT}, {"EROFS", EROFS},
                {"EFBIG", EFBIG},   {"ENOENT", ENOENT}, {"EMFILE", EMFILE}, {"EPERM", EPERM},   {"EINTR", EINTR}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
     if (strcmp(s, names[i].name) == 0) return names[i].value;
@@ -141,7 +141,9 @@ static int trigger(const char* what) {
   long n = atomic_fetch_add(&calls, 1) + 1;
   if (n < cfg.nth || (cfg.count > 0 && n >= cfg.nth + cfg.count)) return 0;
   fprintf(stderr, "strata-fault: rank %ld: %s call %ld: %s\n", my_rank(), what, n,
-          cfg.kill ? "SIGKILL" : cfg.hang ? "hanging" : strerror(cfg.err));
+          cfg.kill   ? "SIGKILL"
+          : cfg.hang ? "hanging"
+                     : strerror(cfg.err));
   if (cfg.kill) raise(SIGKILL);
   while (cfg.hang) pause();
   return 1;
@@ -149,13 +151,13 @@ static int trigger(const char* what) {
 
 #define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
 
-#define WRITE_CALL(ret, name, params, args, fd)                  \
-  ret name params {                                              \
+#define WRITE_CALL(ret, name, params, args, fd)                                \
+  ret name params {                                                            \
     if (cfg.ready && cfg.op == OP_WRITE && fd_watched(fd) && trigger(#name)) { \
-      errno = cfg.err;                                           \
-      return -1;                                                 \
-    }                                                            \
-    return REAL(name) args;                                      \
+      errno = cfg.err;                                                         \
+      return -1;                                                               \
+    }                                                                          \
+    return REAL(name) args;                                                    \
   }
 
 WRITE_CALL(ssize_t, write, (int fd, const void* b, size_t n), (fd, b, n), fd)
@@ -166,13 +168,13 @@ WRITE_CALL(ssize_t, pwritev, (int fd, const struct iovec* v, int n, off_t o), (f
 WRITE_CALL(ssize_t, pwritev64, (int fd, const struct iovec* v, int n, off64_t o), (fd, v, n, o), fd)
 
 // Asynchronous writes (OMPIO's collective writes use them): the submission fails.
-#define AIO_CALL(name, cb)                                                                   \
-  int name(cb* req) {                                                                        \
+#define AIO_CALL(name, cb)                                                                  \
+  int name(cb* req) {                                                                       \
     if (cfg.ready && cfg.op == OP_WRITE && fd_watched(req->aio_fildes) && trigger(#name)) { \
-      errno = cfg.err;                                                                       \
-      return -1;                                                                             \
-    }                                                                                        \
-    return REAL(name)(req);                                                                  \
+      errno = cfg.err;                                                                      \
+      return -1;                                                                            \
+    }                                                                                       \
+    return REAL(name)(req);                                                                 \
   }
 AIO_CALL(aio_write, struct aiocb)
 AIO_CALL(aio_write64, struct aiocb64)
@@ -204,26 +206,26 @@ static mode_t mode_arg(int flags, va_list ap) {
   return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
-#define OPEN_CALL(name)                                      \
-  int name(const char* path, int flags, ...) {               \
-    va_list ap;                                              \
-    va_start(ap, flags);                                     \
-    mode_t mode = mode_arg(flags, ap);                       \
-    va_end(ap);                                              \
-    if (cfg.ready && open_fails(#name, path)) return -1;     \
-    return after_open(REAL(name)(path, flags, mode), path);  \
+#define OPEN_CALL(name)                                     \
+  int name(const char* path, int flags, ...) {              \
+    va_list ap;                                             \
+    va_start(ap, flags);                                    \
+    mode_t mode = mode_arg(flags, ap);                      \
+    va_end(ap);                                             \
+    if (cfg.ready && open_fails(#name, path)) return -1;    \
+    return after_open(REAL(name)(path, flags, mode), path); \
   }
 OPEN_CALL(open)
 OPEN_CALL(open64)
 
-#define OPENAT_CALL(name)                                             \
-  int name(int dir, const char* path, int flags, ...) {               \
-    va_list ap;                                                       \
-    va_start(ap, flags);                                              \
-    mode_t mode = mode_arg(flags, ap);                                \
-    va_end(ap);                                                       \
-    if (cfg.ready && open_fails(#name, path)) return -1;              \
-    return after_open(REAL(name)(dir, path, flags, mode), path);      \
+#define OPENAT_CALL(name)                                        \
+  int name(int dir, const char* path, int flags, ...) {          \
+    va_list ap;                                                  \
+    va_start(ap, flags);                                         \
+    mode_t mode = mode_arg(flags, ap);                           \
+    va_end(ap);                                                  \
+    if (cfg.ready && open_fails(#name, path)) return -1;         \
+    return after_open(REAL(name)(dir, path, flags, mode), path); \
   }
 OPENAT_CALL(openat)
 OPENAT_CALL(openat64)

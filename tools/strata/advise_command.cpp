@@ -44,10 +44,8 @@ void add_advise_options(OptionSet& o) {
   o.add("ppn", "P", "ranks per node", "the largest ranks per node of this run");
   o.add("block-size", "B", "bytes one rank writes per write call (required; K, M, G = 1024^n)");
   o.add("variables", "N", "datasets (variables) per output step", "1");
-  o.add("dataset-size", "B", "global size of one dataset",
-        "block x ranks, divided by --variables for multi-dataset");
-  o.add("strategy", "S", "per-dataset (a collective call per dataset) or multi-dataset (one for all)",
-        "per-dataset");
+  o.add("dataset-size", "B", "global size of one dataset", "block x ranks, divided by --variables for multi-dataset");
+  o.add("strategy", "S", "per-dataset (a collective call per dataset) or multi-dataset (one for all)", "per-dataset");
   o.add("files", "N", "files the application would create per step (for file per process vs shared)", "0");
   o.add("memory-budget", "B", "collective buffer one aggregator may hold (multi-dataset)", "64M");
   o.section("rules");

@@ -21,11 +21,10 @@ std::string collective_lines(const RunRecord& r) {
     std::snprintf(line, sizeof line,
                   "collective, last %s: %llu call(s), %llu round(s) (%s: %llu aggregator(s) x %s); "
                   "I/O %.4f s, communication %.4f s, collective overhead %.4f s, library %.4f s\n",
-                  write ? "write" : "read", c["calls"].get<unsigned long long>(),
-                  c["rounds"].get<unsigned long long>(), c["rounds_kind"].get<std::string>().c_str(),
-                  c["aggregators"].get<unsigned long long>(), format_size(c["round_bytes"].get<uint64_t>()).c_str(),
-                  t["io"].get<double>(), t["comm"].get<double>(), t["collective_overhead"].get<double>(),
-                  t["library"].get<double>());
+                  write ? "write" : "read", c["calls"].get<unsigned long long>(), c["rounds"].get<unsigned long long>(),
+                  c["rounds_kind"].get<std::string>().c_str(), c["aggregators"].get<unsigned long long>(),
+                  format_size(c["round_bytes"].get<uint64_t>()).c_str(), t["io"].get<double>(), t["comm"].get<double>(),
+                  t["collective_overhead"].get<double>(), t["library"].get<double>());
     out += line;
   }
   return out;

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "common/process_memory.hpp"
 #include <vector>
+#include "common/process_memory.hpp"
 
 namespace strata::cli {
 

@@ -88,10 +88,11 @@ int cost_command(const std::vector<std::string>& args, const Environment&) {
   });
   if (o.help_requested()) {
     if (rank == 0) {
-      std::printf("%s\noptions:\n%s\nexample (the aggregation paper's toy example, Tables 1 and 2):\n"
-                  "  strata cost --machine campaigns/machines/tapioca-toy.toml --loads 10000000,50000000,20000000,"
-                  "5000000\n",
-                  kCostUsage, o.help_text().c_str());
+      std::printf(
+          "%s\noptions:\n%s\nexample (the aggregation paper's toy example, Tables 1 and 2):\n"
+          "  strata cost --machine campaigns/machines/tapioca-toy.toml --loads 10000000,50000000,20000000,"
+          "5000000\n",
+          kCostUsage, o.help_text().c_str());
     }
     return 0;
   }
@@ -104,7 +105,8 @@ int cost_command(const std::vector<std::string>& args, const Environment&) {
     const uint64_t producers = parse_count(o.get("producers"), "--producers");
     const uint64_t buffers = parse_count(o.get("buffers"), "--buffers");
     const uint64_t size = parse_size(o.get("buffer-size"), "--buffer-size");
-    if (producers == 0 || buffers == 0 || size == 0) throw_usage("--producers, --buffers and --buffer-size must be > 0");
+    if (producers == 0 || buffers == 0 || size == 0)
+      throw_usage("--producers, --buffers and --buffer-size must be > 0");
     m = machine_from(o, comm);
     m.check_covers(static_cast<int>(loads.size()));
     for (size_t i = 0; i < loads.size(); ++i) in.loads.push_back({static_cast<int>(i), loads[i], producers});
@@ -125,8 +127,8 @@ int cost_command(const std::vector<std::string>& args, const Environment&) {
   std::ostringstream table;
   table << "machine " << m.name << " (" << m.source << "); buffers " << format_size(in.buffer_need)
         << (in.persistent ? ", persistent" : "") << "\n\nnode        bytes";
-  for (const auto& [tier, figures] : m.tiers) table << "  " << std::string(12 - std::string(tier_name(tier)).size(), ' ')
-                                                    << tier_name(tier);
+  for (const auto& [tier, figures] : m.tiers)
+    table << "  " << std::string(12 - std::string(tier_name(tier)).size(), ' ') << tier_name(tier);
   table << "\n";
   collectively(comm, [&] {
     for (size_t node = 0; node < loads.size(); ++node) {
@@ -135,8 +137,8 @@ int cost_command(const std::vector<std::string>& args, const Environment&) {
       table << head;
       for (const auto& [tier, figures] : m.tiers) {
         const engine::Cost c = engine::score(in, static_cast<int>(node), tier);
-        nlohmann::json row = {{"node", node}, {"tier", tier_name(tier)}, {"c1_s", c.c1}, {"c2_s", c.c2},
-                              {"total_s", c.total()}, {"filtered", engine::filter_name(c.filtered)}};
+        nlohmann::json row = {{"node", node}, {"tier", tier_name(tier)}, {"c1_s", c.c1},
+                              {"c2_s", c.c2}, {"total_s", c.total()},    {"filtered", engine::filter_name(c.filtered)}};
         candidates.push_back(row);
         const std::string cell = c.filtered == engine::Filter::none
                                      ? seconds(c.total())
@@ -152,7 +154,8 @@ int cost_command(const std::vector<std::string>& args, const Environment&) {
     }
     if (elected.is_null()) {
       throw_usage("no tier of the machine can hold " + format_size(in.buffer_need) +
-                  (in.persistent ? " with job persistency" : "") + " on any node (raise capacities or lower --buffers)");
+                  (in.persistent ? " with job persistency" : "") +
+                  " on any node (raise capacities or lower --buffers)");
     }
   });
   doc["candidates"] = candidates;

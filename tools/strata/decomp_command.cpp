@@ -55,13 +55,15 @@ nlohmann::json describe_map(const PioMap& map) {
       }
     }
   }
-  const uint64_t covered = static_cast<uint64_t>(std::count_if(held.begin(), held.end(), [](uint8_t h) { return h > 0; }));
+  const uint64_t covered =
+      static_cast<uint64_t>(std::count_if(held.begin(), held.end(), [](uint8_t h) { return h > 0; }));
   std::sort(per_rank.begin(), per_rank.end());
   std::sort(lengths.begin(), lengths.end());
   auto median = [](const auto& v) { return v.empty() ? 0.0 : static_cast<double>(v[v.size() / 2]); };
   const uint64_t sum = std::accumulate(lengths.begin(), lengths.end(), uint64_t{0});
   nlohmann::json hist = nlohmann::json::object();
-  const std::pair<uint64_t, const char*> buckets[] = {{1, "1"}, {4, "2-4"}, {16, "5-16"}, {64, "17-64"}, {~0ULL, ">64"}};
+  const std::pair<uint64_t, const char*> buckets[] = {
+      {1, "1"}, {4, "2-4"}, {16, "5-16"}, {64, "17-64"}, {~0ULL, ">64"}};
   for (const auto& [hi, name] : buckets) hist[name] = 0;
   for (uint64_t l : lengths) {
     for (const auto& [hi, name] : buckets) {
@@ -75,13 +77,22 @@ nlohmann::json describe_map(const PioMap& map) {
           {"dims", map.dims},
           {"elements", total},
           {"blocks", lengths.size()},
-          {"blocks_per_rank", {{"min", per_rank.empty() ? 0 : per_rank.front()}, {"median", median(per_rank)},
-                               {"max", per_rank.empty() ? 0 : per_rank.back()}}},
-          {"block_length", {{"min", lengths.empty() ? 0 : lengths.front()}, {"median", median(lengths)},
-                            {"mean", lengths.empty() ? 0.0 : static_cast<double>(sum) / static_cast<double>(lengths.size())},
-                            {"max", lengths.empty() ? 0 : lengths.back()}, {"histogram", hist}}},
-          {"coverage", {{"held", covered}, {"missing", total - covered}, {"held_twice", twice}, {"padding", padding},
-                        {"fraction", total ? static_cast<double>(covered) / static_cast<double>(total) : 0.0}}}};
+          {"blocks_per_rank",
+           {{"min", per_rank.empty() ? 0 : per_rank.front()},
+            {"median", median(per_rank)},
+            {"max", per_rank.empty() ? 0 : per_rank.back()}}},
+          {"block_length",
+           {{"min", lengths.empty() ? 0 : lengths.front()},
+            {"median", median(lengths)},
+            {"mean", lengths.empty() ? 0.0 : static_cast<double>(sum) / static_cast<double>(lengths.size())},
+            {"max", lengths.empty() ? 0 : lengths.back()},
+            {"histogram", hist}}},
+          {"coverage",
+           {{"held", covered},
+            {"missing", total - covered},
+            {"held_twice", twice},
+            {"padding", padding},
+            {"fraction", total ? static_cast<double>(covered) / static_cast<double>(total) : 0.0}}}};
 }
 
 std::string describe_table(const std::string& file, const nlohmann::json& j) {

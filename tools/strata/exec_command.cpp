@@ -18,7 +18,8 @@ namespace strata::cli {
 namespace {
 
 const char* kExecUsage =
-    "usage: strata exec [--report PATH] [--hints K=V,...] [--budget SIZE] [--engine | --mpiio | --off] -- PROGRAM [ARGS...]\n"
+    "usage: strata exec [--report PATH] [--hints K=V,...] [--budget SIZE] [--engine | --mpiio | --off] -- PROGRAM "
+    "[ARGS...]\n"
     "\n"
     "Runs PROGRAM with libstrata_preload.so in LD_PRELOAD: its collective MPI-IO writes (its own, or\n"
     "HDF5's and PnetCDF's) go through Strata's engine, in place into the files it opens; every other\n"

@@ -11,7 +11,8 @@ std::string help_table(const std::vector<std::pair<std::string, std::string>>& r
   size_t column = 0;
   for (const auto& [name, summary] : rows) column = std::max(column, name.size() + 2);
   std::string text;
-  for (const auto& [name, summary] : rows) text += "  " + name + std::string(column - name.size(), ' ') + summary + "\n";
+  for (const auto& [name, summary] : rows)
+    text += "  " + name + std::string(column - name.size(), ' ') + summary + "\n";
   return text;
 }
 

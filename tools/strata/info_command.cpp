@@ -11,7 +11,6 @@
 
 #include "arch/hwloc_summary.hpp"
 #include "arch/node_map.hpp"
-#include "fs/hints_in_effect.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "common/hints.hpp"
@@ -20,6 +19,7 @@
 #include "common/units.hpp"
 #include "common/watchdog.hpp"
 #include "fs/fs_info.hpp"
+#include "fs/hints_in_effect.hpp"
 #include "help_table.hpp"
 #include "run/catalogue.hpp"
 
@@ -50,18 +50,21 @@ int catalogue_info(MPI_Comm comm, bool json) {
     return 0;
   }
   std::vector<std::pair<std::string, std::string>> rows;
-  for (const auto& k : c["kernels"]) rows.emplace_back(k["name"], k["kind"].get<std::string>() + ": " + k["summary"].get<std::string>());
+  for (const auto& k : c["kernels"])
+    rows.emplace_back(k["name"], k["kind"].get<std::string>() + ": " + k["summary"].get<std::string>());
   std::string text = "kernels:\n" + help_table(rows);
   rows.clear();
   for (const auto& b : c["backends"]) {
     std::string layouts;
     for (const auto& l : b["layouts"]) layouts += (layouts.empty() ? "" : ", ") + l.get<std::string>();
-    rows.emplace_back(b["name"], "*" + b["file_extension"].get<std::string>() + "; " + layouts + "; hints: " +
-                                     b["hints"].get<std::string>() + (b["mpi_io"].get<bool>() ? "; through MPI-IO" : ""));
+    rows.emplace_back(b["name"], "*" + b["file_extension"].get<std::string>() + "; " + layouts +
+                                     "; hints: " + b["hints"].get<std::string>() +
+                                     (b["mpi_io"].get<bool>() ? "; through MPI-IO" : ""));
   }
   text += "\nbackends:\n" + help_table(rows);
   rows.clear();
-  for (const auto& h : c["hints"]["engine"]) rows.emplace_back(h["name"], h["values"].get<std::string>() + ": " + h["meaning"].get<std::string>());
+  for (const auto& h : c["hints"]["engine"])
+    rows.emplace_back(h["name"], h["values"].get<std::string>() + ": " + h["meaning"].get<std::string>());
   text += "\nengine hints (backend strata):\n" + help_table(rows);
   std::fputs(text.c_str(), stdout);
   return 0;
@@ -99,12 +102,15 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   MPI_Comm_size(comm, &size);
   OptionSet o;
   o.add("json", "FILE", "also write the information as JSON (rank 0)");
-  o.add_flag("tiers", "list the memory tiers aggregation can use: latency, bandwidth, capacity, persistency (from "
-                      "STRATA_MACHINE or the cached probe), and why a tier is absent; and the engine's I/O figures");
-  o.add_flag("catalogue", "list this build's kernels, backends, layouts and hints (with --json: as JSON on standard "
-                          "output)");
-  o.add_flag("probe", "measure the engine's I/O figures (puts, fences, collectives, copies, hashes, file requests in "
-                      "PATH, default the current folder) and store them in the machine cache; collective, under a second");
+  o.add_flag("tiers",
+             "list the memory tiers aggregation can use: latency, bandwidth, capacity, persistency (from "
+             "STRATA_MACHINE or the cached probe), and why a tier is absent; and the engine's I/O figures");
+  o.add_flag("catalogue",
+             "list this build's kernels, backends, layouts and hints (with --json: as JSON on standard "
+             "output)");
+  o.add_flag("probe",
+             "measure the engine's I/O figures (puts, fences, collectives, copies, hashes, file requests in "
+             "PATH, default the current folder) and store them in the machine cache; collective, under a second");
   if (std::find(args.begin(), args.end(), "--catalogue") != args.end()) {
     OptionSet c;  // --json is a switch here: the catalogue goes to standard output
     c.add_flag("catalogue", "list kernels, backends, layouts and hints");
@@ -130,7 +136,8 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   NodeMap nodes = node_map(comm);
   FsInfo fs;
   collectively(comm, [&] { fs = fs_info(path); });
-  std::string dir = std::filesystem::is_directory(fs.path) ? fs.path : std::filesystem::path(fs.path).parent_path().string();
+  std::string dir =
+      std::filesystem::is_directory(fs.path) ? fs.path : std::filesystem::path(fs.path).parent_path().string();
   std::string component = io_component();
   Hints defaults;
   bool confirmed = probe_io(comm, dir, component, defaults);
@@ -145,69 +152,84 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   for (int r = 0; r < size; ++r) members[static_cast<size_t>(nodes.node_of_rank[static_cast<size_t>(r)])].push_back(r);
 
   collectively(comm, [&] {
-  if (rank != 0) return;
-  std::ostringstream out;
-  out << "MPI library      " << lib.name << " " << lib.version << " (MPI " << lib.standard_major << "."
-      << lib.standard_minor << ")\n";
-  out << "MPI-IO component " << component
-      << (confirmed ? " (confirmed by opening a file in " + dir + ")" : " (from the environment; no probe file could be created in " + dir + ")")
-      << "\n";
-  for (const auto& w : env.mpi_workarounds) out << "  workaround     " << w << "\n";
-  out << "  allocator      " << env.allocator.describe() << "\n";
-  const std::string caveat = io_component_caveat(component);
-  if (!caveat.empty()) out << "  caveat         " << caveat << "\n";
-  out << "watchdog         " << watchdog::describe_setting() << "\n";
-  out << "ranks            " << size << "\n";
-  out << "nodes            " << nodes.node_count << (nodes.is_virtual ? " (virtual, from " : " (from ") << nodes.source << ")\n";
-  for (size_t n = 0; n < members.size() && n < 16; ++n) {
-    std::string list;
-    for (int r : members[n]) list += (list.empty() ? "" : ",") + std::to_string(r);
-    out << "  node " << n << "         ranks " << list << "\n";
-  }
-  if (members.size() > 16) out << "  ...\n";
-  out << "path             " << path << " (examined " << fs.path << ")\n";
-  out << "file system      " << fs.type << " (magic 0x" << std::hex << fs.magic << std::dec << "), block size "
-      << fs.block_size << " B, " << format_size(fs.free_bytes) << " free of " << format_size(fs.total_bytes) << "\n";
-  out << "node hardware    " << hw.packages << " package(s), " << hw.numa_nodes << " NUMA node(s), " << hw.cores
-      << " core(s), " << hw.pus << " PU(s), " << format_size(hw.memory_bytes) << " memory";
-  if (hw.l3_bytes) out << ", L3 " << format_size(hw.l3_bytes);
-  out << "\n";
-  if (!hw.cpu_model.empty()) out << "cpu              " << hw.cpu_model << "\n";
-  out << "hwloc            " << hw.hwloc_version << "\n";
-  if (!defaults.empty()) {
-    out << "default hints    ";
-    std::string line;
-    for (const auto& [k, v] : defaults) line += (line.empty() ? "" : " ") + k + "=" + v;
-    out << line << "\n";
-  }
-  std::fputs(out.str().c_str(), stdout);
+    if (rank != 0) return;
+    std::ostringstream out;
+    out << "MPI library      " << lib.name << " " << lib.version << " (MPI " << lib.standard_major << "."
+        << lib.standard_minor << ")\n";
+    out << "MPI-IO component " << component
+        << (confirmed ? " (confirmed by opening a file in " + dir + ")"
+                      : " (from the environment; no probe file could be created in " + dir + ")")
+        << "\n";
+    for (const auto& w : env.mpi_workarounds) out << "  workaround     " << w << "\n";
+    out << "  allocator      " << env.allocator.describe() << "\n";
+    const std::string caveat = io_component_caveat(component);
+    if (!caveat.empty()) out << "  caveat         " << caveat << "\n";
+    out << "watchdog         " << watchdog::describe_setting() << "\n";
+    out << "ranks            " << size << "\n";
+    out << "nodes            " << nodes.node_count << (nodes.is_virtual ? " (virtual, from " : " (from ")
+        << nodes.source << ")\n";
+    for (size_t n = 0; n < members.size() && n < 16; ++n) {
+      std::string list;
+      for (int r : members[n]) list += (list.empty() ? "" : ",") + std::to_string(r);
+      out << "  node " << n << "         ranks " << list << "\n";
+    }
+    if (members.size() > 16) out << "  ...\n";
+    out << "path             " << path << " (examined " << fs.path << ")\n";
+    out << "file system      " << fs.type << " (magic 0x" << std::hex << fs.magic << std::dec << "), block size "
+        << fs.block_size << " B, " << format_size(fs.free_bytes) << " free of " << format_size(fs.total_bytes) << "\n";
+    out << "node hardware    " << hw.packages << " package(s), " << hw.numa_nodes << " NUMA node(s), " << hw.cores
+        << " core(s), " << hw.pus << " PU(s), " << format_size(hw.memory_bytes) << " memory";
+    if (hw.l3_bytes) out << ", L3 " << format_size(hw.l3_bytes);
+    out << "\n";
+    if (!hw.cpu_model.empty()) out << "cpu              " << hw.cpu_model << "\n";
+    out << "hwloc            " << hw.hwloc_version << "\n";
+    if (!defaults.empty()) {
+      out << "default hints    ";
+      std::string line;
+      for (const auto& [k, v] : defaults) line += (line.empty() ? "" : " ") + k + "=" + v;
+      out << line << "\n";
+    }
+    std::fputs(out.str().c_str(), stdout);
 
-  if (o.given("json")) {
-    nlohmann::json hints_json = nlohmann::json::object();
-    for (const auto& [k, v] : defaults) hints_json[k] = v;
-    nlohmann::json j = {
-        {"mpi", {{"library", lib.name}, {"version", lib.version}, {"full", lib.full}}},
-        {"io_component", component},
-        {"io_component_confirmed", confirmed},
-        {"mpi_workarounds", env.mpi_workarounds},
-        {"allocator", {{"kept_freed_memory", env.allocator.applied}, {"glibc_tunables", env.allocator.glibc_tunables()}, {"summary", env.allocator.describe()}}},
-        {"io_component_caveat", io_component_caveat(component)},
-        {"watchdog_timeout_s", watchdog::timeout()},
-        {"ranks", size},
-        {"nodes", nodes.node_count},
-        {"node_map", {{"virtual", nodes.is_virtual}, {"source", nodes.source}, {"node_of_rank", nodes.node_of_rank}}},
-        {"path", path},
-        {"fs", {{"type", fs.type}, {"magic", fs.magic}, {"block_size", fs.block_size}, {"total_bytes", fs.total_bytes},
-                {"free_bytes", fs.free_bytes}}},
-        {"hardware", {{"packages", hw.packages}, {"numa_nodes", hw.numa_nodes}, {"cores", hw.cores}, {"pus", hw.pus},
-                      {"memory_bytes", hw.memory_bytes}, {"l3_bytes", hw.l3_bytes}, {"cpu_model", hw.cpu_model},
-                      {"hwloc_version", hw.hwloc_version}}},
-        {"default_hints", hints_json},
-    };
-    std::ofstream f(o.get("json"));
-    f << j.dump(2) << "\n";
-    if (!f) throw_usage("cannot write the JSON file \"" + o.get("json") + "\"");
-  }
+    if (o.given("json")) {
+      nlohmann::json hints_json = nlohmann::json::object();
+      for (const auto& [k, v] : defaults) hints_json[k] = v;
+      nlohmann::json j = {
+          {"mpi", {{"library", lib.name}, {"version", lib.version}, {"full", lib.full}}},
+          {"io_component", component},
+          {"io_component_confirmed", confirmed},
+          {"mpi_workarounds", env.mpi_workarounds},
+          {"allocator",
+           {{"kept_freed_memory", env.allocator.applied},
+            {"glibc_tunables", env.allocator.glibc_tunables()},
+            {"summary", env.allocator.describe()}}},
+          {"io_component_caveat", io_component_caveat(component)},
+          {"watchdog_timeout_s", watchdog::timeout()},
+          {"ranks", size},
+          {"nodes", nodes.node_count},
+          {"node_map", {{"virtual", nodes.is_virtual}, {"source", nodes.source}, {"node_of_rank", nodes.node_of_rank}}},
+          {"path", path},
+          {"fs",
+           {{"type", fs.type},
+            {"magic", fs.magic},
+            {"block_size", fs.block_size},
+            {"total_bytes", fs.total_bytes},
+            {"free_bytes", fs.free_bytes}}},
+          {"hardware",
+           {{"packages", hw.packages},
+            {"numa_nodes", hw.numa_nodes},
+            {"cores", hw.cores},
+            {"pus", hw.pus},
+            {"memory_bytes", hw.memory_bytes},
+            {"l3_bytes", hw.l3_bytes},
+            {"cpu_model", hw.cpu_model},
+            {"hwloc_version", hw.hwloc_version}}},
+          {"default_hints", hints_json},
+      };
+      std::ofstream f(o.get("json"));
+      f << j.dump(2) << "\n";
+      if (!f) throw_usage("cannot write the JSON file \"" + o.get("json") + "\"");
+    }
   });
   return 0;
 }

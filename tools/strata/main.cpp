@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/mpi_env.hpp"
 #include "common/watchdog.hpp"
+#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 
 namespace {
 
@@ -106,7 +106,9 @@ int main(int argc, char** argv) {
     } else if (args[0] == "replay") {
       status = strata::cli::replay_command({args.begin() + 1, args.end()}, env);
     } else {
-      strata::throw_usage("unknown command \"" + args[0] + "\" (commands: run, info, plan, advise, cost, decomp, verify, replay, exec; see strata --help)");
+      strata::throw_usage(
+          "unknown command \"" + args[0] +
+          "\" (commands: run, info, plan, advise, cost, decomp, verify, replay, exec; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());

@@ -72,16 +72,16 @@ int MPI_File_read_all(MPI_File fh, void* buf, int count, MPI_Datatype type, MPI_
 }
 
 /* File-system calls: counted only inside a collective call on this thread. */
-#define TIMED(ret_t, name, params, args)                                      \
-  ret_t name params {                                                         \
-    static ret_t(*real) params;                                               \
-    if (!real) *(void**)(&real) = dlsym(RTLD_NEXT, #name);                    \
-    if (!inside) return real args;                                            \
-    const double t0 = now();                                           \
-    ret_t rc = real args;                                                     \
-    timing.io_s += now() - t0;                                         \
-    ++timing.io_calls;                                                        \
-    return rc;                                                                \
+#define TIMED(ret_t, name, params, args)                   \
+  ret_t name params {                                      \
+    static ret_t(*real) params;                            \
+    if (!real) *(void**)(&real) = dlsym(RTLD_NEXT, #name); \
+    if (!inside) return real args;                         \
+    const double t0 = now();                               \
+    ret_t rc = real args;                                  \
+    timing.io_s += now() - t0;                             \
+    ++timing.io_calls;                                     \
+    return rc;                                             \
   }
 
 TIMED(ssize_t, pwrite, (int fd, const void* buf, size_t n, off_t off), (fd, buf, n, off))

@@ -27,8 +27,9 @@ void add_plan_options(OptionSet& o) {
   o.section("plan options");
   o.add("output", "PATH", "the file the phase would write (its file system sets the partition alignment)",
         "strata-KERNEL.dat in the current directory");
-  o.add("hints", "K=V,K=V", "engine hints (cb_buffer_size, strata_buffers, strata_aggregators, strata_aggr_tier, "
-                            "strata_persistency...), over those of the file named by STRATA_HINTS");
+  o.add("hints", "K=V,K=V",
+        "engine hints (cb_buffer_size, strata_buffers, strata_aggregators, strata_aggr_tier, "
+        "strata_persistency...), over those of the file named by STRATA_HINTS");
   o.add("seed", "S", "seed of random kernel parameters (as strata run --seed)", "1");
   o.add("json", "FILE", "write the plan, the placement and the cost table as JSON (rank 0)");
   o.add_flag("quiet", "do not print the tables");
@@ -47,7 +48,9 @@ std::string plan_help(const Kernel* k) {
   if (k != nullptr) k->add_options(o);
   text += o.help_text();
   if (k == nullptr) text += "\n`strata plan KERNEL --help` adds the kernel's own options.\n";
-  text += "\nexample:\n  STRATA_RANKS_PER_NODE=2 mpirun -np 8 strata plan array1d --dist random --size 1M --json plan.json\n";
+  text +=
+      "\nexample:\n  STRATA_RANKS_PER_NODE=2 mpirun -np 8 strata plan array1d --dist random --size 1M --json "
+      "plan.json\n";
   return text;
 }
 
@@ -74,7 +77,8 @@ int plan_command(const std::vector<std::string>& args, const Environment&) {
     add_plan_options(options);
     kernel->add_options(options);
     auto extra = options.parse({args.begin() + 1, args.end()});
-    if (!extra.empty()) throw_usage("unexpected argument \"" + extra[0] + "\" (see strata plan " + args[0] + " --help)");
+    if (!extra.empty())
+      throw_usage("unexpected argument \"" + extra[0] + "\" (see strata plan " + args[0] + " --help)");
     help = options.help_requested();
   });
   if (help) {
@@ -114,21 +118,22 @@ int plan_command(const std::vector<std::string>& args, const Environment&) {
     if (!options.flag("quiet")) {
       std::ostringstream out;
       out << "machine     " << p.machine << "\n";
-      out << "phase       " << kernel->name() << " on " << size << " rank(s): " << s.strategy << "; " << s.aggregators << " partition(s), "
-          << s.rounds << " round(s), " << s.buffers << " x " << format_size(s.buffer_bytes) << " buffers"
-          << (p.forced_tier.empty() ? "" : ", tier forced to " + p.forced_tier) << ", " << p.fallbacks
+      out << "phase       " << kernel->name() << " on " << size << " rank(s): " << s.strategy << "; " << s.aggregators
+          << " partition(s), " << s.rounds << " round(s), " << s.buffers << " x " << format_size(s.buffer_bytes)
+          << " buffers" << (p.forced_tier.empty() ? "" : ", tier forced to " + p.forced_tier) << ", " << p.fallbacks
           << " capacity fallback(s)\n\n";
       char line[256];
       // The strategies the cost model weighed (engine/plan/strategy.hpp), cheapest chosen.
       out << "strategy    predicted time of each alternative (" << (p.figures_measured ? "measured" : "default")
           << " machine figures; strata info --probe measures them); * chosen\n";
-      std::snprintf(line, sizeof line, "  %-34s %7s %12s %12s %12s %12s\n", "alternative", "rounds", "total (s)", "puts (s)",
-                    "file I/O (s)", "sync (s)");
+      std::snprintf(line, sizeof line, "  %-34s %7s %12s %12s %12s %12s\n", "alternative", "rounds", "total (s)",
+                    "puts (s)", "file I/O (s)", "sync (s)");
       out << line;
       for (const StrategyAlternative& a : p.strategies) {
         std::snprintf(line, sizeof line, "  %-34s %7llu %12s %12s %12s %12s%s\n", a.name.c_str(),
-                      static_cast<unsigned long long>(a.rounds), cost_text(a.predicted_s).c_str(), cost_text(a.move_s).c_str(),
-                      cost_text(a.io_s).c_str(), cost_text(a.sync_s).c_str(), a.chosen ? " *" : "");
+                      static_cast<unsigned long long>(a.rounds), cost_text(a.predicted_s).c_str(),
+                      cost_text(a.move_s).c_str(), cost_text(a.io_s).c_str(), cost_text(a.sync_s).c_str(),
+                      a.chosen ? " *" : "");
         out << line;
       }
       out << "\n";
@@ -139,7 +144,8 @@ int plan_command(const std::vector<std::string>& args, const Environment&) {
         const PlacedPartition& q = p.partitions[i];
         const std::string range = "[" + std::to_string(q.begin) + ", " + std::to_string(q.end) + ")";
         std::snprintf(line, sizeof line, "%-9zu %-27s %10d %5d %-6s %12s %s\n", i, range.c_str(), q.aggregator, q.node,
-                      q.tier.c_str(), cost_text(q.cost_s).c_str(), q.fallback ? "fallback: the cheapest tier lacked capacity" : "");
+                      q.tier.c_str(), cost_text(q.cost_s).c_str(),
+                      q.fallback ? "fallback: the cheapest tier lacked capacity" : "");
         out << line;
       }
       // The cost table, one row per candidate rank, one column per tier: C1 + C2 in seconds.
@@ -181,26 +187,54 @@ int plan_command(const std::vector<std::string>& args, const Environment&) {
     if (options.given("json")) {
       nlohmann::json parts = nlohmann::json::array(), cands = nlohmann::json::array();
       for (const PlacedPartition& q : p.partitions) {
-        parts.push_back({{"begin", q.begin}, {"end", q.end}, {"aggregator", q.aggregator}, {"node", q.node},
-                         {"tier", q.tier}, {"cost_s", q.cost_s}, {"fallback", q.fallback}});
+        parts.push_back({{"begin", q.begin},
+                         {"end", q.end},
+                         {"aggregator", q.aggregator},
+                         {"node", q.node},
+                         {"tier", q.tier},
+                         {"cost_s", q.cost_s},
+                         {"fallback", q.fallback}});
       }
       for (const PlacementCandidate& c : p.candidates) {
-        cands.push_back({{"partition", c.partition}, {"rank", c.rank}, {"node", c.node}, {"tier", c.tier},
-                         {"c1_s", c.c1_s}, {"c2_s", c.c2_s}, {"filtered", c.filtered}});
+        cands.push_back({{"partition", c.partition},
+                         {"rank", c.rank},
+                         {"node", c.node},
+                         {"tier", c.tier},
+                         {"c1_s", c.c1_s},
+                         {"c2_s", c.c2_s},
+                         {"filtered", c.filtered}});
       }
       nlohmann::json strategies = nlohmann::json::array();
       for (const StrategyAlternative& a : p.strategies) {
-        strategies.push_back({{"name", a.name}, {"direct", a.direct}, {"hybrid", a.hybrid}, {"chosen", a.chosen},
-                              {"aggregators", a.aggregators}, {"buffers", a.buffers}, {"buffer_bytes", a.buffer_bytes},
-                              {"rounds", a.rounds}, {"predicted_s", a.predicted_s}, {"move_s", a.move_s},
-                              {"io_s", a.io_s}, {"sync_s", a.sync_s}, {"plan_s", a.plan_s}});
+        strategies.push_back({{"name", a.name},
+                              {"direct", a.direct},
+                              {"hybrid", a.hybrid},
+                              {"chosen", a.chosen},
+                              {"aggregators", a.aggregators},
+                              {"buffers", a.buffers},
+                              {"buffer_bytes", a.buffer_bytes},
+                              {"rounds", a.rounds},
+                              {"predicted_s", a.predicted_s},
+                              {"move_s", a.move_s},
+                              {"io_s", a.io_s},
+                              {"sync_s", a.sync_s},
+                              {"plan_s", a.plan_s}});
       }
-      nlohmann::json j = {{"kernel", kernel->name()},   {"params", setup.params},     {"ranks", size},
-                          {"strategies", strategies},   {"strategy", s.strategy},     {"predicted_s", s.predicted_s},
+      nlohmann::json j = {{"kernel", kernel->name()},
+                          {"params", setup.params},
+                          {"ranks", size},
+                          {"strategies", strategies},
+                          {"strategy", s.strategy},
+                          {"predicted_s", s.predicted_s},
                           {"figures_measured", p.figures_measured},
-                          {"machine", p.machine},       {"forced_tier", p.forced_tier}, {"fallbacks", p.fallbacks},
-                          {"buffer_bytes", s.buffer_bytes}, {"buffers", s.buffers},  {"rounds", s.rounds},
-                          {"partitions", parts},        {"candidates", cands}};
+                          {"machine", p.machine},
+                          {"forced_tier", p.forced_tier},
+                          {"fallbacks", p.fallbacks},
+                          {"buffer_bytes", s.buffer_bytes},
+                          {"buffers", s.buffers},
+                          {"rounds", s.rounds},
+                          {"partitions", parts},
+                          {"candidates", cands}};
       std::ofstream f(options.get("json"));
       f << j.dump(2) << "\n";
       if (!f) throw_usage("cannot write the JSON file \"" + options.get("json") + "\"");

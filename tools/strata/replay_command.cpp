@@ -15,7 +15,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 #include "backends/backend.hpp"
 #include "commands.hpp"
 #include "common/error.hpp"
@@ -23,6 +22,7 @@
 #include "common/units.hpp"
 #include "replay_report.hpp"
 #include "run/run.hpp"
+#include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 
 extern char** environ;
 
@@ -42,7 +42,8 @@ const char* kHelp =
 
 const char* kExample =
     "\nexample:\n"
-    "  mpirun -np 4 --oversubscribe strata replay \"$(.venv/bin/python -m strata.replay --examples | grep ior_hdf5)\" --verify\n"
+    "  mpirun -np 4 --oversubscribe strata replay \"$(.venv/bin/python -m strata.replay --examples | grep ior_hdf5)\" "
+    "--verify\n"
     "\nThe converter runs with STRATA_PYTHON, else the source tree's .venv/bin/python, else python3 on PATH.\n";
 
 void declare(OptionSet& o) {
@@ -80,8 +81,7 @@ bool is_trace(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw_usage("cannot read \"" + path + "\": " + std::strerror(errno));
   char c = 0;
-  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
-  }
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {}
   return c == '{';
 }
 
@@ -97,8 +97,17 @@ std::string python_interpreter() {
 // Runs the converter (rank 0 alone); a usage Error with its message when it fails.
 void convert(const std::string& log, const std::string& trace, const OptionSet& o) {
   const std::string python = python_interpreter();
-  std::vector<std::string> args = {python, "-m", "strata.replay", log, "-o", trace, "--quiet",
-                                   "--max-bytes", o.get("max-bytes"), "--max-requests", o.get("max-requests")};
+  std::vector<std::string> args = {python,
+                                   "-m",
+                                   "strata.replay",
+                                   log,
+                                   "-o",
+                                   trace,
+                                   "--quiet",
+                                   "--max-bytes",
+                                   o.get("max-bytes"),
+                                   "--max-requests",
+                                   o.get("max-requests")};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -131,8 +140,7 @@ void convert(const std::string& log, const std::string& trace, const OptionSet& 
   posix_spawn_file_actions_destroy(&actions);
   int status = 0;
   if (spawned == 0) {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   }
   std::string message;
   char buf[4096];
@@ -168,7 +176,8 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
   collectively(comm, [&] {
     positional = o.parse(args);
     if (o.help_requested()) return;
-    if (positional.size() != 1) throw_usage("strata replay needs one LOG.darshan or TRACE.json (see strata replay --help)");
+    if (positional.size() != 1)
+      throw_usage("strata replay needs one LOG.darshan or TRACE.json (see strata replay --help)");
     backends = split_names(o.get("backend"));
     (void)parse_size(o.get("max-bytes"), "--max-bytes");
     (void)parse_count(o.get("max-requests"), "--max-requests");
@@ -210,8 +219,8 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
   run_env.git_rev = STRATA_GIT_REV;
   std::vector<std::pair<std::string, RunRecord>> replays;
   for (const std::string& backend : backends) {
-    std::vector<std::string> run_args = {"trace", "--trace", trace_path, "--backend", backend,
-                                         "--output", output_of(backend), "--quiet"};
+    std::vector<std::string> run_args = {"trace", "--trace",  trace_path,         "--backend",
+                                         backend, "--output", output_of(backend), "--quiet"};
     if (o.flag("verify")) run_args.push_back("--verify");
     if (!o.get("hints").empty()) run_args.insert(run_args.end(), {"--hints", o.get("hints")});
     if (o.flag("file-per-process")) run_args.push_back("--file-per-process");
@@ -232,7 +241,8 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
   if (rank == 0 && o.get("json") == "-") std::printf("%s\n", report.dump(2).c_str());
   if (rank == 0 && !o.flag("quiet") && o.get("json") != "-") std::fputs(replay_table(report).c_str(), stdout);
   for (const auto& [backend, record] : replays) {
-    if (record.failure) throw Error(ErrorKind::verification, backend + " replay: verification failed: " + *record.failure);
+    if (record.failure)
+      throw Error(ErrorKind::verification, backend + " replay: verification failed: " + *record.failure);
   }
   return 0;
 }

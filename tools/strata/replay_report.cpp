@@ -15,7 +15,8 @@ using nlohmann::json;
 // Sums two {bin: count} histograms.
 void add_histogram(json& into, const json& h) {
   if (h.is_null()) return;
-  for (auto it = h.begin(); it != h.end(); ++it) into[it.key()] = into.value(it.key(), 0ULL) + it.value().get<uint64_t>();
+  for (auto it = h.begin(); it != h.end(); ++it)
+    into[it.key()] = into.value(it.key(), 0ULL) + it.value().get<uint64_t>();
 }
 
 double mean_size(uint64_t bytes, uint64_t requests) {
@@ -41,15 +42,21 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
                    const std::vector<std::pair<std::string, RunRecord>>& replays, bool file_per_process) {
   if (trace.is_null()) return nullptr;
   const json files = trace.value("files", json::array());
-  json log_fig = {{"writes", 0ULL}, {"bytes", 0ULL}, {"write_time_s", 0.0}, {"reads", 0ULL}, {"read_bytes", 0ULL},
-                  {"read_time_s", 0.0}, {"histogram_posix", json::object()}};
+  json log_fig = {{"writes", 0ULL},
+                  {"bytes", 0ULL},
+                  {"write_time_s", 0.0},
+                  {"reads", 0ULL},
+                  {"read_bytes", 0ULL},
+                  {"read_time_s", 0.0},
+                  {"histogram_posix", json::object()}};
   json trace_fig = {{"writes", 0ULL}, {"bytes", 0ULL}, {"histogram_posix", json::object()}};
   uint64_t rewrites = 0, dxt_files = 0;
   json file_rows = json::array();
   for (const json& f : files) {
     const json& l = f["log"];
     const json& t = f["trace"];
-    for (const char* k : {"writes", "bytes", "reads", "read_bytes"}) log_fig[k] = log_fig[k].get<uint64_t>() + l[k].get<uint64_t>();
+    for (const char* k : {"writes", "bytes", "reads", "read_bytes"})
+      log_fig[k] = log_fig[k].get<uint64_t>() + l[k].get<uint64_t>();
     for (const char* k : {"write_time_s", "read_time_s"}) log_fig[k] = log_fig[k].get<double>() + l[k].get<double>();
     if (!l["histogram"].is_null()) {  // sizes are compared where the log has them: POSIX files
       add_histogram(log_fig["histogram_posix"], l["histogram"]);
@@ -57,8 +64,12 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
     }
     rewrites += f.value("rewrites", 0ULL);
     dxt_files += f["origin"] == "dxt";
-    json row = {{"name", f["name"]}, {"origin", f["origin"]}, {"variables", f["variables"]},
-                {"rewrites", f.value("rewrites", 0ULL)}, {"log", l}, {"trace", t}};
+    json row = {{"name", f["name"]},
+                {"origin", f["origin"]},
+                {"variables", f["variables"]},
+                {"rewrites", f.value("rewrites", 0ULL)},
+                {"log", l},
+                {"trace", t}};
     row["trace"].erase("per_rank");
     file_rows.push_back(row);
   }
@@ -91,11 +102,17 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
       }
       double summed_s = 0;  // time in the transfer step, summed over ranks, as Darshan sums its write time
       for (double s : w->rank_xfer_s) summed_s += s;
-      row.update({{"bytes", w->bytes}, {"requests", w->requests}, {"rank_requests", w->rank_requests},
+      row.update({{"bytes", w->bytes},
+                  {"requests", w->requests},
+                  {"rank_requests", w->rank_requests},
                   {"write_time_all_ranks_s", summed_s},
-                  {"rank_bytes", w->rank_bytes}, {"time_s", w->time_s}, {"xfer_s", w->xfer_s},
-                  {"bandwidth_mib_s", w->bandwidth_mib_s()}, {"mean_request_bytes", mean_size(w->bytes, w->requests)},
-                  {"rank_requests_equal_trace", requests_equal}, {"rank_bytes_equal_trace", bytes_equal}});
+                  {"rank_bytes", w->rank_bytes},
+                  {"time_s", w->time_s},
+                  {"xfer_s", w->xfer_s},
+                  {"bandwidth_mib_s", w->bandwidth_mib_s()},
+                  {"mean_request_bytes", mean_size(w->bytes, w->requests)},
+                  {"rank_requests_equal_trace", requests_equal},
+                  {"rank_bytes_equal_trace", bytes_equal}});
     }
     row["record"] = to_json(record);
     runs.push_back(row);
@@ -106,17 +123,19 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
   const json job = trace.value("job", json::object());
   const json scale = trace.value("scale", json::object());
   const uint64_t job_ranks = trace.value("ranks", 0ULL);
-  if (files.empty()) notes.push_back("the trace describes no log (written by hand?): its requests are replayed as they are");
-  if (!files.empty()) notes.push_back(std::to_string(dxt_files) + " of " + std::to_string(files.size()) +
-                  " file(s) replay DXT's exact requests; the others a synthetic pattern matching their counters "
-                  "(sizes from the access-size histogram, consecutive and sequential writes, bytes per rank)");
+  if (files.empty())
+    notes.push_back("the trace describes no log (written by hand?): its requests are replayed as they are");
+  if (!files.empty())
+    notes.push_back(std::to_string(dxt_files) + " of " + std::to_string(files.size()) +
+                    " file(s) replay DXT's exact requests; the others a synthetic pattern matching their counters "
+                    "(sizes from the access-size histogram, consecutive and sequential writes, bytes per rank)");
   const uint64_t divided = scale.value("bytes_divided_by", 1ULL), sampled = scale.value("one_request_in", 1ULL);
   if (divided > 1 || sampled > 1) {
-    notes.push_back("scaled down: " +
-                    (divided > 1 ? "offsets and lengths divided by " + std::to_string(divided) : std::string()) +
-                    (divided > 1 && sampled > 1 ? ", " : "") +
-                    (sampled > 1 ? "one request in " + std::to_string(sampled) + " kept per rank" : std::string()) +
-                    ": the trace is a miniature of the job");
+    notes.push_back(
+        "scaled down: " + (divided > 1 ? "offsets and lengths divided by " + std::to_string(divided) : std::string()) +
+        (divided > 1 && sampled > 1 ? ", " : "") +
+        (sampled > 1 ? "one request in " + std::to_string(sampled) + " kept per rank" : std::string()) +
+        ": the trace is a miniature of the job");
   }
   uint64_t overwritten = 0;  // counters-only files that wrote more bytes than they span: rewrites
   for (const json& f : files) {
@@ -124,12 +143,15 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
     overwritten += f["origin"] == "counters" && l["bytes"].get<int64_t>() > l["max_byte"].get<int64_t>() + 1;
   }
   if (overwritten > 0) {
-    notes.push_back(std::to_string(overwritten) + " file(s) without DXT wrote more bytes than they span (rewrites "
-                    "the counters do not place, or a stream such as stdout whose offsets each rank counts): their synthetic pattern writes each byte once, "
+    notes.push_back(std::to_string(overwritten) +
+                    " file(s) without DXT wrote more bytes than they span (rewrites "
+                    "the counters do not place, or a stream such as stdout whose offsets each rank counts): their "
+                    "synthetic pattern writes each byte once, "
                     "further out");
   }
   if (rewrites > 0) {
-    notes.push_back(std::to_string(rewrites) + " rewrite(s) of bytes written before went into variables of their own "
+    notes.push_back(std::to_string(rewrites) +
+                    " rewrite(s) of bytes written before went into variables of their own "
                     "(every request is replayed, at its size and rank, but not over the bytes it rewrote)");
   }
   uint64_t shared = 0;
@@ -146,11 +168,12 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
     notes.push_back("the job's " + std::to_string(job_ranks) + " ranks are folded onto " + std::to_string(ranks) +
                     ": job rank r writes from rank r mod " + std::to_string(ranks));
   }
-  if (!files.empty()) notes.push_back(trace_fig["writes"] == log_fig["writes"] && trace_fig["bytes"] == log_fig["bytes"]
-                      ? "the trace holds the log's write requests and bytes exactly"
-                      : "the trace holds " + std::to_string(trace_fig["writes"].get<uint64_t>()) + " of the log's " +
-                            std::to_string(log_fig["writes"].get<uint64_t>()) + " write requests and " +
-                            format_size(trace_fig["bytes"]) + " of its " + format_size(log_fig["bytes"]));
+  if (!files.empty())
+    notes.push_back(trace_fig["writes"] == log_fig["writes"] && trace_fig["bytes"] == log_fig["bytes"]
+                        ? "the trace holds the log's write requests and bytes exactly"
+                        : "the trace holds " + std::to_string(trace_fig["writes"].get<uint64_t>()) + " of the log's " +
+                              std::to_string(log_fig["writes"].get<uint64_t>()) + " write requests and " +
+                              format_size(trace_fig["bytes"]) + " of its " + format_size(log_fig["bytes"]));
   if (!log_fig["histogram_posix"].empty()) {
     notes.push_back(log_fig["histogram_posix"] == trace_fig["histogram_posix"]
                         ? "the POSIX files' access-size histogram is the log's"
@@ -170,9 +193,18 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
       notes.push_back(b + ": the ranks' bytes differ from the trace's");
     }
   }
-  return {{"log", log},           {"trace", trace_path}, {"job", job},   {"scale", scale},
-          {"ranks", ranks},       {"job_ranks", job_ranks}, {"log_figures", log_fig}, {"trace_figures", trace_fig},
-          {"replays", runs},      {"files", file_rows},  {"faithful", notes}, {"file_per_process", file_per_process}};
+  return {{"log", log},
+          {"trace", trace_path},
+          {"job", job},
+          {"scale", scale},
+          {"ranks", ranks},
+          {"job_ranks", job_ranks},
+          {"log_figures", log_fig},
+          {"trace_figures", trace_fig},
+          {"replays", runs},
+          {"files", file_rows},
+          {"faithful", notes},
+          {"file_per_process", file_per_process}};
 }
 
 std::string replay_table(const json& report) {
@@ -192,7 +224,8 @@ std::string replay_table(const json& report) {
   } else {
     out << "  a trace of a " << report["job_ranks"].get<uint64_t>() << "-rank job that describes no log\n";
   }
-  out << "  replayed on " << report["ranks"].get<int>() << " rank(s); trace " << report["trace"].get<std::string>() << "\n\n";
+  out << "  replayed on " << report["ranks"].get<int>() << " rank(s); trace " << report["trace"].get<std::string>()
+      << "\n\n";
 
   std::snprintf(line, sizeof line, "%-22s %12s %12s", "", "log", "trace");
   out << line;
@@ -226,12 +259,10 @@ std::string replay_table(const json& report) {
       [&](const json& r) { return fixed(r["write_time_all_ranks_s"], 4); });
   row("write s, slowest rank", "-", "-", [&](const json& r) { return fixed(r["time_s"], 4); });
   row("bandwidth (MiB/s)", "-", "-", [&](const json& r) { return fixed(r["bandwidth_mib_s"], 1); });
-  row("ranks' requests=trace", "-", "-", [&](const json& r) {
-    return std::string(r["rank_requests_equal_trace"].get<bool>() ? "yes" : "no");
-  });
-  row("ranks' bytes=trace", "-", "-", [&](const json& r) {
-    return std::string(r["rank_bytes_equal_trace"].get<bool>() ? "yes" : "no");
-  });
+  row("ranks' requests=trace", "-", "-",
+      [&](const json& r) { return std::string(r["rank_requests_equal_trace"].get<bool>() ? "yes" : "no"); });
+  row("ranks' bytes=trace", "-", "-",
+      [&](const json& r) { return std::string(r["rank_bytes_equal_trace"].get<bool>() ? "yes" : "no"); });
   row("verified", "-", "-", [&](const json& r) {
     return std::string(!r["verify_requested"].get<bool>() ? "not asked" : r["verified"].get<bool>() ? "yes" : "FAILED");
   });
@@ -246,8 +277,8 @@ std::string replay_table(const json& report) {
 
   if (!l["histogram_posix"].empty()) {  // Darshan's bins, in its order (the JSON object sorts its keys)
     out << "\naccess sizes of the POSIX files (Darshan's bins), log / trace:\n ";
-    for (const char* bin : {"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M",
-                            "100M_1G", "1G_PLUS"}) {
+    for (const char* bin :
+         {"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"}) {
       const uint64_t lv = l["histogram_posix"].value(bin, 0ULL), tv = t["histogram_posix"].value(bin, 0ULL);
       if (lv + tv > 0) out << " " << bin << " " << lv << " / " << tv << ";";
     }
@@ -255,8 +286,8 @@ std::string replay_table(const json& report) {
   }
   out << "\nper file (the " << std::min<size_t>(10, report["files"].size()) << " largest of " << report["files"].size()
       << "; --json lists all):\n";
-  std::snprintf(line, sizeof line, "  %-36s %-8s %9s %9s %11s %11s %11s %11s\n", "file", "origin", "writes",
-                "(trace)", "bytes", "(trace)", "consec/seq", "(trace)");
+  std::snprintf(line, sizeof line, "  %-36s %-8s %9s %9s %11s %11s %11s %11s\n", "file", "origin", "writes", "(trace)",
+                "bytes", "(trace)", "consec/seq", "(trace)");
   out << line;
   std::vector<const json*> files;
   for (const json& f : report["files"]) files.push_back(&f);

@@ -38,7 +38,8 @@ std::string backend_kernel_help(const std::string& kernel) {
 
 std::string application_kernel_help(const AppKernel& k) {
   std::string text = "usage: mpirun -np N strata run " + k.name() + " [--" + k.mode_option() + " NAME] [options]\n\n" +
-                     k.summary() + ".\nThe kernel writes its output itself, as its original does; strata times it, "
+                     k.summary() +
+                     ".\nThe kernel writes its output itself, as its original does; strata times it, "
                      "reads it back\nwith --verify, prints a table and writes --json.\n\n";
   text += "modes (--" + k.mode_option() + "):\n";
   text += help_table(k.modes());
@@ -60,7 +61,8 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
   if (options.help) {
     const AppKernel* app = options.kernel.empty() ? nullptr : find_app_kernel(options.kernel);
     if (rank == 0) {
-      std::fputs((app != nullptr ? application_kernel_help(*app) : backend_kernel_help(options.kernel)).c_str(), stdout);
+      std::fputs((app != nullptr ? application_kernel_help(*app) : backend_kernel_help(options.kernel)).c_str(),
+                 stdout);
     }
     return 0;
   }

@@ -51,8 +51,8 @@ std::string to_table(const RunRecord& r) {
         << " (strata advise explains; --no-advice turns it off)\n";
   }
   out << "\n";
-  std::snprintf(line, sizeof line, "%-7s %4s %14s %10s %10s %10s %10s %12s\n", "access", "rep", "bw(MiB/s)",
-                "open(s)", "xfer(s)", "close(s)", "total(s)", "bytes");
+  std::snprintf(line, sizeof line, "%-7s %4s %14s %10s %10s %10s %10s %12s\n", "access", "rep", "bw(MiB/s)", "open(s)",
+                "xfer(s)", "close(s)", "total(s)", "bytes");
   out << line;
   for (size_t i = 0; i < r.repetitions.size(); ++i) {
     for (bool write : {true, false}) {
@@ -97,23 +97,26 @@ std::string to_table(const RunRecord& r) {
     std::snprintf(line, sizeof line,
                   "engine, last %s: plan %.4f s%s, aggregation %.4f s, I/O %.4f s, wait %.4f s; %llu round(s), "
                   "%llu aggregator(s), %llu x %s buffers, %llu file requests\n",
-                  write ? "write" : "read", e["plan_s"].get<double>(), e.value("plan_reused", false) ? " (plan reused)" : "",
-                  e["aggregation_s"].get<double>(),
+                  write ? "write" : "read", e["plan_s"].get<double>(),
+                  e.value("plan_reused", false) ? " (plan reused)" : "", e["aggregation_s"].get<double>(),
                   e["io_s"].get<double>(), e["wait_s"].get<double>(), e["rounds"].get<unsigned long long>(),
                   e["aggregators"].get<unsigned long long>(), e["buffers"].get<unsigned long long>(),
                   format_size(e["buffer_bytes"].get<uint64_t>()).c_str(), e["fs_requests"].get<unsigned long long>());
     out << line;
     if (e.contains("strategy") && !e["strategy"].get<std::string>().empty()) {  // the plan's choice and its prediction
       const double measured = e.value("plan_s", 0.0) + e.value("execute_s", 0.0) + e.value("close_s", 0.0);
-      std::snprintf(line, sizeof line, "  strategy %s: predicted %.4f s, measured %.4f s (plan + %s + close); %llu one-sided operation(s), "
-                    "%llu collective(s)\n",
-                    e["strategy"].get<std::string>().c_str(), e.value("predicted_s", 0.0), measured, write ? "write" : "read",
-                    e.value("operations", 0ULL), e.value("collectives", 0ULL));
+      std::snprintf(
+          line, sizeof line,
+          "  strategy %s: predicted %.4f s, measured %.4f s (plan + %s + close); %llu one-sided operation(s), "
+          "%llu collective(s)\n",
+          e["strategy"].get<std::string>().c_str(), e.value("predicted_s", 0.0), measured, write ? "write" : "read",
+          e.value("operations", 0ULL), e.value("collectives", 0ULL));
       out << line;
     }
     if (e.contains("tier")) {  // where the aggregation buffers lived (docs/tiers.md)
       out << "  aggregation tier(s) " << e["tier"].get<std::string>();
-      if (e.value("tier_fallbacks", 0ULL) > 0) out << ", " << e["tier_fallbacks"].get<unsigned long long>() << " capacity fallback(s)";
+      if (e.value("tier_fallbacks", 0ULL) > 0)
+        out << ", " << e["tier_fallbacks"].get<unsigned long long>() << " capacity fallback(s)";
       out << "\n";
     }
   }

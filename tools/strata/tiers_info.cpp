@@ -36,7 +36,9 @@ std::string rate_text(double bps) {
 // The engine's I/O figures as a table, and as JSON.
 std::string io_text(const IoFigures& f) {
   std::ostringstream out;
-  out << "I/O figures (" << (f.measured ? "measured at " + std::to_string(f.probe_ranks) + " rank(s)" : "stated defaults: strata info --probe measures them")
+  out << "I/O figures ("
+      << (f.measured ? "measured at " + std::to_string(f.probe_ranks) + " rank(s)"
+                     : "stated defaults: strata info --probe measures them")
       << "), for the engine's choice of strategy:\n";
   char line[160];
   auto row = [&](const char* name, const std::string& value, const char* meaning) {
@@ -63,10 +65,19 @@ std::string io_text(const IoFigures& f) {
 nlohmann::json io_json(const IoFigures& f) {
   nlohmann::json curve = nlohmann::json::array();
   for (const WriteFigure& w : f.write) curve.push_back({{"bytes", w.request_bytes}, {"seconds", w.seconds}});
-  return {{"measured", f.measured}, {"probe_ranks", f.probe_ranks}, {"put_latency_s", f.put_latency_s},
-          {"put_bandwidth_Bps", f.put_bandwidth_Bps}, {"put_run_s", f.put_run_s}, {"fence_s", f.fence_s},
-          {"collective_s", f.collective_s}, {"memcpy_Bps", f.memcpy_Bps}, {"hash_Bps", f.hash_Bps},
-          {"create_s", f.create_s}, {"rename_s", f.rename_s}, {"fsync_Bps", f.fsync_Bps}, {"write", curve}};
+  return {{"measured", f.measured},
+          {"probe_ranks", f.probe_ranks},
+          {"put_latency_s", f.put_latency_s},
+          {"put_bandwidth_Bps", f.put_bandwidth_Bps},
+          {"put_run_s", f.put_run_s},
+          {"fence_s", f.fence_s},
+          {"collective_s", f.collective_s},
+          {"memcpy_Bps", f.memcpy_Bps},
+          {"hash_Bps", f.hash_Bps},
+          {"create_s", f.create_s},
+          {"rename_s", f.rename_s},
+          {"fsync_Bps", f.fsync_Bps},
+          {"write", curve}};
 }
 
 }  // namespace
@@ -87,8 +98,8 @@ int probe_info(MPI_Comm comm, const std::string& dir, const std::string& json_pa
     } else {
       stored = "not stored (no cache folder: set HOME or XDG_CACHE_HOME)";
     }
-    std::printf("probed in %s on %zu rank(s), %d node(s)\n%s%s\n", dir.c_str(), nodes.node_of_rank.size(), nodes.node_count,
-                io_text(machine.io).c_str(), stored.c_str());
+    std::printf("probed in %s on %zu rank(s), %d node(s)\n%s%s\n", dir.c_str(), nodes.node_of_rank.size(),
+                nodes.node_count, io_text(machine.io).c_str(), stored.c_str());
     if (const char* m = std::getenv("STRATA_MACHINE"); m != nullptr && *m != '\0') {
       std::printf("note: STRATA_MACHINE=%s is set: the engine reads that file, so add this [io] table to it:\n%s", m,
                   io_to_toml(machine.io).c_str());
@@ -121,9 +132,11 @@ int tiers_info(MPI_Comm comm, const std::string& json_path) {
     std::ostringstream out;
     out << "machine   " << machine.name << " (" << machine.source << ")\n";
     out << "network   latency " << seconds_text(machine.network_latency_s) << ", bandwidth "
-        << rate_text(machine.network_bandwidth_Bps) << ", topology " << topology_kind_name(machine.topology.kind) << "\n";
+        << rate_text(machine.network_bandwidth_Bps) << ", topology " << topology_kind_name(machine.topology.kind)
+        << "\n";
     out << "storage   latency " << seconds_text(machine.storage_latency_s) << ", bandwidth "
-        << rate_text(machine.storage_bandwidth_Bps) << ", " << machine.distance_to_storage(0) << " hop(s) from node 0\n\n";
+        << rate_text(machine.storage_bandwidth_Bps) << ", " << machine.distance_to_storage(0)
+        << " hop(s) from node 0\n\n";
     char line[256];
     std::snprintf(line, sizeof line, "%-6s %-10s %12s %12s %12s %-11s %s\n", "tier", "nodes", "latency", "bandwidth",
                   "capacity", "persistency", "notes");
@@ -140,8 +153,10 @@ int tiers_info(MPI_Comm comm, const std::string& json_path) {
                     f ? format_size(f->capacity_bytes).c_str() : "-", f ? persistency_name(f->persistency) : "-",
                     notes.c_str());
       out << line;
-      nlohmann::json j = {{"name", tier_name(t)},          {"nodes_with", with[i]},
-                          {"described", f != nullptr},      {"available_on_rank0_node", reasons[i].empty()},
+      nlohmann::json j = {{"name", tier_name(t)},
+                          {"nodes_with", with[i]},
+                          {"described", f != nullptr},
+                          {"available_on_rank0_node", reasons[i].empty()},
                           {"absent_reason", reasons[i]}};
       if (f != nullptr) {
         j["latency_s"] = f->latency_s;
@@ -156,13 +171,14 @@ int tiers_info(MPI_Comm comm, const std::string& json_path) {
            "STRATA_AGGR_TIER forces a tier, STRATA_TIER_CAPACITY=tier:size,... lowers capacities.\n";
     std::fputs(out.str().c_str(), stdout);
     if (!json_path.empty()) {
-      nlohmann::json j = {{"machine", {{"name", machine.name},
-                                       {"source", machine.source},
-                                       {"network_latency_s", machine.network_latency_s},
-                                       {"network_bandwidth_Bps", machine.network_bandwidth_Bps},
-                                       {"storage_latency_s", machine.storage_latency_s},
-                                       {"storage_bandwidth_Bps", machine.storage_bandwidth_Bps},
-                                       {"topology", topology_kind_name(machine.topology.kind)}}},
+      nlohmann::json j = {{"machine",
+                           {{"name", machine.name},
+                            {"source", machine.source},
+                            {"network_latency_s", machine.network_latency_s},
+                            {"network_bandwidth_Bps", machine.network_bandwidth_Bps},
+                            {"storage_latency_s", machine.storage_latency_s},
+                            {"storage_bandwidth_Bps", machine.storage_bandwidth_Bps},
+                            {"topology", topology_kind_name(machine.topology.kind)}}},
                           {"nodes", nodes.node_count},
                           {"tiers", tiers},
                           {"io", io_json(machine.io)}};

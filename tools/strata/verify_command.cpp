@@ -36,9 +36,9 @@ const char* kHelp =
     "  --complete  finish an interrupted commit first (what the next read or write would do)\n";
 
 struct Checked {
-  std::vector<std::string> paths;          // files whose checksums are compared
-  std::vector<engine::FileRange> ranges;   // what is hashed: chunks (version 2), or written ranges and the
-  std::vector<uint64_t> expected;          // never-written gaps between them, which must hold zeros (version 3)
+  std::vector<std::string> paths;         // files whose checksums are compared
+  std::vector<engine::FileRange> ranges;  // what is hashed: chunks (version 2), or written ranges and the
+  std::vector<uint64_t> expected;         // never-written gaps between them, which must hold zeros (version 3)
   std::vector<bool> gap;
   uint64_t chunk = 0;
 };
@@ -111,7 +111,7 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
     const std::string partial = engine::partial_path(file);
     struct stat mine {};
     if (::stat(partial.c_str(), &mine) != 0) return file;  // renamed already
-    std::erase_if(partials, [&](const std::string& p) {  // part of the commit, not an uncommitted write
+    std::erase_if(partials, [&](const std::string& p) {    // part of the commit, not an uncommitted write
       struct stat st {};
       return ::stat(p.c_str(), &st) == 0 && st.st_dev == mine.st_dev && st.st_ino == mine.st_ino;
     });
@@ -130,10 +130,14 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
     problems.push_back(problem("index", index_path(path), "no index: not an output the engine committed"));
     return;
   }
-  report["index"] = {{"path", index_path(path)}, {"files", index->files.size()}, {"bytes", index->bytes},
-                     {"checksum_chunk", index->checksum_chunk}, {"checksum_ranges", index->checksum_ranges}};
+  report["index"] = {{"path", index_path(path)},
+                     {"files", index->files.size()},
+                     {"bytes", index->bytes},
+                     {"checksum_chunk", index->checksum_chunk},
+                     {"checksum_ranges", index->checksum_ranges}};
   if (index->checksum_chunk == 0) {
-    problems.push_back(problem("index", index_path(path), "the index has no checksums (written before index version 2)"));
+    problems.push_back(
+        problem("index", index_path(path), "the index has no checksums (written before index version 2)"));
   }
   checked.chunk = index->checksum_chunk;
   for (const IndexedFile& f : index->files) {
@@ -146,9 +150,9 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
       entry["status"] = "missing";
     } else if (f.size && static_cast<uint64_t>(st.st_size) != *f.size) {
       const uint64_t have = static_cast<uint64_t>(st.st_size);
-      problems.push_back(problem("size", file, std::string(have < *f.size ? "short" : "long") + ": " +
-                                                   std::to_string(have) + " bytes, the index says " +
-                                                   std::to_string(*f.size)));
+      problems.push_back(problem("size", file,
+                                 std::string(have < *f.size ? "short" : "long") + ": " + std::to_string(have) +
+                                     " bytes, the index says " + std::to_string(*f.size)));
       entry["status"] = "size";
       entry["bytes"] = have;
     } else if (checked.chunk > 0 && f.size && !f.ranges.empty() &&
@@ -157,8 +161,9 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
       entry["status"] = "index";
     } else if (checked.chunk > 0 && f.size) {
       if (!index->checksum_ranges && f.checksums.size() != (*f.size + checked.chunk - 1) / checked.chunk) {
-        problems.push_back(problem("index", file, "the index lists " + std::to_string(f.checksums.size()) +
-                                                      " checksums for " + std::to_string(*f.size) + " bytes"));
+        problems.push_back(problem("index", file,
+                                   "the index lists " + std::to_string(f.checksums.size()) + " checksums for " +
+                                       std::to_string(*f.size) + " bytes"));
         entry["status"] = "index";
       } else {
         checked.paths.push_back(file);
@@ -212,9 +217,10 @@ void print_report(const std::string& path, const nlohmann::json& report) {
   }
   if (report.value("completed_commit", false)) std::printf("  note: an interrupted commit was completed first\n");
   if (report.contains("interrupted_commit")) {
-    std::printf("  note: a commit was interrupted after its data was written (%s): the output checked above is\n"
-                "        the one it commits; the next read or write, or `strata verify --complete`, finishes it\n",
-                report["interrupted_commit"].get<std::string>().c_str());
+    std::printf(
+        "  note: a commit was interrupted after its data was written (%s): the output checked above is\n"
+        "        the one it commits; the next read or write, or `strata verify --complete`, finishes it\n",
+        report["interrupted_commit"].get<std::string>().c_str());
   }
   for (const auto& u : report["uncommitted"]) {
     std::printf("  note: uncommitted write %s (a write phase did not finish; the committed output is unaffected)\n",
@@ -248,8 +254,11 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
     }
   }
   if (path.empty()) throw_usage("verify: which output? usage: strata verify PATH [--json]");
-  nlohmann::json report = {{"path", path}, {"problems", nlohmann::json::array()}, {"files", nlohmann::json::array()},
-                           {"uncommitted", nlohmann::json::array()}, {"index", nullptr}};
+  nlohmann::json report = {{"path", path},
+                           {"problems", nlohmann::json::array()},
+                           {"files", nlohmann::json::array()},
+                           {"uncommitted", nlohmann::json::array()},
+                           {"index", nullptr}};
   Checked checked;
   collectively(comm, [&] {
     if (rank == 0) check_index(path, complete, report, checked);
@@ -262,9 +271,10 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
       if (sums[i] == checked.expected[i]) continue;
       const engine::FileRange& r = checked.ranges[i];
       const std::string& name = checked.paths[r.file];
-      auto p = problem("checksum", name, "bytes [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
-                                             (checked.gap[i] ? ") were never written but do not hold zeros"
-                                                             : ") differ from the index's checksum"));
+      auto p = problem(
+          "checksum", name,
+          "bytes [" + std::to_string(r.offset) + ", " + std::to_string(r.offset + r.length) +
+              (checked.gap[i] ? ") were never written but do not hold zeros" : ") differ from the index's checksum"));
       p["begin"] = r.offset;
       p["end"] = r.offset + r.length;
       report["problems"].push_back(p);

@@ -31,8 +31,8 @@ FileSet& FileSet::operator=(FileSet&& o) noexcept {
 }
 
 size_t FileSet::index_of(uint64_t offset) const {
-  auto it = std::upper_bound(files_.begin(), files_.end(), offset,
-                             [](uint64_t o, const SubFile& f) { return o < f.begin; });
+  auto it =
+      std::upper_bound(files_.begin(), files_.end(), offset, [](uint64_t o, const SubFile& f) { return o < f.begin; });
   return it == files_.begin() ? 0 : static_cast<size_t>(it - files_.begin()) - 1;
 }
 

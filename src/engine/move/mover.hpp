@@ -24,10 +24,10 @@ struct Move {
   MPI_Comm comm = MPI_COMM_NULL;
   const Plan* plan = nullptr;
   Window* window = nullptr;
-  IoWorker* io = nullptr;                           // aggregators only
-  const std::vector<RoundIo>* rounds = nullptr;   // aggregators: the file I/O of each round of their partition
-  const PackedTransfers* transfers = nullptr;      // this rank's puts or gets, per global round
-  std::byte* stream = nullptr;                      // this rank's bytes in file order
+  IoWorker* io = nullptr;                        // aggregators only
+  const std::vector<RoundIo>* rounds = nullptr;  // aggregators: the file I/O of each round of their partition
+  const PackedTransfers* transfers = nullptr;    // this rank's puts or gets, per global round
+  std::byte* stream = nullptr;                   // this rank's bytes in file order
   PhaseStats* stats = nullptr;
 };
 

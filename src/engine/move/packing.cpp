@@ -15,8 +15,9 @@ namespace {
 
 MPI_Datatype hindexed(const std::vector<int>& lengths, const std::vector<MPI_Aint>& displacements) {
   MPI_Datatype t = MPI_DATATYPE_NULL;
-  check_mpi(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(), MPI_BYTE, &t),
-            "MPI_Type_create_hindexed");
+  check_mpi(
+      MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displacements.data(), MPI_BYTE, &t),
+      "MPI_Type_create_hindexed");
   check_mpi(MPI_Type_commit(&t), "MPI_Type_commit");
   return t;
 }
@@ -116,17 +117,21 @@ void each_operation(const PackedTransfers& t, uint64_t round, std::byte* stream,
 }  // namespace
 
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window) {
-  each_operation(t, round, stream, [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp,
-                                       int tcount, MPI_Datatype ttype) {
-    check_mpi(MPI_Put(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window), "MPI_Put");
-  });
+  each_operation(t, round, stream,
+                 [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp, int tcount,
+                     MPI_Datatype ttype) {
+                   check_mpi(MPI_Put(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window),
+                             "MPI_Put");
+                 });
 }
 
 void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window) {
-  each_operation(t, round, stream, [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp,
-                                       int tcount, MPI_Datatype ttype) {
-    check_mpi(MPI_Get(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window), "MPI_Get");
-  });
+  each_operation(t, round, stream,
+                 [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp, int tcount,
+                     MPI_Datatype ttype) {
+                   check_mpi(MPI_Get(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window),
+                             "MPI_Get");
+                 });
 }
 
 }  // namespace strata::engine

@@ -22,7 +22,7 @@ struct PutGroup {
   uint64_t displacement = 0;   // of the first run in the target's window
   uint64_t stream_offset = 0;  // of the first run in the rank's stream
   uint64_t bytes = 0;
-  size_t first = 0, count = 0;  // the group's transfers (unpacked: one operation each)
+  size_t first = 0, count = 0;                   // the group's transfers (unpacked: one operation each)
   MPI_Datatype target_type = MPI_DATATYPE_NULL;  // packed: runs relative to `displacement`
   MPI_Datatype origin_type = MPI_DATATYPE_NULL;  // packed with a cut stream: runs relative to `stream_offset`
 };

@@ -39,7 +39,9 @@ Window::~Window() {
 }
 
 Window::Window(Window&& o) noexcept
-    : win_(std::exchange(o.win_, MPI_WIN_NULL)), base_(std::exchange(o.base_, nullptr)), memory_(std::move(o.memory_)) {}
+    : win_(std::exchange(o.win_, MPI_WIN_NULL)),
+      base_(std::exchange(o.base_, nullptr)),
+      memory_(std::move(o.memory_)) {}
 
 Window& Window::operator=(Window&& o) noexcept {
   if (this != &o) {

@@ -21,7 +21,9 @@ struct DoubleInt {
 // key for partition p is its distance after order[p] in the spread order (plan/partition), so
 // equal costs go to the engine's default aggregator of p (order[p], then the ranks after it):
 // ties spread over nodes instead of all going to the lowest rank, and need no re-election.
-int encode(int key, Tier tier, bool fallback) { return (key * kTierCount + static_cast<int>(tier)) * 2 + (fallback ? 1 : 0); }
+int encode(int key, Tier tier, bool fallback) {
+  return (key * kTierCount + static_cast<int>(tier)) * 2 + (fallback ? 1 : 0);
+}
 int key_of(int position, int partition, int size) { return ((position - partition) % size + size) % size; }
 
 }  // namespace
@@ -53,7 +55,8 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
   if (parts == 0) return out;
 
   // Every partition's load by node: bytes and producers (one allreduce).
-  std::vector<unsigned long long> load(static_cast<size_t>(parts) * static_cast<size_t>(nodes) * 2, 0), sum(load.size());
+  std::vector<unsigned long long> load(static_cast<size_t>(parts) * static_cast<size_t>(nodes) * 2, 0),
+      sum(load.size());
   for (int p = 0; p < parts; ++p) {
     const uint64_t b = in.my_bytes[static_cast<size_t>(p)];
     if (b == 0) continue;
@@ -72,7 +75,8 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
   }
   const uint64_t need = plan.buffer_bytes * static_cast<uint64_t>(plan.buffers);
   std::vector<DoubleInt> best(static_cast<size_t>(parts));
-  for (int p = 0; p < parts; ++p) best[static_cast<size_t>(p)] = {kInfinite, encode(key_of(position, p, size), Tier::dram, false)};
+  for (int p = 0; p < parts; ++p)
+    best[static_cast<size_t>(p)] = {kInfinite, encode(key_of(position, p, size), Tier::dram, false)};
   std::vector<CandidateRow> rows;
   for (int p = 0; p < parts; ++p) {
     CostInput ci;
@@ -113,7 +117,8 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
     std::vector<DoubleInt> bid(static_cast<size_t>(parts)), won(static_cast<size_t>(parts));
     for (int p = 0; p < parts; ++p) {
       const bool open = done[static_cast<size_t>(p)] == 0 && assigned_rank[static_cast<size_t>(rank)] == 0;
-      bid[static_cast<size_t>(p)] = open ? best[static_cast<size_t>(p)] : DoubleInt{kInfinite, best[static_cast<size_t>(p)].index};
+      bid[static_cast<size_t>(p)] =
+          open ? best[static_cast<size_t>(p)] : DoubleInt{kInfinite, best[static_cast<size_t>(p)].index};
     }
     MPI_Allreduce(bid.data(), won.data(), parts, MPI_DOUBLE_INT, MPI_MINLOC, comm);
     for (int p = 0; p < parts; ++p) {
@@ -123,11 +128,13 @@ Placement place_aggregators(MPI_Comm comm, const PlacementInput& in) {
         std::string why = in.forced ? std::string("the forced tier ") + tier_name(*in.forced) +
                                           " (strata_aggr_tier or STRATA_AGGR_TIER)"
                                     : std::string(in.persistent ? "a job-lifetime tier" : "a tier");
-        throw_usage("partition " + std::to_string(p) + " has no possible aggregator: no free rank's node has " + why +
-                    " available with room for " + (in.persistent ? "the partition's data" : std::to_string(plan.buffers) + " x " +
-                    format_size(plan.buffer_bytes) + " buffers") +
-                    " (`strata info --tiers` lists each tier, or why it is absent; lower cb_buffer_size or strata_buffers, "
-                    "or raise STRATA_TIER_CAPACITY)");
+        throw_usage(
+            "partition " + std::to_string(p) + " has no possible aggregator: no free rank's node has " + why +
+            " available with room for " +
+            (in.persistent ? "the partition's data"
+                           : std::to_string(plan.buffers) + " x " + format_size(plan.buffer_bytes) + " buffers") +
+            " (`strata info --tiers` lists each tier, or why it is absent; lower cb_buffer_size or strata_buffers, "
+            "or raise STRATA_TIER_CAPACITY)");
       }
       const int winner = order[static_cast<size_t>((w.index / 2 / kTierCount + p) % size)];
       if (assigned_rank[static_cast<size_t>(winner)] != 0) continue;  // won an earlier partition this round

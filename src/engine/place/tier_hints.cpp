@@ -17,8 +17,7 @@ bool parse_bool(const std::string& key, const std::string& v) {
 
 uint64_t TierHints::hash() const {
   return (forced ? static_cast<uint64_t>(*forced) + 1 : 0) | (persistent ? 1u << 4 : 0) | (node_local ? 1u << 5 : 0) |
-         (drain ? 1u << 6 : 0) | (cost_table ? 1u << 7 : 0) | (dry_run ? 1u << 8 : 0) |
-         (in_place ? 1u << 9 : 0);
+         (drain ? 1u << 6 : 0) | (cost_table ? 1u << 7 : 0) | (dry_run ? 1u << 8 : 0) | (in_place ? 1u << 9 : 0);
 }
 
 TierHints parse_tier_hints(const std::vector<std::pair<std::string, std::string>>& hints) {

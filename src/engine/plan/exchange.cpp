@@ -100,8 +100,9 @@ std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partitio
       merged.push_back(starts[k]);
       if (k + 1 >= starts.size()) break;
       const size_t end = k + 2 < starts.size() ? starts[k + 2] : ranges.size();
-      std::inplace_merge(ranges.begin() + static_cast<long>(starts[k]), ranges.begin() + static_cast<long>(starts[k + 1]),
-                         ranges.begin() + static_cast<long>(end), by_offset);
+      std::inplace_merge(ranges.begin() + static_cast<long>(starts[k]),
+                         ranges.begin() + static_cast<long>(starts[k + 1]), ranges.begin() + static_cast<long>(end),
+                         by_offset);
     }
     starts = std::move(merged);
   }
@@ -110,8 +111,8 @@ std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partitio
     const ReceivedRange& b = ranges[i];
     if (b.offset < a.offset + a.length) {
       throw_usage("rank " + std::to_string(b.from) + " declares bytes [" + std::to_string(b.offset) + ", " +
-                  std::to_string(b.offset + b.length) + ") that overlap rank " + std::to_string(a.from) +
-                  "'s bytes [" + std::to_string(a.offset) + ", " + std::to_string(a.offset + a.length) +
+                  std::to_string(b.offset + b.length) + ") that overlap rank " + std::to_string(a.from) + "'s bytes [" +
+                  std::to_string(a.offset) + ", " + std::to_string(a.offset + a.length) +
                   ") (every byte of a phase must be declared by one rank only)");
     }
   }

@@ -15,7 +15,7 @@
 namespace strata::engine {
 
 struct Transfer {
-  int target = 0;           // aggregator rank
+  int target = 0;  // aggregator rank
   uint64_t displacement = 0;
   uint64_t stream_offset = 0;
   uint64_t length = 0;

@@ -66,7 +66,8 @@ void pack(const Selection& s, std::byte* stream) {
       std::memcpy(stream, p.memory, p.length);
     } else {
       const uint64_t n = p.length / p.element_size;
-      for (uint64_t k = 0; k < n; ++k) std::memcpy(stream + k * p.element_size, p.memory + k * p.stride, p.element_size);
+      for (uint64_t k = 0; k < n; ++k)
+        std::memcpy(stream + k * p.element_size, p.memory + k * p.stride, p.element_size);
     }
     stream += p.length;
   }
@@ -78,7 +79,8 @@ void unpack(const Selection& s, const std::byte* stream) {
       std::memcpy(p.memory, stream, p.length);
     } else {
       const uint64_t n = p.length / p.element_size;
-      for (uint64_t k = 0; k < n; ++k) std::memcpy(p.memory + k * p.stride, stream + k * p.element_size, p.element_size);
+      for (uint64_t k = 0; k < n; ++k)
+        std::memcpy(p.memory + k * p.stride, stream + k * p.element_size, p.element_size);
     }
     stream += p.length;
   }

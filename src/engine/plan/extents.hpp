@@ -31,7 +31,7 @@ struct Selection {
   std::vector<Piece> pieces;          // sorted by file offset
   std::vector<StreamExtent> extents;  // coalesced, file order
   uint64_t bytes = 0;
-  uint64_t lo = 0, hi = 0;            // first and one-past-last byte (0, 0 when empty)
+  uint64_t lo = 0, hi = 0;  // first and one-past-last byte (0, 0 when empty)
 };
 
 // Sorts and coalesces. Throws a usage Error naming the variables when two pieces overlap.

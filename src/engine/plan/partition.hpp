@@ -9,13 +9,13 @@
 namespace strata::engine {
 
 struct PlanInput {
-  uint64_t lo = 0, hi = 0;         // the domain: first and one-past-last declared byte over all ranks
-  uint64_t total_bytes = 0;        // declared bytes over all ranks
-  std::vector<int> node_of_rank;   // every rank's node
-  uint64_t align = 4096;           // partition alignment (stripe size or file-system block size)
-  uint64_t buffer_bytes = 4 << 20; // S_buff, a multiple of align
-  int buffers = 2;                 // N_buff
-  int aggregators = 0;             // wanted; 0 = one per node
+  uint64_t lo = 0, hi = 0;          // the domain: first and one-past-last declared byte over all ranks
+  uint64_t total_bytes = 0;         // declared bytes over all ranks
+  std::vector<int> node_of_rank;    // every rank's node
+  uint64_t align = 4096;            // partition alignment (stripe size or file-system block size)
+  uint64_t buffer_bytes = 4 << 20;  // S_buff, a multiple of align
+  int buffers = 2;                  // N_buff
+  int aggregators = 0;              // wanted; 0 = one per node
 };
 
 struct Slot {

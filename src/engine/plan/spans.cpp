@@ -20,15 +20,17 @@ namespace {
 
 // Whether [a, b) holds a byte of a direct run.
 bool touches_direct(const std::vector<ReceivedRange>& direct, uint64_t a, uint64_t b) {
-  auto it = std::upper_bound(direct.begin(), direct.end(), a, [](uint64_t o, const ReceivedRange& d) { return o < d.offset; });
+  auto it = std::upper_bound(direct.begin(), direct.end(), a,
+                             [](uint64_t o, const ReceivedRange& d) { return o < d.offset; });
   if (it != direct.begin() && std::prev(it)->offset + std::prev(it)->length > a) return true;
   return it != direct.end() && it->offset < b;
 }
 
 }  // namespace
 
-std::vector<RoundIo> plan_round_io(const std::vector<std::vector<Run>>& rounds, const std::vector<ReceivedRange>& direct,
-                                   SpanPolicy policy, uint64_t hole_limit, const IoFigures& f) {
+std::vector<RoundIo> plan_round_io(const std::vector<std::vector<Run>>& rounds,
+                                   const std::vector<ReceivedRange>& direct, SpanPolicy policy, uint64_t hole_limit,
+                                   const IoFigures& f) {
   std::vector<RoundIo> out(rounds.size());
   for (size_t g = 0; g < rounds.size(); ++g) {
     const std::vector<Run>& runs = rounds[g];
@@ -56,7 +58,8 @@ std::vector<RoundIo> plan_round_io(const std::vector<std::vector<Run>>& rounds, 
         const double per_run = f.writes_s(j - i, data);
         const double sieve = 2 * f.write_s(length) + static_cast<double>(length) / std::max(f.memcpy_Bps, 1.0);
         if (per_run <= sieve) {
-          for (size_t k = i; k < j; ++k) io.spans.push_back({runs[k].file_offset, runs[k].length, runs[k].buffer_offset, {}});
+          for (size_t k = i; k < j; ++k)
+            io.spans.push_back({runs[k].file_offset, runs[k].length, runs[k].buffer_offset, {}});
         } else {
           RoundSpan s{first.file_offset, length, first.buffer_offset, {}};
           for (size_t k = i; k < j; ++k) s.pieces.emplace_back(runs[k].file_offset - first.file_offset, runs[k].length);

@@ -34,15 +34,16 @@ struct RoundIo {
 };
 
 enum class SpanPolicy {
-  runs,      // one request per run (strata_spans=false)
-  fill,      // whole spans, holes zeroed: a new file
-  sieve,     // per group of runs: run by run or read-modify-write, by cost (in place)
-  read,      // whole spans, holes read and ignored
+  runs,   // one request per run (strata_spans=false)
+  fill,   // whole spans, holes zeroed: a new file
+  sieve,  // per group of runs: run by run or read-modify-write, by cost (in place)
+  read,   // whole spans, holes read and ignored
 };
 
 // `direct` holds every rank's direct runs sorted by offset (may be empty).
-std::vector<RoundIo> plan_round_io(const std::vector<std::vector<Run>>& rounds, const std::vector<ReceivedRange>& direct,
-                                   SpanPolicy policy, uint64_t hole_limit, const IoFigures& f);
+std::vector<RoundIo> plan_round_io(const std::vector<std::vector<Run>>& rounds,
+                                   const std::vector<ReceivedRange>& direct, SpanPolicy policy, uint64_t hole_limit,
+                                   const IoFigures& f);
 
 // The hole length below which filling (or reading) a hole costs less than one more request.
 uint64_t hole_limit_from(const IoFigures& f);

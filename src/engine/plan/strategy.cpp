@@ -38,7 +38,9 @@ Totals totals(const StrategyInput& in) {
 }
 
 // Work that runs in parallel over `streams` at most: the slowest one, or the total shared out.
-double parallel(double slowest, double total, double streams) { return std::max(slowest, total / std::max(streams, 1.0)); }
+double parallel(double slowest, double total, double streams) {
+  return std::max(slowest, total / std::max(streams, 1.0));
+}
 
 // Whether the ranks' intervals interleave (then direct runs' overlaps need the runs themselves).
 bool interleaved(const StrategyInput& in) {
@@ -94,7 +96,8 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
       const uint64_t span = r.hi - r.lo;
       const uint64_t groups = std::min<uint64_t>(m, span / s + 2);
       const double per_run = in.pack ? f.put_run_s : f.put_latency_s;
-      const double put = static_cast<double>(groups) * f.put_latency_s + static_cast<double>(m - std::min(m, groups)) * per_run +
+      const double put = static_cast<double>(groups) * f.put_latency_s +
+                         static_cast<double>(m - std::min(m, groups)) * per_run +
                          static_cast<double>(b) / f.put_bandwidth_Bps + static_cast<double>(b) / f.memcpy_Bps;
       put_slowest = std::max(put_slowest, put);
       put_total += put;
@@ -116,8 +119,10 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   if (a.rounds > 0) {
     const uint64_t per_round = std::max<uint64_t>(static_cast<uint64_t>(part_bytes / rounds), 1);
     const double spans = rounds * f.write_s(per_round);
-    const double runs = f.writes_s(std::max<uint64_t>(agg_runs / static_cast<uint64_t>(k), 1), static_cast<uint64_t>(part_bytes));
-    const double rmw = 2 * rounds * f.write_s(std::min<uint64_t>(s, std::max<uint64_t>(part / std::max<uint64_t>(a.rounds, 1), 1)));
+    const double runs =
+        f.writes_s(std::max<uint64_t>(agg_runs / static_cast<uint64_t>(k), 1), static_cast<uint64_t>(part_bytes));
+    const double rmw =
+        2 * rounds * f.write_s(std::min<uint64_t>(s, std::max<uint64_t>(part / std::max<uint64_t>(a.rounds, 1), 1)));
     io = in.whole_spans ? spans : in.sieve_allowed ? std::min(runs, rmw) : runs;
     io += part_bytes / f.hash_Bps;
   }
@@ -131,8 +136,8 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   }
   // Rounds pipeline: puts of round g+1 overlap the write of round g once N_buff >= 2.
   const double last = rounds > 0 ? io_total / rounds : 0;
-  double pipeline = n >= 2 ? std::max(moves, io_total) + std::min(moves, io_total) / std::max(rounds, 1.0)
-                           : moves + io_total;
+  double pipeline =
+      n >= 2 ? std::max(moves, io_total) + std::min(moves, io_total) / std::max(rounds, 1.0) : moves + io_total;
   // The ranks' copies into the window and the aggregators' writes share the node's cores: the
   // overlap cannot beat their total work spread over them.
   pipeline = std::max(pipeline, (put_total + io * k) / streams);
@@ -162,10 +167,10 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
 // Per run, flattening and sorting cost what one hindexed datatype entry costs (put_run_s) times
 // the factors below, calibrated on this project's VM against measured ROMIO and OMPIO writes
 // (docs/engine.md, "MPI-IO's prediction").
-constexpr double kFlattenRuns = 1.0;     // flattening a run, per rank, x put_run_s
-constexpr double kRomioMerge = 1.0;      // ROMIO's heap merge, per run and log2(ranks), x put_run_s
-constexpr double kOmpioSort = 4.0;       // OMPIO's sort, per run and log2(runs), x put_run_s
-constexpr double kExchangeRun = 2.0;     // a run moved in the data exchange (both sides), x put_run_s
+constexpr double kFlattenRuns = 1.0;         // flattening a run, per rank, x put_run_s
+constexpr double kRomioMerge = 1.0;          // ROMIO's heap merge, per run and log2(ranks), x put_run_s
+constexpr double kOmpioSort = 4.0;           // OMPIO's sort, per run and log2(runs), x put_run_s
+constexpr double kExchangeRun = 2.0;         // a run moved in the data exchange (both sides), x put_run_s
 constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
 
 }  // namespace
@@ -179,7 +184,8 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   const double streams = static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1);
   const double log_ranks = std::log2(static_cast<double>(std::max(ranks, 2)));
   double flatten = 0;
-  for (const RankShape& r : in.ranks) flatten = std::max(flatten, static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns);
+  for (const RankShape& r : in.ranks)
+    flatten = std::max(flatten, static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns);
   // Open and close are collective; MPI-IO has no commit of its own.
   const double open_close = 2 * f.collective_at(ranks);
   const bool independent = in.mpiio_romio ? !interleaved(in) : ranks <= 2;
@@ -209,7 +215,8 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   if (k <= 0) {
     // ROMIO: cb_config_list *:1, one per host. OMPIO: enough aggregators for bytes_per_agg
     // each, at least one per node.
-    k = in.mpiio_romio ? in.nodes : static_cast<int>(std::max<uint64_t>((t.bytes + s - 1) / s, static_cast<uint64_t>(in.nodes)));
+    k = in.mpiio_romio ? in.nodes
+                       : static_cast<int>(std::max<uint64_t>((t.bytes + s - 1) / s, static_cast<uint64_t>(in.nodes)));
   }
   k = std::clamp(k, 1, ranks);
   a.aggregators = k;
@@ -230,9 +237,11 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   // Movement: each aggregator receives its partition's bytes and runs; each rank sends its own.
   double send = 0;
   for (const RankShape& r : in.ranks) {
-    send = std::max(send, static_cast<double>(r.bytes) / f.put_bandwidth_Bps + static_cast<double>(r.runs) * f.put_run_s * kExchangeRun);
+    send = std::max(send, static_cast<double>(r.bytes) / f.put_bandwidth_Bps +
+                              static_cast<double>(r.runs) * f.put_run_s * kExchangeRun);
   }
-  const double receive = static_cast<double>(t.bytes) / k / f.put_bandwidth_Bps + runs_per_agg * f.put_run_s * kExchangeRun;
+  const double receive =
+      static_cast<double>(t.bytes) / k / f.put_bandwidth_Bps + runs_per_agg * f.put_run_s * kExchangeRun;
   a.move_s = std::max(send, receive) + rounds * f.collective_at(ranks) * (ranks > 1 ? 2 : 1);
   // I/O: one buffer per round; rounds with holes are read first (the domain is dense only when
   // the ranks' bytes tile it).

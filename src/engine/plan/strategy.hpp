@@ -21,25 +21,25 @@
 namespace strata::engine {
 
 struct RankShape {
-  uint64_t lo = 0, hi = 0;    // first and one-past-last declared byte (0, 0 when none)
-  uint64_t bytes = 0;         // declared bytes
-  uint64_t runs = 0;          // coalesced extents
-  uint64_t big_bytes = 0;     // bytes in the aligned parts of runs at least the hybrid threshold
-  uint64_t big_runs = 0;      // such runs
+  uint64_t lo = 0, hi = 0;  // first and one-past-last declared byte (0, 0 when none)
+  uint64_t bytes = 0;       // declared bytes
+  uint64_t runs = 0;        // coalesced extents
+  uint64_t big_bytes = 0;   // bytes in the aligned parts of runs at least the hybrid threshold
+  uint64_t big_runs = 0;    // such runs
 };
 
 struct StrategyInput {
   std::vector<RankShape> ranks;
   int nodes = 1;
-  int cores_per_node = 1;       // I/O threads and copies that can run at once on a node
-  uint64_t align = 4096;        // partition unit
+  int cores_per_node = 1;  // I/O threads and copies that can run at once on a node
+  uint64_t align = 4096;   // partition unit
   bool write = true;
-  bool whole_spans = true;      // a round may be written as whole spans (a new file, or a read)
-  bool sieve_allowed = true;    // else in place: runs only, no read-modify-write (strata_target=in-place)
-  bool direct_allowed = true;   // owners may write unaligned runs themselves (no stripe locks, no subfiles)
+  bool whole_spans = true;     // a round may be written as whole spans (a new file, or a read)
+  bool sieve_allowed = true;   // else in place: runs only, no read-modify-write (strata_target=in-place)
+  bool direct_allowed = true;  // owners may write unaligned runs themselves (no stripe locks, no subfiles)
   bool aggregate_allowed = true;
-  bool dense = false;           // the ranks' bytes tile the domain: no range exchange
-  bool commit = false;          // a committed write: index, intent record and renames at close
+  bool dense = false;             // the ranks' bytes tile the domain: no range exchange
+  bool commit = false;            // a committed write: index, intent record and renames at close
   uint64_t hybrid_threshold = 0;  // the threshold big_* were counted at (0: no hybrid)
   // Fixed by hints (unset: the model chooses).
   std::optional<int> aggregators;
@@ -60,16 +60,16 @@ struct StrategyInput {
 
 struct Alternative {
   std::string name;
-  bool direct = false;         // every byte by its owner
+  bool direct = false;  // every byte by its owner
   int aggregators = 0;
   uint64_t buffer_bytes = 0;
   int buffers = 0;
-  bool hybrid = false;         // large aligned runs direct beside the rounds
+  bool hybrid = false;  // large aligned runs direct beside the rounds
   uint64_t rounds = 0;
   double predicted_s = 0;
   double move_s = 0, io_s = 0, sync_s = 0;  // puts, file I/O, fences and collectives (predicted)
-  double plan_s = 0;           // of predicted_s: planning (MPI-IO: flattening, exchanging and sorting the runs)
-  bool mpiio = false;          // MPI-IO's own collective write (strata_compare_mpiio): never chosen
+  double plan_s = 0;   // of predicted_s: planning (MPI-IO: flattening, exchanging and sorting the runs)
+  bool mpiio = false;  // MPI-IO's own collective write (strata_compare_mpiio): never chosen
 };
 
 // MPI-IO's collective write of the same requests (engine/plan/strategy.cpp explains the

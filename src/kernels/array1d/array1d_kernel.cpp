@@ -46,7 +46,8 @@ KernelSetup Array1dKernel::build(const OptionSet& o, int rank, int ranks) const 
   if (dist != "uniform" && dist != "random" && dist != "normal") {
     throw_usage("--dist must be uniform, random or normal (got \"" + dist + "\")");
   }
-  if (size % kElem != 0) throw_usage("--size must be a multiple of 4 bytes (int32 elements), got " + std::to_string(size));
+  if (size % kElem != 0)
+    throw_usage("--size must be a multiple of 4 bytes (int32 elements), got " + std::to_string(size));
   double stddev = static_cast<double>(size) / 4.0;
   if (o.given("stddev")) {
     if (dist != "normal") throw_usage("--stddev applies only to --dist normal");

@@ -41,7 +41,8 @@ KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
   const uint64_t per_rank = positive_count_option(o, "tiles-per-rank");
   const std::string order = memory_order_option(o);
   const uint64_t seed = parse_count(o.get("seed"), "--seed");
-  static const ElemType types[] = {ElemType::f64, ElemType::i32, ElemType::f32, ElemType::i64, ElemType::u8, ElemType::u64};
+  static const ElemType types[] = {ElemType::f64, ElemType::i32, ElemType::f32,
+                                   ElemType::i64, ElemType::u8,  ElemType::u64};
 
   KernelSetup setup;
   Decomposition& d = setup.decomposition;
@@ -82,8 +83,11 @@ KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
     }
   }
   apply_memory_order(order, d.blocks, seed, rank, 0x9E3779B97F4A7C15ULL);
-  setup.params = {{"vars", nvars}, {"shape", o.get("shape")}, {"tiles_per_rank", per_rank},
-                  {"memory_order", order}, {"transfer_size", d.transfer_bytes}};
+  setup.params = {{"vars", nvars},
+                  {"shape", o.get("shape")},
+                  {"tiles_per_rank", per_rank},
+                  {"memory_order", order},
+                  {"transfer_size", d.transfer_bytes}};
   return setup;
 }
 

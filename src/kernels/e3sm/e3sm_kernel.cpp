@@ -30,7 +30,8 @@ std::string numbered(const char* prefix, uint64_t i) {
 }
 
 // Adds `n` variables of `type` on `map` (shape {1} + map shape), and this rank's blocks of each.
-void add_mapped(Decomposition& d, const PioMap& map, uint64_t n, ElemType type, const char* prefix, int rank, int ranks) {
+void add_mapped(Decomposition& d, const PioMap& map, uint64_t n, ElemType type, const char* prefix, int rank,
+                int ranks) {
   std::vector<uint64_t> shape{1};
   for (uint64_t s : map.shape()) shape.push_back(s);
   const std::vector<Block> blocks = pio_map_blocks(map, 0, rank, ranks, 1);
@@ -127,8 +128,8 @@ KernelSetup E3smKernel::build(const OptionSet& o, int rank, int ranks) const {
     add_mapped(d, column_map(spec), n_2d, ElemType::f64, "cell", rank, ranks);
     add_mapped(d, column_map(cells3), n_3d, ElemType::f64, "col", rank, ranks);
   }
-  setup.params = {{"case", which}, {"vars", vars}, {"ncol", ncol}, {"lev", lev}, {"max_run", max_run},
-                  {"fixed_vars", n_fixed}, {"vars_2d", n_2d}, {"vars_3d", n_3d}};
+  setup.params = {{"case", which},      {"vars", vars},          {"ncol", ncol},    {"lev", lev},
+                  {"max_run", max_run}, {"fixed_vars", n_fixed}, {"vars_2d", n_2d}, {"vars_3d", n_3d}};
   return setup;
 }
 

@@ -52,8 +52,8 @@ PioMap parse_pio_map(const std::string& text, const std::string& name) {
   PioMap map;
   auto head = next_line("the header `version 2001 npes N ndims D`");
   uint64_t version = 0, npes = 0, ndims = 0;
-  if (head.size() != 6 || head[0] != "version" || head[2] != "npes" || head[4] != "ndims" || !to_u64(head[1], version) ||
-      !to_u64(head[3], npes) || !to_u64(head[5], ndims)) {
+  if (head.size() != 6 || head[0] != "version" || head[2] != "npes" || head[4] != "ndims" ||
+      !to_u64(head[1], version) || !to_u64(head[3], npes) || !to_u64(head[5], ndims)) {
     fail("bad header \"" + line + "\" (expected `version 2001 npes N ndims D`)");
   }
   if (version != 2001) fail("unsupported map version " + std::to_string(version) + " (this reader knows 2001)");
@@ -79,10 +79,11 @@ PioMap parse_pio_map(const std::string& text, const std::string& name) {
       fail("expected rank " + std::to_string(r) + "'s `rank count` line, got \"" + line.substr(0, 60) + "\"");
     }
     if (rank != r) fail("expected rank " + std::to_string(r) + ", got rank " + std::to_string(rank));
-    auto offs = count == 0 && in.peek() == EOF ? std::vector<std::string>{} : next_line("rank " + std::to_string(r) + "'s offsets");
+    auto offs = count == 0 && in.peek() == EOF ? std::vector<std::string>{}
+                                               : next_line("rank " + std::to_string(r) + "'s offsets");
     if (offs.size() != count) {
-      fail("count mismatch: rank " + std::to_string(r) + " declares " + std::to_string(count) + " offsets but its line holds " +
-           std::to_string(offs.size()));
+      fail("count mismatch: rank " + std::to_string(r) + " declares " + std::to_string(count) +
+           " offsets but its line holds " + std::to_string(offs.size()));
     }
     auto& out = map.offsets[r];
     out.reserve(count);

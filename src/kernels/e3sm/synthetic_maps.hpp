@@ -15,12 +15,12 @@
 namespace strata {
 
 struct ColumnMapSpec {
-  uint64_t columns = 0;   // ncol (F) or ncells (G)
-  uint64_t levels = 0;    // 0: a 2-D map of columns only
+  uint64_t columns = 0;  // ncol (F) or ncells (G)
+  uint64_t levels = 0;   // 0: a 2-D map of columns only
   int npes = 1;
   uint64_t max_run = 16;  // longest run of neighbouring columns one rank owns
   uint64_t seed = 1;
-  bool shuffled = false;  // a rank lists its runs in a shuffled order (else ascending)
+  bool shuffled = false;        // a rank lists its runs in a shuffled order (else ascending)
   bool levels_fastest = false;  // G: each column's levels are contiguous in the file
 };
 

@@ -6,9 +6,9 @@ namespace strata {
 
 const std::vector<RecordField>& hacc_particle_fields() {
   static const std::vector<RecordField> fields = {
-      {"XX", ElemType::f32}, {"YY", ElemType::f32}, {"ZZ", ElemType::f32},  {"VX", ElemType::f32},
-      {"VY", ElemType::f32}, {"VZ", ElemType::f32}, {"phi", ElemType::f32}, {"pid", ElemType::i64},
-      {"mask", ElemType::u16}};
+      {"XX", ElemType::f32},  {"YY", ElemType::f32},  {"ZZ", ElemType::f32},
+      {"VX", ElemType::f32},  {"VY", ElemType::f32},  {"VZ", ElemType::f32},
+      {"phi", ElemType::f32}, {"pid", ElemType::i64}, {"mask", ElemType::u16}};
   return fields;
 }
 

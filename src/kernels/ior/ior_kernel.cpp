@@ -22,7 +22,8 @@ KernelSetup IorKernel::build(const OptionSet& o, int rank, int ranks) const {
   if (layout != "strided" && layout != "sequential") {
     throw_usage("--layout must be strided or sequential (got \"" + layout + "\")");
   }
-  if (t > b) throw_usage("--transfer-size (" + format_size(t) + ") is larger than --block-size (" + format_size(b) + ")");
+  if (t > b)
+    throw_usage("--transfer-size (" + format_size(t) + ") is larger than --block-size (" + format_size(b) + ")");
   if (b % t != 0) {
     throw_usage("--transfer-size (" + std::to_string(t) + ") must divide --block-size (" + std::to_string(b) + ")");
   }

@@ -11,7 +11,9 @@ namespace strata {
 class IorKernel final : public Kernel {
  public:
   std::string name() const override { return "ior"; }
-  std::string summary() const override { return "IOR's pattern: -b block, -t transfer, -s segments, strided or sequential"; }
+  std::string summary() const override {
+    return "IOR's pattern: -b block, -t transfer, -s segments, strided or sequential";
+  }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
 };

@@ -32,14 +32,14 @@ struct Setup {
   uint64_t points = 0;        // points per local problem
   uint64_t first = 0;         // this rank's local problems: [first, first + count)
   uint64_t count = 0;
-  std::string folder;         // --output
+  std::string folder;  // --output
 
   uint64_t values() const { return points * dims; }  // values per local problem
   uint64_t file_bytes() const;                       // bytes of one solution file
   uint64_t chunk_stride() const;                     // shared file: distance between chunks
   std::string problem_folder(uint64_t problem) const;
   std::string problem_file(uint64_t problem) const;
-  std::string shared_path() const;                   // shared, strata
+  std::string shared_path() const;  // shared, strata
   std::string hdf5_path() const;
 };
 

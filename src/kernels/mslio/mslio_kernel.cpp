@@ -24,7 +24,8 @@ void MslioKernel::add_options(OptionSet& o) const {
   o.add("ccross", "C", "4^C local problems, hence solution files", "3");
   o.add("subelements", "S", "sub-elements of each local mesh: 0.443*S^2+1.32*S+1 values per 2-D file", "64");
   o.add("dims", "D", "dimensions of each solution point (the file holds them one after another)", "2");
-  o.add("buffer-size", "B", "buffered: buffer per file (default 128K); shared: bytes per MPI-IO write "
+  o.add("buffer-size", "B",
+        "buffered: buffer per file (default 128K); shared: bytes per MPI-IO write "
         "(default: one write per value)");
   o.add("threads", "T", "OpenMP threads per rank", "OMP_NUM_THREADS, else the cores");
   o.add("align", "B", "strata mode: chunk alignment, the stripe size", "the striping_unit hint, else 1M");
@@ -42,8 +43,7 @@ const std::vector<std::pair<std::string, std::string>> kMslioModes = {
 }  // namespace
 
 MslioKernel::MslioKernel()
-    : AppKernel({"mslio",
-                 "MSLIO: a text solution file per local problem, one formatted write per value (modes)",
+    : AppKernel({"mslio", "MSLIO: a text solution file per local problem, one formatted write per value (modes)",
                  kMslioModes, "mode", "strata-mslio",
                  "mpirun -np 4 strata run mslio --ccross 3 --subelements 64 --mode original --verify"}) {}
 
@@ -118,7 +118,8 @@ class MslioRun final : public AppRun {
       if (per_problem()) {
         t = mslio::write_files(s_, memory_.data(), ctx_.io.fsync);
       } else if (s_.mode == "shared") {
-        t = mslio::write_shared(s_, memory_.data(), ctx_.comm, ctx_.hints, ctx_.io_component, ctx_.io.fsync, in_effect_);
+        t = mslio::write_shared(s_, memory_.data(), ctx_.comm, ctx_.hints, ctx_.io_component, ctx_.io.fsync,
+                                in_effect_);
       } else if (s_.mode == "strata") {
         t = mslio::write_engine(s_, memory_.data(), *engine_, ctx_.hints, ctx_.io.fsync, engine);
       } else {
@@ -168,26 +169,27 @@ class MslioRun final : public AppRun {
     p.rank_time_s = ranks;
     const double io = sum.open_s + sum.write_s + sum.close_s;
     auto share = [&](double x) { return io > 0 ? x / io : 0.0; };
-    p.details = {{"timing", "time_s: output phase, max over ranks; open_s/xfer_s/close_s: cumulative, summed over "
-                            "threads and ranks"},
+    p.details = {{"timing",
+                  "time_s: output phase, max over ranks; open_s/xfer_s/close_s: cumulative, summed over "
+                  "threads and ranks"},
                  {"threads_per_rank", s_.threads},
-                 {"cumulative_s", {{"open", sum.open_s}, {"write", sum.write_s}, {"close", sum.close_s},
-                                   {"format", sum.format_s}}},
+                 {"cumulative_s",
+                  {{"open", sum.open_s}, {"write", sum.write_s}, {"close", sum.close_s}, {"format", sum.format_s}}},
                  {"share", {{"open", share(sum.open_s)}, {"write", share(sum.write_s)}, {"close", share(sum.close_s)}}},
                  {"calls", {{"open", sum.opens}, {"write", sum.writes}, {"close", sum.closes}}}};
     if (!engine.is_null()) p.details["engine"] = engine;
     const bool w = std::string(what) == "write";
     char line[512];
-    std::snprintf(line, sizeof line,
-                  "mslio %s, mode %s: phase %.4f s; cumulative over %d rank(s) x %d thread(s): open %.4f s (%.1f %%), "
-                  "%s %.4f s (%.1f %%), close %.4f s (%.1f %%)\n"
-                  "  calls: %llu open, %llu %s, %llu close%s\n",
-                  what, s_.mode.c_str(), p.time_s, ctx_.size, s_.threads, sum.open_s, 100 * share(sum.open_s),
-                  w ? "write" : "read", sum.write_s, 100 * share(sum.write_s), sum.close_s, 100 * share(sum.close_s),
-                  static_cast<unsigned long long>(sum.opens), static_cast<unsigned long long>(sum.writes),
-                  w ? "write" : "read", static_cast<unsigned long long>(sum.closes),
-                  sum.format_s > 0 ? (" (formatting or parsing apart: " + std::to_string(sum.format_s) + " s)").c_str()
-                                   : "");
+    std::snprintf(
+        line, sizeof line,
+        "mslio %s, mode %s: phase %.4f s; cumulative over %d rank(s) x %d thread(s): open %.4f s (%.1f %%), "
+        "%s %.4f s (%.1f %%), close %.4f s (%.1f %%)\n"
+        "  calls: %llu open, %llu %s, %llu close%s\n",
+        what, s_.mode.c_str(), p.time_s, ctx_.size, s_.threads, sum.open_s, 100 * share(sum.open_s),
+        w ? "write" : "read", sum.write_s, 100 * share(sum.write_s), sum.close_s, 100 * share(sum.close_s),
+        static_cast<unsigned long long>(sum.opens), static_cast<unsigned long long>(sum.writes), w ? "write" : "read",
+        static_cast<unsigned long long>(sum.closes),
+        sum.format_s > 0 ? (" (formatting or parsing apart: " + std::to_string(sum.format_s) + " s)").c_str() : "");
     p.text = line;
     return p;
   }
@@ -223,8 +225,10 @@ std::unique_ptr<AppRun> MslioKernel::prepare(const OptionSet& o, const AppContex
       throw_usage("--buffer-size applies to --mode buffered or shared, not " + s.mode);
     }
     if (o.given("align") && s.mode != "strata") throw_usage("--align applies to --mode strata, not " + s.mode);
-    if (s.mode == "buffered") s.buffer_bytes = parse_size(o.given("buffer-size") ? o.get("buffer-size") : "128K", "--buffer-size");
-    if (s.mode == "shared" && o.given("buffer-size")) s.buffer_bytes = parse_size(o.get("buffer-size"), "--buffer-size");
+    if (s.mode == "buffered")
+      s.buffer_bytes = parse_size(o.given("buffer-size") ? o.get("buffer-size") : "128K", "--buffer-size");
+    if (s.mode == "shared" && o.given("buffer-size"))
+      s.buffer_bytes = parse_size(o.get("buffer-size"), "--buffer-size");
     if ((s.mode == "buffered" || o.given("buffer-size")) &&
         (s.buffer_bytes < mslio::kValueBytes || s.buffer_bytes > (uint64_t{1} << 30))) {
       throw_usage("--buffer-size must hold at least one value (14 bytes) and at most 1G, got " +
@@ -242,7 +246,8 @@ std::unique_ptr<AppRun> MslioKernel::prepare(const OptionSet& o, const AppContex
     s.problems = mslio::local_problems(s.ccross);
     s.points = mslio::points_per_file(s.subelements);
     s.file_bytes();
-    if (s.file_bytes() > (uint64_t{1} << 31) - 1) throw_usage("a solution file would exceed 2 GiB: lower --subelements");
+    if (s.file_bytes() > (uint64_t{1} << 31) - 1)
+      throw_usage("a solution file would exceed 2 GiB: lower --subelements");
     const uint64_t P = static_cast<uint64_t>(ctx.size), r = static_cast<uint64_t>(ctx.rank);
     s.first = s.problems * r / P;
     s.count = s.problems * (r + 1) / P - s.first;

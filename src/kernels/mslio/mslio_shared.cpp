@@ -46,17 +46,26 @@ int write_at(MPI_File fh, MPI_Offset offset, void* buf, int count, MPI_Datatype 
 
 std::vector<Phase::Hint> engine_hints(const Setup& s, const Hints& hints, bool fsync) {
   std::vector<Phase::Hint> out(hints.begin(), hints.end());
-  const bool has_unit = std::any_of(hints.begin(), hints.end(), [](const auto& h) { return h.first == "striping_unit"; });
+  const bool has_unit =
+      std::any_of(hints.begin(), hints.end(), [](const auto& h) { return h.first == "striping_unit"; });
   if (!has_unit) out.emplace_back("striping_unit", std::to_string(s.align));
   if (fsync) out.emplace_back("strata_fsync", "true");
   return out;
 }
 
 nlohmann::json stats_json(const PhaseStats& s) {
-  return {{"plan_s", s.plan_s},           {"aggregation_s", s.aggregation_s}, {"io_s", s.io_s},
-          {"wait_s", s.wait_s},           {"close_s", s.close_s},             {"rounds", s.rounds},
-          {"aggregators", s.aggregators}, {"buffer_bytes", s.buffer_bytes},   {"buffers", s.buffers},
-          {"fs_requests", s.fs_requests}, {"bytes", s.bytes},                 {"direct_bytes", s.direct_bytes}};
+  return {{"plan_s", s.plan_s},
+          {"aggregation_s", s.aggregation_s},
+          {"io_s", s.io_s},
+          {"wait_s", s.wait_s},
+          {"close_s", s.close_s},
+          {"rounds", s.rounds},
+          {"aggregators", s.aggregators},
+          {"buffer_bytes", s.buffer_bytes},
+          {"buffers", s.buffers},
+          {"fs_requests", s.fs_requests},
+          {"bytes", s.bytes},
+          {"direct_bytes", s.direct_bytes}};
 }
 
 // Checks every local problem's text held in `text` (the rank's chunks one after another).
@@ -239,7 +248,7 @@ CallTotals write_engine(const Setup& s, const double* memory, Engine& engine, co
       error.set("a solution value does not fit 14 characters");
     }
   }
-  total.format_s = (now_s() - t0) * s.threads;  // every thread busy formatting: cumulative
+  total.format_s = (now_s() - t0) * s.threads;          // every thread busy formatting: cumulative
   collectively(engine.comm(), [&] { error.raise(); });  // before the collective phase
   run_engine_phase(s, engine, PhaseMode::write, engine_hints(s, hints, fsync), text, total, engine_stats);
   return total;

@@ -16,10 +16,10 @@ namespace strata::mslio {
 
 constexpr uint64_t kValueBytes = 14;  // 13 formatted characters and a separator
 
-uint64_t local_problems(unsigned ccross);                        // 4^ccross
-uint64_t points_per_file(uint64_t subelements);                  // P(S)
-uint64_t values_per_file(uint64_t subelements, unsigned dims);   // D·P(S)
-uint64_t bytes_per_file(uint64_t subelements, unsigned dims);    // 14·D·P(S)
+uint64_t local_problems(unsigned ccross);                       // 4^ccross
+uint64_t points_per_file(uint64_t subelements);                 // P(S)
+uint64_t values_per_file(uint64_t subelements, unsigned dims);  // D·P(S)
+uint64_t bytes_per_file(uint64_t subelements, unsigned dims);   // 14·D·P(S)
 
 struct Volume {
   uint64_t files = 0;

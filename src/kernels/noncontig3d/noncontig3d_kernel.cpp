@@ -26,7 +26,8 @@ KernelSetup Noncontig3dKernel::build(const OptionSet& o, int rank, int ranks) co
   const std::string order = memory_order_option(o);
   for (uint64_t g : grid) {
     if (g % edge != 0) {
-      throw_usage("--grid " + o.get("grid") + " is not a multiple of --block " + std::to_string(edge) + " in every dimension");
+      throw_usage("--grid " + o.get("grid") + " is not a multiple of --block " + std::to_string(edge) +
+                  " in every dimension");
     }
   }
   const uint64_t seed = parse_count(o.get("seed"), "--seed");
@@ -47,8 +48,8 @@ KernelSetup Noncontig3dKernel::build(const OptionSet& o, int rank, int ranks) co
     }
   }
   apply_memory_order(order, d.blocks, seed, rank, 0xC2B2AE3D27D4EB4FULL);
-  setup.params = {{"datasets", datasets}, {"grid", o.get("grid")}, {"block", edge}, {"type", elem_name(type)},
-                  {"memory_order", order}, {"blocks_per_dataset", cubes}};
+  setup.params = {{"datasets", datasets},    {"grid", o.get("grid")}, {"block", edge},
+                  {"type", elem_name(type)}, {"memory_order", order}, {"blocks_per_dataset", cubes}};
   return setup;
 }
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 #include <limits>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -77,7 +77,8 @@ Datatype field_filetype(const Domain& d) {
   int starts[3] = {static_cast<int>(d.start(0)), static_cast<int>(d.start(1)),
                    static_cast<int>(d.start(2) * d.element_bytes)};
   Datatype t;
-  check_mpi(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_BYTE, t.out()), "MPI_Type_create_subarray");
+  check_mpi(MPI_Type_create_subarray(3, sizes, sub, starts, MPI_ORDER_C, MPI_BYTE, t.out()),
+            "MPI_Type_create_subarray");
   check_mpi(MPI_Type_commit(t.address()), "MPI_Type_commit");
   return t;
 }

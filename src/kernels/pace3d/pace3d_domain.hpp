@@ -15,16 +15,16 @@
 namespace strata::pace3d {
 
 struct Domain {
-  uint32_t element_bytes = 4;              // 4 float, 12 float vector, 64 phase-field block
-  uint32_t components = 1;                 // floats per voxel
-  std::array<uint64_t, 3> local{};         // the rank's box: z, y, x (x fastest)
-  std::array<int, 3> procs{};              // process grid
-  std::array<int, 3> coords{};             // this rank's place in it
-  std::array<uint64_t, 3> global{};        // the field
-  std::string decomp;                      // "1d" or "3d"
+  uint32_t element_bytes = 4;        // 4 float, 12 float vector, 64 phase-field block
+  uint32_t components = 1;           // floats per voxel
+  std::array<uint64_t, 3> local{};   // the rank's box: z, y, x (x fastest)
+  std::array<int, 3> procs{};        // process grid
+  std::array<int, 3> coords{};       // this rank's place in it
+  std::array<uint64_t, 3> global{};  // the field
+  std::string decomp;                // "1d" or "3d"
 
   uint64_t local_voxels() const { return local[0] * local[1] * local[2]; }
-  uint64_t local_bytes() const { return local_voxels() * element_bytes; }   // the rank's block
+  uint64_t local_bytes() const { return local_voxels() * element_bytes; }  // the rank's block
   uint64_t global_bytes() const { return global[0] * global[1] * global[2] * element_bytes; }
   uint64_t start(int axis) const { return static_cast<uint64_t>(coords[axis]) * local[axis]; }
   uint64_t rows() const { return local[0] * local[1]; }

@@ -26,8 +26,10 @@ void Pace3dKernel::add_options(OptionSet& o) const {
   o.add("block-size", "B", "bytes each rank writes per frame (the paper: 64K to 64M); its box is a near-cube", "64K");
   o.add("frames", "F", "frames written, a small compute step between them", "5");
   o.add("decomp", "1d|3d", "ranks stacked along z, or on a 3-D process grid", "1d");
-  o.add("level", "0-3", "Thakur's I/O level: 0 independent rows, 1 collective rows, 2 file view + independent, "
-        "3 file view + collective", "3");
+  o.add("level", "0-3",
+        "Thakur's I/O level: 0 independent rows, 1 collective rows, 2 file view + independent, "
+        "3 file view + collective",
+        "3");
 }
 
 namespace {
@@ -155,8 +157,8 @@ class Pace3dRun final : public AppRun {
       MPI_Barrier(ctx_.comm);
       pace3d::FieldTransfer tr;
       collectively(ctx_.comm, [&] {
-        tr = pace3d::transfer_field(file.get(), Access::write, at + pace3d::kFrameMetaBytes, d_, level_, filetype_.get(),
-                                    reinterpret_cast<std::byte*>(out_.data()));
+        tr = pace3d::transfer_field(file.get(), Access::write, at + pace3d::kFrameMetaBytes, d_, level_,
+                                    filetype_.get(), reinterpret_cast<std::byte*>(out_.data()));
       });
       write_by_root(file, at + pace3d::kFrameMetaBytes + d_.global_bytes(),
                     pace3d::encode_frame_end({f, g[0], -g[1], d_.global_bytes()}));
@@ -219,8 +221,9 @@ class Pace3dRun final : public AppRun {
   // Collective open and close; return the time, max over ranks.
   double open(MpiioFile& file, const std::string& path, Access access) {
     const double t0 = MPI_Wtime();
-    collectively(ctx_.comm, [&] { file.open(ctx_.comm, path, access, hints_for_open(ctx_.hints, ctx_.io_component),
-                                            ctx_.io_component); });
+    collectively(ctx_.comm, [&] {
+      file.open(ctx_.comm, path, access, hints_for_open(ctx_.hints, ctx_.io_component), ctx_.io_component);
+    });
     if (access == Access::write) in_effect_ = file.hints_in_effect();
     return max_over_ranks(MPI_Wtime() - t0);
   }
@@ -278,7 +281,9 @@ class Pace3dRun final : public AppRun {
   // Rank 0 checks the frame's metadata, every rank its block: value + frame, bit for bit.
   std::optional<std::string> check_frame(uint64_t f, const std::string& path, const std::vector<std::byte>& begin,
                                          const std::vector<std::byte>& end) const {
-    const auto expected = [&](float base) { return static_cast<float>(static_cast<double>(base) + static_cast<double>(f)); };
+    const auto expected = [&](float base) {
+      return static_cast<float>(static_cast<double>(base) + static_cast<double>(f));
+    };
     if (ctx_.rank == 0) {
       try {
         pace3d::check_frame_begin(begin.data(), f, d_.global_bytes(), path);
@@ -287,7 +292,8 @@ class Pace3dRun final : public AppRun {
             e.max != expected(base_max_)) {
           return "\"" + path + "\": frame " + std::to_string(f) + "'s FRAMEEND metadata holds frame " +
                  std::to_string(e.frame) + ", min " + std::to_string(e.min) + ", max " + std::to_string(e.max) +
-                 "; expected min " + std::to_string(expected(base_min_)) + ", max " + std::to_string(expected(base_max_));
+                 "; expected min " + std::to_string(expected(base_min_)) + ", max " +
+                 std::to_string(expected(base_max_));
         }
       } catch (const Error& err) {
         return std::string(err.what());
@@ -299,11 +305,13 @@ class Pace3dRun final : public AppRun {
         const uint64_t c = i % d_.components, v = i / d_.components;
         const uint64_t x = v % d_.local[2], y = (v / d_.local[2]) % d_.local[1], z = v / (d_.local[2] * d_.local[1]);
         char msg[256];
-        std::snprintf(msg, sizeof msg, "\"%s\": frame %llu, voxel (z %llu, y %llu, x %llu) component %llu: found %g, "
-                      "expected %g", path.c_str(), static_cast<unsigned long long>(f),
-                      static_cast<unsigned long long>(d_.start(0) + z), static_cast<unsigned long long>(d_.start(1) + y),
-                      static_cast<unsigned long long>(d_.start(2) + x), static_cast<unsigned long long>(c),
-                      static_cast<double>(out_[i]), static_cast<double>(want));
+        std::snprintf(
+            msg, sizeof msg,
+            "\"%s\": frame %llu, voxel (z %llu, y %llu, x %llu) component %llu: found %g, "
+            "expected %g",
+            path.c_str(), static_cast<unsigned long long>(f), static_cast<unsigned long long>(d_.start(0) + z),
+            static_cast<unsigned long long>(d_.start(1) + y), static_cast<unsigned long long>(d_.start(2) + x),
+            static_cast<unsigned long long>(c), static_cast<double>(out_[i]), static_cast<double>(want));
         return std::string(msg);
       }
     }
@@ -366,9 +374,11 @@ class Pace3dRun final : public AppRun {
                                 "over ranks; time_s sums those medians over the summarised frames"},
                  {"frames", frames},
                  {"first_frame_excluded", first_timed == 1},
-                 {"summary", {{"frames", rates.size()}, {"median_rate_mib_s", med_rate},
-                              {"min_rate_mib_s", rates.empty() ? 0 : *std::min_element(rates.begin(), rates.end())},
-                              {"max_rate_mib_s", rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end())}}},
+                 {"summary",
+                  {{"frames", rates.size()},
+                   {"median_rate_mib_s", med_rate},
+                   {"min_rate_mib_s", rates.empty() ? 0 : *std::min_element(rates.begin(), rates.end())},
+                   {"max_rate_mib_s", rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end())}}},
                  {"calls", all_calls},
                  {"convert_s_max", convert_max[0]},
                  {"compute_s_max", convert_max[1]}};

@@ -23,9 +23,13 @@ T get(const std::byte* in, size_t at) {
   return v;
 }
 
-void put_text(std::vector<std::byte>& out, size_t at, const char* text) { std::memcpy(out.data() + at, text, std::strlen(text)); }
+void put_text(std::vector<std::byte>& out, size_t at, const char* text) {
+  std::memcpy(out.data() + at, text, std::strlen(text));
+}
 
-bool has_text(const std::byte* in, size_t at, const char* text) { return std::memcmp(in + at, text, std::strlen(text)) == 0; }
+bool has_text(const std::byte* in, size_t at, const char* text) {
+  return std::memcmp(in + at, text, std::strlen(text)) == 0;
+}
 
 }  // namespace
 

@@ -8,7 +8,7 @@
 namespace strata {
 
 namespace {
-constexpr uint64_t kSpecies = 11;   // the original's n_spec (nsc + 1 components are written)
+constexpr uint64_t kSpecies = 11;  // the original's n_spec (nsc + 1 components are written)
 constexpr uint64_t kVelocity = 3;
 }  // namespace
 
@@ -56,8 +56,8 @@ KernelSetup S3dKernel::build(const OptionSet& o, int rank, int ranks) const {
   for (int a = 0; a < 3; ++a) {
     if (grid[static_cast<size_t>(a)] % procs[static_cast<size_t>(a)] != 0) {
       throw_usage("--grid " + std::string(axis[a]) + " = " + std::to_string(grid[static_cast<size_t>(a)]) +
-                  " is not divisible by " + std::to_string(procs[static_cast<size_t>(a)]) + " ranks along " +
-                  axis[a] + " (choose --grid or --procs so that it is, as S3D requires)");
+                  " is not divisible by " + std::to_string(procs[static_cast<size_t>(a)]) + " ranks along " + axis[a] +
+                  " (choose --grid or --procs so that it is, as S3D requires)");
     }
   }
   const uint64_t steps = positive_count_option(o, "steps");

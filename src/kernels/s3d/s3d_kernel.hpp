@@ -24,7 +24,9 @@ std::array<uint64_t, 3> balanced_dims(uint64_t ranks);
 class S3dKernel final : public Kernel {
  public:
   std::string name() const override { return "s3d"; }
-  std::string summary() const override { return "S3D-IO: 3-D block decomposition, 4 float64 fields, a file per checkpoint"; }
+  std::string summary() const override {
+    return "S3D-IO: 3-D block decomposition, 4 float64 fields, a file per checkpoint";
+  }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
 };

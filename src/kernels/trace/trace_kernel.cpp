@@ -45,7 +45,8 @@ Trace read_trace(const std::string& path) {
     throw_usage(where + "not a strata trace (no \"format\": \"strata-trace\"; docs/replay.md describes it)");
   }
   if (!j.contains("version") || j["version"] != 1) {
-    throw_usage(where + "trace version " + j.value("version", nlohmann::json()).dump() + " (this strata reads version 1)");
+    throw_usage(where + "trace version " + j.value("version", nlohmann::json()).dump() +
+                " (this strata reads version 1)");
   }
   Trace t;
   t.ranks = count_at(j.value("ranks", nlohmann::json()), where + "\"ranks\"");
@@ -65,7 +66,8 @@ Trace read_trace(const std::string& path) {
       if (!reqs[i].is_array() || reqs[i].size() != 3) throw_usage(rat + " must be [rank, offset, length]");
       Request r{count_at(reqs[i][0], rat + " rank"), count_at(reqs[i][1], rat + " offset"),
                 count_at(reqs[i][2], rat + " length")};
-      if (r.rank >= t.ranks) throw_usage(rat + " names rank " + std::to_string(r.rank) + " of a " + std::to_string(t.ranks) + "-rank job");
+      if (r.rank >= t.ranks)
+        throw_usage(rat + " names rank " + std::to_string(r.rank) + " of a " + std::to_string(t.ranks) + "-rank job");
       if (r.length == 0) throw_usage(rat + " has length 0");
       tv.requests.push_back(r);
     }
@@ -78,7 +80,8 @@ Trace read_trace(const std::string& path) {
 void check_disjoint(const TracedVariable& v, const std::string& path) {
   std::vector<size_t> order(v.requests.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v.requests[a].offset < v.requests[b].offset; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return v.requests[a].offset < v.requests[b].offset; });
   for (size_t k = 1; k < order.size(); ++k) {
     const Request& a = v.requests[order[k - 1]];
     const Request& b = v.requests[order[k]];
