@@ -26,11 +26,7 @@ struct Inside {
 
 // STRATA_PRELOAD_TRACE=1: every interposed call on stderr, with the rank.
 void trace(const char* name) {
-  static const bool on = [] {
-    const char* v = std::getenv("STRATA_PRELOAD_TRACE");
-    return v != nullptr && *v != '\0' && *v != '0';
-  }();
-  if (!on) return;
+  if (!tracing()) return;
   int rank = -1, ok = 0;
   PMPI_Initialized(&ok);
   if (ok) PMPI_Comm_rank(MPI_COMM_WORLD, &rank);

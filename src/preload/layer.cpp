@@ -229,6 +229,14 @@ Group::~Group() = default;
 
 bool enabled() { return mode() != Mode::off; }
 
+bool tracing() {
+  static const bool on = [] {
+    const char* v = std::getenv("STRATA_PRELOAD_TRACE");
+    return v != nullptr && *v != '\0' && *v != '0';
+  }();
+  return on;
+}
+
 File* find(MPI_File fh) {
   auto& m = state().by_handle;
   auto it = m.find(fh);
@@ -365,6 +373,7 @@ int flush_one(File& f) {
   const double t0 = now();
   int code = MPI_SUCCESS;
   bool to_mpiio = mode() == Mode::mpiio;
+  double last_engine_s = 0, last_mpiio_s = -1;
   int rank = 0;
   PMPI_Comm_rank(f.group->comm, &rank);
   try {
@@ -379,7 +388,8 @@ int flush_one(File& f) {
       phase.add_extent(v, offset, length, const_cast<char*>(data));
     });
     phase.plan();
-    double engine_s = 0, mpiio_s = -1;
+    double& engine_s = last_engine_s;
+    double& mpiio_s = last_mpiio_s;
     for (const auto& s : phase.placement().strategies) {
       if (s.name == "mpi-io") mpiio_s = s.predicted_s;
       else if (s.chosen) engine_s = s.predicted_s;
@@ -411,6 +421,12 @@ int flush_one(File& f) {
     code = replay_through_mpiio(f);
   }
   c.engine_s += now() - t0;
+  if (tracing() && rank == 0) {
+    std::fprintf(stderr, "strata preload [0]: flush of \"%s\": %llu calls, up to byte %llu, engine predicted %.6f s, "
+                 "MPI-IO %.6f s: %s, %.6f s\n", f.path.c_str(), static_cast<unsigned long long>(calls),
+                 static_cast<unsigned long long>(all[0]), last_engine_s, last_mpiio_s,
+                 code != MPI_SUCCESS ? "failed" : to_mpiio ? "MPI-IO" : "engine", now() - t0);
+  }
   f.pending.clear();
   return rc != MPI_SUCCESS ? rc : code;
 }

@@ -93,5 +93,7 @@ int report_error(MPI_File fh, int code);
 void finalize();
 
 bool enabled();
+// STRATA_PRELOAD_TRACE: every interposed call and every flush on stderr.
+bool tracing();
 
 }  // namespace strata::preload
