@@ -422,10 +422,15 @@ int flush_one(File& f) {
   }
   c.engine_s += now() - t0;
   if (tracing() && rank == 0) {
-    std::fprintf(stderr, "strata preload [0]: flush of \"%s\": %llu calls, up to byte %llu, engine predicted %.6f s, "
-                 "MPI-IO %.6f s: %s, %.6f s\n", f.path.c_str(), static_cast<unsigned long long>(calls),
-                 static_cast<unsigned long long>(all[0]), last_engine_s, last_mpiio_s,
-                 code != MPI_SUCCESS ? "failed" : to_mpiio ? "MPI-IO" : "engine", now() - t0);
+    std::fprintf(stderr,
+                 "strata preload [0]: flush of \"%s\": %llu calls, up to byte %llu, engine predicted %.6f s, "
+                 "MPI-IO %.6f s: %s, %.6f s\n",
+                 f.path.c_str(), static_cast<unsigned long long>(calls), static_cast<unsigned long long>(all[0]),
+                 last_engine_s, last_mpiio_s,
+                 code != MPI_SUCCESS ? "failed"
+                 : to_mpiio          ? "MPI-IO"
+                                     : "engine",
+                 now() - t0);
   }
   f.pending.clear();
   return rc != MPI_SUCCESS ? rc : code;
