@@ -85,11 +85,16 @@ Group* group_for(MPI_Comm comm) {
   return state().groups.back().get();
 }
 
-// "ufs:/a/b" -> "/a/b": ROMIO's file-system prefixes.
+// "ufs:/a/b" -> "/a/b" (ROMIO's file-system prefixes), made absolute: the program may change
+// its working directory before the flush.
 std::string engine_path(const char* filename) {
   std::string p(filename);
   const size_t colon = p.find(':');
-  if (colon != std::string::npos && colon > 1 && p.find('/') > colon) return p.substr(colon + 1);
+  if (colon != std::string::npos && colon > 1 && p.find('/') > colon) p = p.substr(colon + 1);
+  if (!p.empty() && p[0] != '/') {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) != nullptr) p = std::string(cwd) + "/" + p;
+  }
   return p;
 }
 
