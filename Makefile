@@ -9,8 +9,8 @@ PY := $(VENV)/bin/python
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: all setup build test unit-test mpi-test python-test demo campaigns bench bench-peers clean test-asan test-slurm \
-	format format-check
+.PHONY: all setup build test unit-test mpi-test python-test demo campaigns bench bench-peers peers test-preload \
+	bench-preload clean test-asan test-slurm format format-check
 
 all: build
 
@@ -25,7 +25,7 @@ build: setup $(BUILD)/build.ninja
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
-	$(VENV)/bin/ruff check bench python tests/python examples/python
+	$(VENV)/bin/ruff check bench python tests/python tests/preload examples/python
 	$(PY) -m pytest -q tests/python
 
 # One formatting rule: clang-format (.clang-format) for the C and C++, ruff format (ruff.toml) for
@@ -103,10 +103,27 @@ bench: build
 	$(PY) bench/multidataset.py
 	$(PY) bench/soak.py
 
-# Strata's backends and engine against IOR and E3SM-IO, built once from ../shared/peers into
-# build-peers/ (docs/peers.md). PEERS_ARGS=--quick for a smoke run.
-bench-peers: build
-	$(PY) bench/peers.py $(PEERS_ARGS)
+# IOR and E3SM-IO, built once from the peers' archives into build-peers/ behind a stamp (about 8
+# minutes on 2 cores the first time): what bench-peers, test-preload and bench-preload run.
+PEERS_DIR ?= $(firstword $(wildcard $(abspath ../shared/peers) $(abspath ../../shared/peers)) $(abspath ../shared/peers))
+peers: setup
+	$(PY) bench/peers.py --build-only --peers $(PEERS_DIR)
+
+# Strata's backends and engine against IOR and E3SM-IO (docs/peers.md). PEERS_ARGS=--quick for a
+# smoke run.
+bench-peers: build peers
+	$(PY) bench/peers.py --peers $(PEERS_DIR) $(PEERS_ARGS)
+
+# The drop-in layer's proof on the peers (docs/testing.md): E3SM-IO's PnetCDF and HDF5 paths, IOR
+# patterns, more fuzzer seeds, with and without libstrata_preload.so, under OMPIO and ROMIO; then
+# the quick part that `make test` runs too. About 10 minutes on 2 cores.
+test-preload: build peers
+	$(PY) -m pytest -q -rs tests/preload/test_peers.py tests/python/test_preload.py
+
+# The drop-in layer's benchmark (issue 29's targets): each program's own write time with and
+# without the preload, interleaved, 5 rounds. PRELOAD_ARGS=--quick for a smoke run.
+bench-preload: build peers
+	$(PY) bench/preload.py $(PRELOAD_ARGS)
 
 clean:
 	rm -rf $(BUILD) demo-output bench-output results/demo python/strata/_phase*.so

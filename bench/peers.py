@@ -824,6 +824,11 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="make -j for the peers' builds")
     parser.add_argument("--dir", type=Path, help="where data files go (default: a folder in --output)")
     parser.add_argument("--output", type=Path, default=ROOT / "bench-output")
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="build the peers into --build-dir (once, behind a stamp) and stop: `make peers`",
+    )
     args = parser.parse_args()
     only = set(args.only.split(","))
     if args.quick:
@@ -836,6 +841,10 @@ def main() -> int:
     def log(message: str) -> None:
         print(f"[{time.time() - start:7.1f} s] {message}", file=sys.stderr, flush=True)
 
+    if args.build_only:
+        for name, peer in build_peers(args.peers, args.build_dir, args.jobs, log).items():
+            print(f"{name}: {peer['binary']}")
+        return 0
     STRATA = args.strata.resolve()
     if not STRATA.exists():
         sys.exit(f"peers: {STRATA} is missing (make build)")
