@@ -195,7 +195,7 @@ def main() -> int:
             s = samples[w["name"]]
             s["busy"].append(wait_for_quiet(args.quiet_wait, log))
             argv = [a.replace("{dir}", str(folder)) for a in w["argv"]]
-            run = runner.launch(argv, w["ranks"], w["component"], preload=pre, timeout=1800)
+            run = runner.launch(argv, w["ranks"], w["component"], preload=pre, timeout=1800, mode=None)
             if run.returncode != 0:
                 s["errors"].append(f"{way}: {run.why()[-400:]}")
                 log(f"  FAILED: {run.why()[-300:]}")

@@ -70,9 +70,13 @@ class Runner:
         env: dict[str, str] | None = None,
         via_exec: bool = False,
         cwd: Path | None = None,
+        mode: str | None = "engine",
     ) -> Launch:
         """Runs `program` on `ranks` ranks under `component`, with the layer when `preload`
-        (LD_PRELOAD, or `strata exec --` when `via_exec`)."""
+        (LD_PRELOAD, or `strata exec --` when `via_exec`). `mode` is STRATA_PRELOAD's: "engine"
+        (the default here: a proof must see the engine write, not the cost model's choice of
+        MPI-IO for a small flush), None for the layer's own default (the cost model decides), or
+        "mpiio" / "off"."""
         import time
 
         full_env = dict(BASE_ENV)
@@ -89,6 +93,9 @@ class Runner:
             report_file = Path(name)
             full_env["STRATA_PRELOAD_REPORT"] = str(report_file)
             exports += ["-x", "STRATA_PRELOAD_REPORT"]
+            if mode:
+                full_env["STRATA_PRELOAD"] = mode
+                exports += ["-x", "STRATA_PRELOAD"]
             if via_exec:
                 prefix = [str(self.root / "build" / "bin" / "strata"), "exec", "--"]
             else:
