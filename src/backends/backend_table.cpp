@@ -5,6 +5,7 @@
 
 #include "backends/backend.hpp"
 #include "common/error.hpp"
+#include "common/suggest.hpp"
 #ifdef STRATA_HAVE_HDF5
 #include "common/hdf5_handles.hpp"
 #endif
@@ -74,7 +75,9 @@ const BackendRow& backend_row(const std::string& name) {
 #endif
                 std::string("; --backend strata --container hdf5 writes every dataset in one collective phase"));
   }
-  throw_usage("unknown backend \"" + name + "\" (available: " + known + ")");
+  std::vector<std::string> names;
+  for (const BackendRow& row : backend_table()) names.push_back(row.name);
+  throw_usage("unknown backend \"" + name + "\"" + did_you_mean(name, names) + " (available: " + known + ")");
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendContext& ctx, const Decomposition& d,

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
+#include "common/suggest.hpp"
 
 namespace strata {
 
@@ -24,6 +25,34 @@ const OptionSet::Spec* OptionSet::find(const std::string& name) const {
   return nullptr;
 }
 
+OptionSet::Spec* OptionSet::find(const std::string& name) {
+  return const_cast<Spec*>(static_cast<const OptionSet*>(this)->find(name));
+}
+
+const OptionSet::Spec* OptionSet::find_letter(char letter) const {
+  for (const auto& s : specs_) {
+    if (!s.is_section && s.letter == letter) return &s;
+  }
+  return nullptr;
+}
+
+void OptionSet::alias(char letter, const std::string& name) {
+  Spec* spec = find(name);
+  if (spec == nullptr) throw_usage("internal: alias -" + std::string(1, letter) + " of undeclared --" + name);
+  spec->letter = letter;
+}
+
+void OptionSet::unknown(const std::string& given) const {
+  std::vector<std::string> names;
+  for (const auto& s : specs_) {
+    if (s.is_section) continue;
+    names.push_back("--" + s.name);
+    if (s.letter != 0) names.push_back(std::string("-") + s.letter);
+  }
+  names.push_back("--help");
+  throw_usage("unknown option \"" + given + "\"" + did_you_mean(given, names) + " (see --help)");
+}
+
 bool OptionSet::declared(const std::string& name) const { return find(name) != nullptr; }
 
 std::vector<std::string> OptionSet::parse(const std::vector<std::string>& args) {
@@ -34,23 +63,32 @@ std::vector<std::string> OptionSet::parse(const std::vector<std::string>& args) 
       help_ = true;
       continue;
     }
-    if (a.size() < 3 || a.rfind("--", 0) != 0) {
-      if (!a.empty() && a[0] == '-' && a.size() > 1) {
-        throw_usage("unknown option \"" + a + "\" (options are spelled --name; see --help)");
-      }
-      positional.push_back(a);
-      continue;
-    }
-    std::string name = a.substr(2);
+    std::string name;
     std::string value;
     bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
+    const Spec* spec = nullptr;
+    if (a.size() < 3 || a.rfind("--", 0) != 0) {
+      if (a.empty() || a[0] != '-' || a.size() == 1) {
+        positional.push_back(a);
+        continue;
+      }
+      spec = find_letter(a[1]);  // -L, -L VALUE or -LVALUE
+      if (spec == nullptr || (spec->is_flag && a.size() > 2)) unknown(a);
+      name = spec->name;
+      if (a.size() > 2) {
+        value = a.substr(2);
+        has_value = true;
+      }
+    } else {
+      name = a.substr(2);
+      if (auto eq = name.find('='); eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+        has_value = true;
+      }
+      spec = find(name);
+      if (spec == nullptr) unknown("--" + name);
     }
-    const Spec* spec = find(name);
-    if (spec == nullptr) throw_usage("unknown option \"--" + name + "\" (see --help)");
     if (spec->is_flag) {
       if (has_value) throw_usage("option --" + name + " takes no value");
       values_[name] = "1";
@@ -82,7 +120,8 @@ std::string OptionSet::help_text() const {
       out << "\n" << s.name << ":\n";
       continue;
     }
-    std::string left = "  --" + s.name + (s.is_flag ? "" : " " + s.metavar);
+    std::string left = std::string(s.letter != 0 ? std::string("  -") + s.letter + ", --" : "  --") + s.name +
+                       (s.is_flag ? "" : " " + s.metavar);
     out << left;
     if (left.size() < 30) {
       out << std::string(30 - left.size(), ' ');

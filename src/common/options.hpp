@@ -16,6 +16,9 @@ class OptionSet {
   void add_flag(const std::string& name, const std::string& help);
   // Starts a titled group in the help text.
   void section(const std::string& title);
+  // A one-letter spelling of a declared option: -L VALUE (or -LVALUE) for --name VALUE, -L for a
+  // flag (IOR's short options on the ior kernel).
+  void alias(char letter, const std::string& name);
 
   // Parses `args`; returns the positional arguments. Throws a usage Error on an unknown
   // option, a missing value or a value given to a flag. "--help" sets help_requested().
@@ -32,12 +35,16 @@ class OptionSet {
     std::string name, metavar, help, default_value;
     bool is_flag = false;
     bool is_section = false;  // a help section's title (name), not an option
+    char letter = 0;          // its one-letter alias, or 0
   };
   // Every option and section title, as declared (for the catalogue, strata info --catalogue).
   const std::vector<Spec>& specs() const { return specs_; }
 
  private:
   const Spec* find(const std::string& name) const;
+  Spec* find(const std::string& name);
+  const Spec* find_letter(char letter) const;
+  [[noreturn]] void unknown(const std::string& given) const;
   std::vector<Spec> specs_;
   std::map<std::string, std::string> values_;
   bool help_ = false;

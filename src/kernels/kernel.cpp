@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "common/seeded_random.hpp"
+#include "common/suggest.hpp"
 #include "common/units.hpp"
 #include "kernels/array1d/array1d_kernel.hpp"
 #include "kernels/blocks/blocks_kernel.hpp"
@@ -29,11 +30,13 @@ const std::vector<const Kernel*>& kernel_list() {
 
 const Kernel& find_kernel(const std::string& name) {
   std::string known;
+  std::vector<std::string> names;
   for (const Kernel* k : kernel_list()) {
     if (k->name() == name) return *k;
     known += (known.empty() ? "" : ", ") + k->name();
+    names.push_back(k->name());
   }
-  throw_usage("unknown kernel \"" + name + "\" (available: " + known + ")");
+  throw_usage("unknown kernel \"" + name + "\"" + did_you_mean(name, names) + " (available: " + known + ")");
 }
 
 uint64_t positive_size_option(const OptionSet& o, const std::string& name) {

@@ -32,4 +32,8 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
 // layer preloaded (returns only on an error).
 int exec_command(int argc, char** argv);
 
+// A record file a command will write at its end (--json): its folder exists and is writable, it is
+// not a folder. Local (run it inside `collectively`, before the work); a usage or runtime Error.
+void check_record_path(const std::string& path, const std::string& what);
+
 }  // namespace strata::cli

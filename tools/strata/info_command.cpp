@@ -124,6 +124,11 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   collectively(comm, [&] {
     positional = o.parse(args);
     if (positional.size() > 1) throw_usage("strata info takes at most one PATH");
+    std::error_code ec;
+    if (!positional.empty() && !std::filesystem::exists(positional[0], ec)) {
+      throw_usage("strata info: " + positional[0] +
+                  " does not exist (give a file or folder on the file system to examine)");
+    }
   });
   if (o.help_requested()) {
     if (rank == 0) std::printf("%s\noptions:\n%s", kInfoUsage, o.help_text().c_str());

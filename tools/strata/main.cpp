@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/mpi_env.hpp"
+#include "common/suggest.hpp"
 #include "common/watchdog.hpp"
 #include "strata_git_rev.h"  // STRATA_GIT_REV, written at build time (cmake/git_rev.cmake)
 
@@ -107,8 +108,10 @@ int main(int argc, char** argv) {
       status = strata::cli::replay_command({args.begin() + 1, args.end()}, env);
     } else {
       strata::throw_usage(
-          "unknown command \"" + args[0] +
-          "\" (commands: run, info, plan, advise, cost, decomp, verify, replay, exec; see strata --help)");
+          "unknown command \"" + args[0] + "\"" +
+          strata::did_you_mean(args[0],
+                               {"run", "info", "plan", "advise", "cost", "decomp", "verify", "replay", "exec"}) +
+          " (commands: run, info, plan, advise, cost, decomp, verify, replay, exec; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());

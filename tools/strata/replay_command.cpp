@@ -181,6 +181,8 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
     backends = split_names(o.get("backend"));
     (void)parse_size(o.get("max-bytes"), "--max-bytes");
     (void)parse_count(o.get("max-requests"), "--max-requests");
+    if (!o.get("json").empty() && o.get("json") != "-") check_record_path(o.get("json"), "--json");
+    if (!o.get("trace-out").empty()) check_record_path(o.get("trace-out"), "--trace-out");
   });
   if (o.help_requested()) {
     if (rank == 0) std::fputs((kHelp + o.help_text() + kExample).c_str(), stdout);

@@ -1,7 +1,10 @@
 // strata run KERNEL: turns argv into strata::RunOptions, calls strata::run (src/run/run.hpp),
 // writes the record (--json) and prints its table.
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "backends/backend.hpp"
@@ -52,6 +55,22 @@ std::string application_kernel_help(const AppKernel& k) {
 
 }  // namespace
 
+void check_record_path(const std::string& path, const std::string& what) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path folder = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) throw_usage(what + " " + path + " is a folder, not a file");
+  if (!std::filesystem::exists(folder, ec)) {
+    throw_usage(what + " " + path + ": the folder " + folder.string() + " does not exist (nothing was written)");
+  }
+  if (!std::filesystem::is_directory(folder, ec)) {
+    throw_usage(what + " " + path + ": " + folder.string() + " is not a folder (nothing was written)");
+  }
+  if (::access(folder.c_str(), W_OK) != 0) {
+    throw_system(what + " " + path + ": cannot write in " + folder.string() + " (nothing was written)", errno);
+  }
+}
+
 int run_command(const std::vector<std::string>& args, const Environment& env) {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
@@ -66,6 +85,11 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
     }
     return 0;
   }
+  // The record's folder is checked on every rank before a byte of data is written: a record that
+  // cannot be written would otherwise be found missing only after the run.
+  collectively(comm, [&] {
+    if (!options.json.empty()) check_record_path(options.json, "--json");
+  });
   RunEnvironment run_env;
   run_env.mpi_workarounds = env.mpi_workarounds;
   run_env.allocator = env.allocator;
