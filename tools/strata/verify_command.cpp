@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,10 +13,14 @@
 
 #include "commands.hpp"
 #include "common/error.hpp"
+#include "common/suggest.hpp"
 #include "common/units.hpp"
 #include "engine/commit.hpp"
 #include "engine/output_index.hpp"
 #include "strata/strata.hpp"
+#ifdef STRATA_HAVE_HDF5
+#include "common/hdf5_handles.hpp"
+#endif
 
 namespace strata::cli {
 
@@ -26,6 +31,9 @@ const char* kHelp =
     "\n"
     "Checks an output the engine wrote: its index PATH.strata-index.json is present and parses,\n"
     "every file it lists exists with the size recorded, and every chunk's XXH3-64 checksum matches.\n"
+    "An output written in place (an HDF5 container, strata_commit=in-place) keeps no checksums: its\n"
+    "files' sizes are checked, an HDF5 container's structure too (HDF5 opens it; each dataset has\n"
+    "the indexed shape, element size and offset), and the report says the data was not checked.\n"
     "Reports each problem (missing file, wrong size, checksum mismatch with its byte range), a\n"
     "leftover PATH*.strata-partial (an uncommitted write: a write phase that did not finish; the\n"
     "committed output is unaffected) and an interrupted commit (PATH.strata-commit.json: its data\n"
@@ -72,6 +80,62 @@ void add_ranges(Checked& checked, const IndexedFile& f, bool ranged) {
     at = std::max(at, r.offset + r.length);
   }
   gap_to(size);
+}
+
+// The end of the declared variables in the global layout: what an output must hold.
+uint64_t declared_end(const OutputIndex& index) {
+  uint64_t end = 0;
+  for (const IndexedVariable& v : index.variables) {
+    uint64_t n = v.element_size;
+    for (uint64_t d : v.dims) n *= d;
+    end = std::max(end, v.file_offset + n);
+  }
+  return end;
+}
+
+bool is_hdf5(const std::string& file) {
+  static const char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  char head[8] = {};
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (f == nullptr) return false;
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  return n == sizeof head && std::equal(head, head + 8, kSignature);
+}
+
+// An HDF5 container's structure against the index: the file opens (HDF5 checks its metadata's
+// own checksums), each variable is a dataset of the indexed shape and element size whose data
+// starts at the indexed offset. Returns the problems found.
+std::vector<std::string> hdf5_structure_problems(const std::string& file, const OutputIndex& index) {
+  std::vector<std::string> found;
+#ifdef STRATA_HAVE_HDF5
+  quiet_hdf5_errors();
+  H5Id f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (f.get() < 0) return {"HDF5 cannot open it (its superblock or metadata is damaged)"};
+  for (const IndexedVariable& v : index.variables) {
+    H5Id d(H5Dopen2(f.get(), v.name.c_str(), H5P_DEFAULT));
+    if (d.get() < 0) {
+      found.push_back("dataset \"" + v.name + "\" cannot be opened");
+      continue;
+    }
+    H5Id space(H5Dget_space(d.get())), type(H5Dget_type(d.get()));
+    std::vector<hsize_t> dims(static_cast<size_t>(std::max(0, H5Sget_simple_extent_ndims(space.get()))));
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    if (std::vector<uint64_t>(dims.begin(), dims.end()) != v.dims) {
+      found.push_back("dataset \"" + v.name + "\" has another shape than the index's");
+    } else if (H5Tget_size(type.get()) != v.element_size) {
+      found.push_back("dataset \"" + v.name + "\" has " + std::to_string(H5Tget_size(type.get())) +
+                      "-byte elements, the index says " + std::to_string(v.element_size));
+    } else if (const haddr_t at = H5Dget_offset(d.get()); at != HADDR_UNDEF && at != v.file_offset) {
+      found.push_back("dataset \"" + v.name + "\" starts at byte " + std::to_string(at) + ", the index says " +
+                      std::to_string(v.file_offset));
+    }
+  }
+#else
+  (void)file;
+  (void)index;
+#endif
+  return found;
 }
 
 nlohmann::json problem(const std::string& kind, const std::string& file, const std::string& message) {
@@ -135,9 +199,20 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
                      {"bytes", index->bytes},
                      {"checksum_chunk", index->checksum_chunk},
                      {"checksum_ranges", index->checksum_ranges}};
-  if (index->checksum_chunk == 0) {
-    problems.push_back(
-        problem("index", index_path(path), "the index has no checksums (written before index version 2)"));
+  // An output written in place (strata_commit=in-place, an HDF5 container, a node-local target)
+  // keeps no checksums: its sizes and structure are checked, its data cannot be.
+  const bool in_place = index->checksum_chunk == 0;
+  const uint64_t end = declared_end(*index);
+  auto& checks = report["checked"];
+  auto& unchecked = report["not_checked"];
+  checks.push_back("every file listed is present");
+  checks.push_back(in_place ? "each file holds the variables' bytes (sizes)" : "each file's size");
+  if (in_place) {
+    unchecked.push_back(
+        "the data: written in place, so the index keeps no checksums (only outputs the engine "
+        "commits have them)");
+  } else {
+    checks.push_back("the checksum of every written range, and zeros in every range never written");
   }
   checked.chunk = index->checksum_chunk;
   for (const IndexedFile& f : index->files) {
@@ -148,6 +223,15 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
     if (::stat(file.c_str(), &st) != 0) {
       problems.push_back(problem("missing", file, "listed in the index but missing"));
       entry["status"] = "missing";
+    } else if (const uint64_t need = end > f.begin ? std::min(end, f.end) - f.begin : 0;
+               !f.size && static_cast<uint64_t>(st.st_size) < need) {
+      problems.push_back(problem("size", file,
+                                 "short: " + std::to_string(st.st_size) +
+                                     " bytes, the variables it holds "
+                                     "end at byte " +
+                                     std::to_string(need)));
+      entry["status"] = "size";
+      entry["bytes"] = static_cast<uint64_t>(st.st_size);
     } else if (f.size && static_cast<uint64_t>(st.st_size) != *f.size) {
       const uint64_t have = static_cast<uint64_t>(st.st_size);
       problems.push_back(problem("size", file,
@@ -173,7 +257,26 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
       }
     } else {
       entry["bytes"] = static_cast<uint64_t>(st.st_size);
-      entry["status"] = "unchecked";
+      entry["status"] = "sizes";  // present and long enough; no checksums to compare
+    }
+    // An output written in place whose data starts after some bytes is a container (the engine's
+    // is HDF5): those bytes are its metadata, which must be HDF5's.
+    uint64_t first = UINT64_MAX;
+    for (const IndexedVariable& v : index->variables) first = std::min(first, v.file_offset);
+    const bool container = in_place && f.begin == 0 && first != UINT64_MAX && first > 0;
+    if (entry["status"] != "missing" && entry["status"] != "size" && container && !is_hdf5(file)) {
+      problems.push_back(problem("structure", file,
+                                 "the index places the data after " + std::to_string(first) +
+                                     " bytes of container metadata, but the file does not begin "
+                                     "with HDF5's signature (damaged, or not the engine's container)"));
+      entry["status"] = "structure";
+    } else if (entry["status"] != "missing" && entry["status"] != "size" && is_hdf5(file)) {
+      for (const std::string& p : hdf5_structure_problems(file, *index)) {
+        problems.push_back(problem("structure", file, p));
+        entry["status"] = "structure";
+      }
+      const std::string what = "the HDF5 structure of " + file + " (its datasets' shapes, element sizes and offsets)";
+      if (std::find(checks.begin(), checks.end(), what) == checks.end()) checks.push_back(what);
     }
     report["files"].push_back(entry);
   }
@@ -205,9 +308,15 @@ void print_report(const std::string& path, const nlohmann::json& report) {
   const auto& problems = report["problems"];
   if (problems.empty()) {
     const auto& ix = report["index"];
-    std::printf("strata verify: %s: OK (%zu file(s), %s declared, checksums of %s chunks match)\n", path.c_str(),
-                ix["files"].get<size_t>(), format_size(ix["bytes"].get<uint64_t>()).c_str(),
-                format_size(ix["checksum_chunk"].get<uint64_t>()).c_str());
+    if (ix["checksum_chunk"].get<uint64_t>() > 0) {
+      std::printf("strata verify: %s: OK (%zu file(s), %s declared, checksums of %s chunks match)\n", path.c_str(),
+                  ix["files"].get<size_t>(), format_size(ix["bytes"].get<uint64_t>()).c_str(),
+                  format_size(ix["checksum_chunk"].get<uint64_t>()).c_str());
+    } else {
+      std::printf("strata verify: %s: OK (%zu file(s), %s declared; written in place: sizes%s checked)\n", path.c_str(),
+                  ix["files"].get<size_t>(), format_size(ix["bytes"].get<uint64_t>()).c_str(),
+                  report["checked"].size() > 2 ? " and HDF5 structure" : "");
+    }
   } else {
     std::printf("strata verify: %s: %zu problem(s)\n", path.c_str(), problems.size());
     for (const auto& p : problems) {
@@ -215,6 +324,7 @@ void print_report(const std::string& path, const nlohmann::json& report) {
                   p["message"].get<std::string>().c_str());
     }
   }
+  for (const auto& u : report["not_checked"]) std::printf("  not checked: %s\n", u.get<std::string>().c_str());
   if (report.value("completed_commit", false)) std::printf("  note: an interrupted commit was completed first\n");
   if (report.contains("interrupted_commit")) {
     std::printf(
@@ -246,7 +356,8 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
     } else if (a == "--complete") {
       complete = true;
     } else if (!a.empty() && a[0] == '-') {
-      throw_usage("verify: unknown option \"" + a + "\" (see strata verify --help)");
+      throw_usage("verify: unknown option \"" + a + "\"" + did_you_mean(a, {"--json", "--complete", "--help"}) +
+                  " (see strata verify --help)");
     } else if (path.empty()) {
       path = a;
     } else {
@@ -258,7 +369,9 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
                            {"problems", nlohmann::json::array()},
                            {"files", nlohmann::json::array()},
                            {"uncommitted", nlohmann::json::array()},
-                           {"index", nullptr}};
+                           {"index", nullptr},
+                           {"checked", nlohmann::json::array()},
+                           {"not_checked", nlohmann::json::array()}};
   Checked checked;
   collectively(comm, [&] {
     if (rank == 0) check_index(path, complete, report, checked);
