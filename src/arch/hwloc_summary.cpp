@@ -1,6 +1,7 @@
 #include "arch/hwloc_summary.hpp"
 
 #include <hwloc.h>
+#include <unistd.h>
 
 #include <memory>
 
@@ -27,7 +28,11 @@ NodeSummary hwloc_summary() {
   s.cores = hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_CORE);
   s.pus = hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_PU);
   hwloc_obj_t root = hwloc_get_root_obj(raw);
-  s.memory_bytes = root->total_memory;
+  // The operating system's figure (MemTotal, what `free` shows): hwloc's root total counts only
+  // the memory it finds in NUMA nodes, which on some virtual machines is a fraction of it.
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  s.memory_bytes =
+      pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : root->total_memory;
   if (hwloc_obj_t l3 = hwloc_get_obj_by_type(raw, HWLOC_OBJ_L3CACHE, 0); l3 != nullptr && l3->attr) {
     s.l3_bytes = l3->attr->cache.size;
   }
