@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <optional>
 
 #include "backends/backend.hpp"
@@ -35,7 +38,7 @@ class PosixBackend final : public Backend {
     // Every rank opens with O_CREAT: creating a file that another rank has just created is not
     // an error, so nobody waits for the file's creator.
     failure_.run([&] {
-      open_fd(access == Access::write ? O_WRONLY | O_CREAT : O_RDONLY);
+      open_fd((access == Access::write ? O_WRONLY | O_CREAT : O_RDONLY) | (ctx_.io.direct ? O_DIRECT : 0));
       if (access == Access::read) check_size();
     });
   }
@@ -68,6 +71,9 @@ class PosixBackend final : public Backend {
   void open_fd(int flags) {
     writing_ = (flags & O_WRONLY) != 0;
     fd_ = ::open(path_.c_str(), flags | O_CLOEXEC, 0644);
+    if (fd_ < 0 && errno == EINVAL && (flags & O_DIRECT) != 0) {
+      throw_usage("--direct: the file system of \"" + path_ + "\" refuses O_DIRECT (tmpfs does); write to a disk");
+    }
     if (fd_ < 0) {
       throw_system(std::string("cannot open \"") + path_ + "\" for " + (writing_ ? "writing" : "reading"), errno);
     }
@@ -90,11 +96,15 @@ class PosixBackend final : public Backend {
       const uint64_t bytes = e.elems * elem_size(v.type);
       const uint64_t off = file_offset(ctx_.file, d_, e.var, e.elem_begin, e.mem_offset);
       std::byte* p = buffer + e.mem_offset;
+      if (ctx_.io.direct) p = bounce(off, bytes, access == Access::write ? p : nullptr);
       uint64_t done = 0;
       while (done < bytes) {
         ssize_t n = access == Access::write ? ::pwrite(fd_, p + done, bytes - done, static_cast<off_t>(off + done))
                                             : ::pread(fd_, p + done, bytes - done, static_cast<off_t>(off + done));
         ++requests_;
+        if (n > 0 && access == Access::write && ctx_.io.fsync_per_write && ::fsync(fd_) != 0) {
+          throw_system("fsync of \"" + path_ + "\" after a write failed", errno);
+        }
         if (n < 0) {
           if (errno == EINTR) continue;
           throw_system(std::string(access == Access::write ? "write to \"" : "read from \"") + path_ + "\" at offset " +
@@ -108,8 +118,34 @@ class PosixBackend final : public Backend {
         }
         done += static_cast<uint64_t>(n);
       }
+      if (ctx_.io.direct && access == Access::read) std::memcpy(buffer + e.mem_offset, p, bytes);
     }
   }
+
+  // O_DIRECT moves whole blocks between the disk and aligned memory: the request's bytes in an
+  // aligned buffer of this backend's (copied in when writing); a request that does not start and
+  // end on a block is refused, not split (the measure would no longer be the transfer asked for).
+  std::byte* bounce(uint64_t offset, uint64_t bytes, const std::byte* from) {
+    if (offset % kDirectAlign != 0 || bytes % kDirectAlign != 0) {
+      throw_usage("--direct: a request of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                  " is not on 4 KiB blocks (O_DIRECT needs offsets and transfer sizes that are multiples of 4 KiB)");
+    }
+    if (bounce_bytes_ < bytes) {
+      void* p = nullptr;
+      if (::posix_memalign(&p, kDirectAlign, bytes) != 0) throw_runtime("--direct: cannot allocate an aligned buffer");
+      bounce_.reset(static_cast<std::byte*>(p));
+      bounce_bytes_ = bytes;
+    }
+    if (from != nullptr) std::memcpy(bounce_.get(), from, bytes);
+    return bounce_.get();
+  }
+
+  static constexpr uint64_t kDirectAlign = 4096;
+  struct Free {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::byte, Free> bounce_;
+  uint64_t bounce_bytes_ = 0;
 
   BackendContext ctx_;
   const Decomposition& d_;
@@ -130,6 +166,7 @@ BackendRow posix_backend_row() {
     return std::make_unique<PosixBackend>(ctx, d);
   };
   row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
+  row.can.options = {"fsync-per-write", "direct"};  // run options of this backend only
   return row;
 }
 

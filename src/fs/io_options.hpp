@@ -15,6 +15,8 @@ struct IoOptions {
   bool independent = false;       // hdf5, pnetcdf: independent data transfers (IOR without -c)
   bool per_variable = false;      // mpiio-coll: one MPI_File_write_at_all per variable
   std::string container = "raw";  // strata: raw or hdf5
+  bool fsync_per_write = false;   // posix: fsync after each write request (IOR -Y)
+  bool direct = false;            // posix: O_DIRECT, the page cache bypassed (IOR --posix.odirect)
 };
 
 }  // namespace strata

@@ -2,7 +2,11 @@
 // rank's part, resolve the output's files (one output, or a kernel's checkpoints), apply strata
 // advise's hints under the explicit ones, then per repetition write (and/or read) every output,
 // each step of each access agreed collectively, and verify.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <optional>
 #include <vector>
 
@@ -175,10 +179,37 @@ KernelSetup build_setup(const RunOptions& o, const Target& target, MPI_Comm comm
   return setup;
 }
 
+// How many ranks on each rank reads back (--reorder-tasks N, or IOR's -C: --reorder-nodes nodes'
+// worth of ranks, one rank on a single node); 0: each rank reads what it wrote.
+uint64_t read_shift(const RunOptions& o, const NodeMap& nodes, int size) {
+  if (o.reorder_tasks > 0) return o.reorder_tasks % static_cast<uint64_t>(size);
+  if (!o.reorder_by_node) return 0;
+  const uint64_t per_node = static_cast<uint64_t>(size / std::max(1, nodes.node_count));
+  const uint64_t shift = (o.reorder_nodes * per_node) % static_cast<uint64_t>(size);
+  return shift == 0 ? 1 % static_cast<uint64_t>(size) : shift;
+}
+
+// --drop-caches: one rank per node syncs and drops the node's clean page cache, so the read that
+// follows comes from the storage, not from memory. Collective; a runtime Error when refused.
+void drop_page_cache(MPI_Comm comm, const NodeMap& nodes) {
+  collectively(comm, "drop caches", [&] {
+    if (nodes.local_rank != 0) return;
+    ::sync();
+    std::FILE* f = std::fopen("/proc/sys/vm/drop_caches", "w");
+    if (f == nullptr) throw_system("--drop-caches: cannot open /proc/sys/vm/drop_caches", errno);
+    const bool ok = std::fputs("3\n", f) >= 0;
+    if (std::fclose(f) != 0 || !ok) throw_system("--drop-caches: writing /proc/sys/vm/drop_caches failed", errno);
+  });
+}
+
 class DecompositionWorkload final : public Workload {
  public:
   DecompositionWorkload(const RunOptions& o, MPI_Comm comm, const NodeMap& nodes)
-      : o_(o), comm_(comm), row_(backend_row(o.backend)), raw_file_(row_.can.raw_file && o.io.container == "raw") {
+      : o_(o),
+        comm_(comm),
+        nodes_(nodes),
+        row_(backend_row(o.backend)),
+        raw_file_(row_.can.raw_file && o.io.container == "raw") {
     target_.path = o.output.empty() ? default_output(o.kernel, o.backend, o.io) : o.output;
     target_.layout = o.layout();
     target_.node_local = o.node_local;
@@ -219,18 +250,35 @@ class DecompositionWorkload final : public Workload {
       out.ctx.hints = advice_.hints;
       collectively(comm, [&] { out.backend = make_backend(o.backend, out.ctx, d, out.target); });
     }
+    // Reading back another rank's part (IOR -C): a reader of each output with that rank's blocks.
+    shift_ = o.writes() ? read_shift(o, nodes, ctx.size) : 0;
+    if (shift_ > 0) {
+      const int from = static_cast<int>((static_cast<uint64_t>(ctx.rank) + shift_) % static_cast<uint64_t>(ctx.size));
+      collectively(comm, [&] {
+        read_setup_ = find_kernel(o.kernel).build(o.parsed, from, ctx.size);
+        read_setup_.decomposition.validate();
+      });
+      for (RunOutput& out : outputs_) {
+        collectively(
+            comm, [&] { readers_.push_back(make_backend(o.backend, out.ctx, read_setup_.decomposition, out.target)); });
+      }
+      setup_.params["read_back_from"] = "rank + " + std::to_string(shift_);
+    }
     data_.resize(d.local_bytes());
     fill(d, outputs_.front().values, data_.data());  // a lone checkpoint's values are its step's
-    if (o.read || o.verify) back_.resize(d.local_bytes());
+    if (o.read || o.verify) back_.resize(reading().local_bytes());
   }
 
   Repetition repeat(bool first, std::optional<std::string>& failure) override {
     const Decomposition& d = setup_.decomposition;
     const uint64_t local = d.local_bytes();
     Repetition r;
-    for (RunOutput& out : outputs_) {
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      RunOutput& out = outputs_[k];
       if (failure) break;
       Backend& backend = *out.backend;
+      Backend& reader = readers_.empty() ? backend : *readers_[k];
+      const Decomposition& rd = reading();
       std::optional<PhaseTiming> written, read;
       if (outputs_.size() > 1 && o_.writes()) fill(d, out.values, data_.data());  // this checkpoint's values
       if (o_.writes()) {
@@ -254,17 +302,18 @@ class DecompositionWorkload final : public Workload {
         if (first) in_effect_ = backend.hints_in_effect();
         if (o_.verify && !o_.read) {  // untimed read-back
           std::fill(back_.begin(), back_.end(), std::byte{0xA5});
-          collectively(comm_, [&] { backend.open(Access::read); });
-          collectively(comm_, [&] { backend.transfer(Access::read, back_.data()); });
-          collectively(comm_, [&] { backend.close(); });
-          failure = verify_everywhere(comm_, d, out.values, back_.data());
+          collectively(comm_, [&] { reader.open(Access::read); });
+          collectively(comm_, [&] { reader.transfer(Access::read, back_.data()); });
+          collectively(comm_, [&] { reader.close(); });
+          failure = verify_everywhere(comm_, rd, out.values, back_.data());
         }
       }
       if (o_.read && !failure) {
         std::fill(back_.begin(), back_.end(), std::byte{0xA5});
-        read = timed_access(backend, comm_, Access::read, back_.data(), local);
+        if (o_.drop_caches) drop_page_cache(comm_, nodes_);
+        read = timed_access(reader, comm_, Access::read, back_.data(), rd.local_bytes());
         if (first && !o_.writes()) in_effect_ = backend.hints_in_effect();
-        if (o_.verify) failure = verify_everywhere(comm_, d, out.values, back_.data());
+        if (o_.verify) failure = verify_everywhere(comm_, rd, out.values, back_.data());
         // Wrong values read alone from a file too short to hold the data: the file is truncated
         // (PnetCDF reads a missing end as zeros). The backends' own checks come first: they name
         // a well-formed file of another layout more precisely.
@@ -306,12 +355,19 @@ class DecompositionWorkload final : public Workload {
   }
 
  private:
+  // What this rank reads: its own blocks, or another rank's with --reorder-tasks / -C.
+  const Decomposition& reading() const { return shift_ > 0 ? read_setup_.decomposition : setup_.decomposition; }
+
   const RunOptions& o_;
   MPI_Comm comm_;
+  const NodeMap& nodes_;
   const BackendRow& row_;
   bool raw_file_;  // the output holds raw bytes (check_written measures it), not a container
   Target target_;
   KernelSetup setup_;
+  uint64_t shift_ = 0;
+  KernelSetup read_setup_;
+  std::vector<std::unique_ptr<Backend>> readers_;
   ValueStream values_;
   std::vector<RunOutput> outputs_;
   FileGroup file_;

@@ -1,8 +1,12 @@
 #include "run/run_options.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <utility>
 
 #include "common/error.hpp"
+#include "common/suggest.hpp"
 #include "common/units.hpp"
 #include "kernels/app_kernel.hpp"
 #include "kernels/kernel.hpp"
@@ -45,6 +49,24 @@ const std::vector<RunOptionSpec>& run_option_specs() {
       {"verify", nullptr, "compare every element read back with the generator (after a write: read back first)", "",
        true, true, &R::verify},
       {"fsync", nullptr, "sync to storage before close completes (counted in close time)", "", true, true, &I::fsync},
+      {"fsync-per-write", nullptr, "backend posix: fsync after each write request, timed (IOR -Y)", "", true, false,
+       &I::fsync_per_write},
+      {"direct", nullptr,
+       "backend posix: O_DIRECT, bypassing the page cache (IOR --posix.odirect); offsets and transfers must be "
+       "multiples of 4 KiB",
+       "", true, false, &I::direct},
+      {"reorder-tasks", "N",
+       "read back what rank r+N wrote (mod ranks), not what this rank wrote, so a read is not served from this "
+       "rank's page cache (IOR -C with -Q in ranks)",
+       "", true, false, &R::reorder_tasks},
+      {"reorder-by-node", nullptr,
+       "IOR -C: read back what the ranks --reorder-nodes node(s) on wrote (on a single node: rank r+1)", "", true,
+       false, &R::reorder_by_node},
+      {"reorder-nodes", "N", "IOR -Q: nodes to shift by with -C", "1", true, false, &R::reorder_nodes},
+      {"drop-caches", nullptr,
+       "as root: sync and drop the page cache (/proc/sys/vm/drop_caches) before each read, on each node (a "
+       "single-node measure: other nodes' and the file server's caches are not touched)",
+       "", true, false, &R::drop_caches},
       {"repetitions", "N",
        "how many times to repeat; the output is removed before each write (backend strata: replaced when the write "
        "commits)",
@@ -70,7 +92,11 @@ KernelKind RunOptions::kind() const {
   if (find_app_kernel(kernel) != nullptr) return KernelKind::application;
   const auto& list = kernel_list();
   if (std::none_of(list.begin(), list.end(), [&](const Kernel* k) { return k->name() == kernel; })) {
-    throw_usage("unknown kernel \"" + kernel + "\" (available: " + kernel_names() + ")");
+    std::vector<std::string> names;
+    for (const Kernel* k : kernel_list()) names.push_back(k->name());
+    for (const AppKernel* k : app_kernel_list()) names.push_back(k->name());
+    throw_usage("unknown kernel \"" + kernel + "\"" + did_you_mean(kernel, names) + " (available: " + kernel_names() +
+                ")");
   }
   return KernelKind::decomposition;
 }
@@ -110,6 +136,13 @@ void declare_run_options(OptionSet& o, const std::string& kernel) {
     } else {
       o.add(s.name, s.metavar, s.help, default_value);
     }
+  }
+  // IOR's letters for the run options it has (-b -t -s and -z are the ior kernel's own).
+  for (const auto& [letter, name] : {std::pair<char, const char*>{'F', "file-per-process"},
+                                     {'C', "reorder-by-node"},
+                                     {'Q', "reorder-nodes"},
+                                     {'Y', "fsync-per-write"}}) {
+    if (o.declared(name)) o.alias(letter, name);
   }
   if (app != nullptr) {
     app->add_options(o);
@@ -194,6 +227,8 @@ RunOptions RunOptions::parse(const std::vector<std::string>& args) {
   }
   if (r.parsed.given("output") && r.output.empty()) throw_usage("--output must not be empty");
   if (r.parsed.given("writer-ranks") && r.writer_ranks == 0) throw_usage("--writer-ranks must be at least 1");
+  if (r.parsed.given("reorder-tasks") && r.reorder_tasks == 0) throw_usage("--reorder-tasks must be at least 1");
+  if (r.parsed.given("reorder-nodes") && r.reorder_nodes == 0) throw_usage("--reorder-nodes must be at least 1");
   r.check();
   return r;
 }
@@ -224,6 +259,21 @@ void RunOptions::check() const {
       throw_usage("--" + name + " applies to backend " +
                   backends_that([&](const BackendRow& b) { return b.can.takes(name); }) + " only");
     }
+  }
+  if (reorder_tasks > 0 || reorder_by_node) {
+    if (reorder_tasks > 0 && reorder_by_node) throw_usage("choose one of --reorder-tasks and --reorder-by-node (-C)");
+    if (!read && !verify)
+      throw_usage("--reorder-tasks and -C change what each rank reads back: add --read or --verify");
+    if (layout() != Layout::shared) {
+      throw_usage(
+          "--reorder-tasks and -C read another rank's part of a shared file (not with --file-per-process or "
+          "--file-per-node)");
+    }
+    if (!writes()) throw_usage("--reorder-tasks and -C apply to reading back what this run writes (add --write)");
+  }
+  if (drop_caches && !read) throw_usage("--drop-caches applies before a timed read: add --read");
+  if (drop_caches && ::geteuid() != 0) {
+    throw_usage("--drop-caches writes /proc/sys/vm/drop_caches, which needs root (this process is not)");
   }
   if (io.container != "raw" && io.container != "hdf5") {
     throw_usage("unknown container \"" + io.container + "\" (available: raw, hdf5)");

@@ -40,7 +40,11 @@ struct RunOptions {
   bool read = false;
   uint64_t writer_ranks = 0;  // > 0: read a file written by this many ranks
   bool verify = false;
-  IoOptions io;  // --fsync and the backend-specific switches
+  uint64_t reorder_tasks = 0;    // > 0: rank r reads back what rank r + N wrote (IOR -C/-Q)
+  bool reorder_by_node = false;  // -C: read back what the ranks reorder_nodes nodes on wrote
+  uint64_t reorder_nodes = 1;    // -Q
+  bool drop_caches = false;      // as root: drop the page cache before each read (one node)
+  IoOptions io;                  // --fsync and the backend-specific switches
   uint64_t repetitions = 1;
   uint64_t seed = 1;
   uint64_t step = 0;

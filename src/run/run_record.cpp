@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <numeric>
 
@@ -41,7 +42,11 @@ nlohmann::json describe(std::vector<double> v) {
   const size_t n = v.size();
   const double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(n);
-  return {{"min", v.front()}, {"max", v.back()}, {"mean", mean}, {"median", median}};
+  // The population standard deviation, as IOR's summary reports it.
+  double squares = 0;
+  for (double x : v) squares += (x - mean) * (x - mean);
+  const double stddev = std::sqrt(squares / static_cast<double>(n));
+  return {{"min", v.front()}, {"max", v.back()}, {"mean", mean}, {"median", median}, {"stddev", stddev}};
 }
 
 std::vector<double> phase_values(const RunRecord& r, bool write, double (*get)(const PhaseTiming&)) {
@@ -84,6 +89,10 @@ nlohmann::json to_json(const RunRecord& r) {
         {"open_s", describe(phase_values(r, write, [](const PhaseTiming& p) { return p.open_s; }))},
         {"xfer_s", describe(phase_values(r, write, [](const PhaseTiming& p) { return p.xfer_s; }))},
         {"close_s", describe(phase_values(r, write, [](const PhaseTiming& p) { return p.close_s; }))},
+        {"ops_per_s", describe(phase_values(r, write,
+                                            [](const PhaseTiming& p) {
+                                              return p.time_s > 0 ? static_cast<double>(p.requests) / p.time_s : 0.0;
+                                            }))},
     };
   }
   j["summary"] = summary;

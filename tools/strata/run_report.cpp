@@ -73,17 +73,23 @@ std::string to_table(const RunRecord& r) {
     }
   }
   out << "\nSummary of " << r.repetitions.size() << " repetition(s):\n";
-  std::snprintf(line, sizeof line, "%-7s %12s %12s %12s %12s %12s\n", "access", "max(MiB/s)", "min(MiB/s)",
-                "mean(MiB/s)", "median", "mean time(s)");
+  // IOR's columns: bandwidth's max, min, mean and standard deviation, and operations (requests
+  // to the file system, all ranks) per second.
+  std::snprintf(line, sizeof line, "%-7s %12s %12s %12s %12s %12s %12s %12s\n", "access", "max(MiB/s)", "min(MiB/s)",
+                "mean(MiB/s)", "stddev", "median", "mean time(s)", "mean ops/s");
   out << line;
   for (bool write : {true, false}) {
     auto bw = phase_values(r, write, [](const PhaseTiming& p) { return p.bandwidth_mib_s(); });
     if (bw.empty()) continue;
     auto d = describe(bw);
     auto t = describe(phase_values(r, write, [](const PhaseTiming& p) { return p.time_s; }));
-    std::snprintf(line, sizeof line, "%-7s %12.2f %12.2f %12.2f %12.2f %12.4f\n", write ? "write" : "read",
-                  d["max"].get<double>(), d["min"].get<double>(), d["mean"].get<double>(), d["median"].get<double>(),
-                  t["mean"].get<double>());
+    auto ops = describe(phase_values(r, write, [](const PhaseTiming& p) {
+      return p.time_s > 0 ? static_cast<double>(p.requests) / p.time_s : 0.0;
+    }));
+    std::snprintf(line, sizeof line, "%-7s %12.2f %12.2f %12.2f %12.2f %12.2f %12.4f %12.1f\n",
+                  write ? "write" : "read", d["max"].get<double>(), d["min"].get<double>(), d["mean"].get<double>(),
+                  d["stddev"].get<double>(), d["median"].get<double>(), t["mean"].get<double>(),
+                  ops["mean"].get<double>());
     out << line;
   }
   for (bool write : {true, false}) {

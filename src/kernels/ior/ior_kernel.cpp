@@ -1,6 +1,7 @@
 #include "kernels/ior/ior_kernel.hpp"
 
 #include "common/error.hpp"
+#include "common/seeded_random.hpp"
 #include "common/units.hpp"
 
 namespace strata {
@@ -12,6 +13,14 @@ void IorKernel::add_options(OptionSet& o) const {
   o.add("segments", "N", "blocks per rank (IOR -s)", "1");
   o.add("layout", "strided|sequential", "strided: segment-major as IOR; sequential: each rank's segments together",
         "strided");
+  o.add_flag("random-offsets",
+             "each rank's transfers in a random order within its blocks, every byte once (IOR -z); the order "
+             "comes from --seed and the rank");
+  // IOR's own spellings: strata run ior -b 1M -t 256K -s 4 -F.
+  o.alias('b', "block-size");
+  o.alias('t', "transfer-size");
+  o.alias('s', "segments");
+  o.alias('z', "random-offsets");
 }
 
 KernelSetup IorKernel::build(const OptionSet& o, int rank, int ranks) const {
@@ -28,6 +37,7 @@ KernelSetup IorKernel::build(const OptionSet& o, int rank, int ranks) const {
     throw_usage("--transfer-size (" + std::to_string(t) + ") must divide --block-size (" + std::to_string(b) + ")");
   }
 
+  const bool random = o.declared("random-offsets") && o.flag("random-offsets");
   KernelSetup setup;
   Decomposition& d = setup.decomposition;
   // IOR moves bytes: its PnetCDF path writes NC_BYTE (a CDF file is big-endian: wider elements
@@ -40,9 +50,19 @@ KernelSetup IorKernel::build(const OptionSet& o, int rank, int ranks) const {
   for (uint64_t seg = 0; seg < s; ++seg) {
     const uint64_t r = static_cast<uint64_t>(rank);
     const uint64_t index = layout == "strided" ? seg * n + r : r * s + seg;
-    d.blocks.push_back({0, {index * b}, {b}});
+    if (!random) {
+      d.blocks.push_back({0, {index * b}, {b}});
+      continue;
+    }
+    for (uint64_t at = 0; at < b; at += t) d.blocks.push_back({0, {index * b + at}, {t}});
+  }
+  if (random) {  // IOR -z: the same transfers, issued at offsets in a random order
+    const uint64_t seed = o.declared("seed") && !o.get("seed").empty() ? parse_count(o.get("seed"), "--seed") : 1;
+    SeededRandom pick(splitmix64(seed ^ splitmix64(static_cast<uint64_t>(rank) + 1)));
+    pick.shuffle(d.blocks);
   }
   setup.params = {{"block_size", b}, {"transfer_size", t}, {"segments", s}, {"layout", layout}};
+  if (random) setup.params["random_offsets"] = true;
   return setup;
 }
 

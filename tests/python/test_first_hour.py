@@ -1,0 +1,238 @@
+"""What a new IOR or E3SM-IO user meets first (issue 33): `strata verify` right about every kind of
+output the engine writes, errors before the work (paths, "did you mean"), IOR's measurement
+options with IOR's meanings, and `strata info`'s memory figure against the operating system's."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import requires_backend, run_ranks
+
+USAGE, RUNTIME = 2, 1
+IOR = ["run", "ior", "-b", "16K", "-t", "4K", "-s", "2"]
+
+
+def strata_ok(np: int, args: list[str], **kw):
+    outcome = run_ranks(np, args, **kw)
+    assert outcome.status == 0, outcome.stdout + outcome.stderr
+    return outcome
+
+
+# ---- strata verify: every kind of output -------------------------------------------------------
+
+# (name, extra run arguments, file holding the data) for each kind the engine writes.
+OUTPUT_KINDS = [
+    ("committed raw", [], "out"),
+    ("in place", ["--hints", "strata_commit=in-place"], "out"),
+    ("subfiles", ["--hints", "strata_subfiling=1"], None),
+    ("hdf5 container", ["--container", "hdf5"], "out"),
+]
+
+
+def write_output(tmp_path: Path, extra: list[str]) -> Path:
+    out = tmp_path / "out"
+    strata_ok(2, [*IOR, "--backend", "strata", "--output", str(out), "--quiet", *extra])
+    return out
+
+
+def data_file(out: Path, name: str | None) -> Path:
+    """The file of the output whose bytes are damaged: the output itself, or its largest subfile."""
+    if name:
+        return out.parent / name
+    index = json.loads(Path(f"{out}.strata-index.json").read_text())
+    files = [out.parent / f["path"] for f in index["files"]]
+    return max(files, key=lambda p: p.stat().st_size)
+
+
+@requires_backend("strata")
+@pytest.mark.parametrize("kind, extra, name", OUTPUT_KINDS, ids=[k[0] for k in OUTPUT_KINDS])
+def test_verify_passes_a_good_output_and_names_damage(
+    tmp_path: Path, kind: str, extra: list[str], name: str | None
+) -> None:
+    out = write_output(tmp_path, extra)
+    good = run_ranks(2, ["verify", str(out), "--json"])
+    assert good.status == 0, good.stdout + good.stderr
+    report = json.loads(good.stdout[good.stdout.index("{") : good.stdout.rindex("}") + 1])
+    assert report["ok"] and report["checked"], report
+    if kind in ("in place", "hdf5 container"):  # no checksums kept: said, not failed
+        assert any("the data" in n for n in report["not_checked"]), report
+    else:
+        assert not report["not_checked"], report
+    if kind == "hdf5 container":
+        assert any("HDF5 structure" in c for c in report["checked"]), report
+
+    target = data_file(out, name)
+    size = target.stat().st_size
+    if kind in ("committed raw", "subfiles"):  # a flipped data byte: the checksums find it
+        raw = bytearray(target.read_bytes())
+        raw[size // 2] ^= 0x40
+        target.write_bytes(bytes(raw))
+        flipped = run_ranks(2, ["verify", str(out)])
+        assert (
+            flipped.status == RUNTIME and "checksum" in flipped.stdout and str(target) in flipped.stdout
+        ), flipped.stdout
+        raw[size // 2] ^= 0x40
+        target.write_bytes(bytes(raw))
+    if kind == "hdf5 container":  # a flipped byte of its signature, then of its superblock's sizes
+        for at in (1, 13):
+            raw = bytearray(target.read_bytes())
+            raw[at] ^= 0x40
+            target.write_bytes(bytes(raw))
+            flipped = run_ranks(2, ["verify", str(out)])
+            assert flipped.status == RUNTIME and "structure" in flipped.stdout, (at, flipped.stdout)
+            raw[at] ^= 0x40
+            target.write_bytes(bytes(raw))
+    assert run_ranks(1, ["verify", str(out)]).status == 0
+    os.truncate(target, size - 4096)
+    short = run_ranks(2, ["verify", str(out)])
+    assert short.status == RUNTIME and "short" in short.stdout and str(target) in short.stdout, short.stdout
+
+
+# ---- errors before the work -----------------------------------------------------------------
+
+
+def test_json_in_a_missing_folder_fails_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    outcome = run_ranks(
+        2, [*IOR, "--backend", "posix", "--output", str(out), "--json", str(tmp_path / "no-such-folder" / "r.json")]
+    )
+    assert outcome.status == USAGE  # every rank
+    assert "no-such-folder does not exist (nothing was written)" in outcome.stderr
+    assert not out.exists()
+
+
+def test_info_of_a_missing_path_is_an_error(tmp_path: Path) -> None:
+    outcome = run_ranks(1, ["info", str(tmp_path / "nope")])
+    assert outcome.status == USAGE and "does not exist" in outcome.stderr
+
+
+@pytest.mark.parametrize(
+    "args, suggestion",
+    [
+        (["run", "ior", "--backend", "posix", "--blocksize", "4K"], '"--block-size"'),
+        (["run", "ior", "--backend", "posx"], '"posix"'),
+        (["run", "iorr", "--backend", "posix"], '"ior"'),
+        (["verfy", "x"], '"verify"'),
+        (["verify", "x", "--jsn"], '"--json"'),
+    ],
+)
+def test_unknown_names_suggest_the_nearest(args: list[str], suggestion: str) -> None:
+    outcome = run_ranks(1, args)
+    assert outcome.status == USAGE and f"did you mean {suggestion}?" in outcome.stderr, outcome.stderr
+
+
+# ---- IOR's options --------------------------------------------------------------------------
+
+
+def record(tmp_path: Path, np: int, args: list[str]) -> dict:
+    path = tmp_path / "r.json"
+    strata_ok(np, [*args, "--json", str(path), "--quiet"])
+    return json.loads(path.read_text())
+
+
+def test_short_options_mean_what_they_mean_in_ior(tmp_path: Path) -> None:
+    r = record(tmp_path, 2, [*IOR, "-F", "--backend", "posix", "--output", str(tmp_path / "o"), "--verify"])
+    assert r["params"]["block_size"] == 16384 and r["params"]["transfer_size"] == 4096
+    assert r["params"]["segments"] == 2 and r["file_per_process"] and r["verified"]
+
+
+def test_reorder_tasks_reads_back_another_ranks_part(tmp_path: Path) -> None:
+    # array1d --dist random gives each rank a different share: the bytes each rank reads show whose.
+    args = [
+        "run",
+        "array1d",
+        "--dist",
+        "random",
+        "--size",
+        "64K",
+        "--backend",
+        "posix",
+        "--output",
+        str(tmp_path / "o"),
+        "--write",
+        "--read",
+        "--verify",
+    ]
+    r = record(tmp_path, 3, [*args, "--reorder-tasks", "1"])
+    wrote, read = r["repetitions"][0]["write"]["rank_bytes"], r["repetitions"][0]["read"]["rank_bytes"]
+    assert len(set(wrote)) > 1 and read == wrote[1:] + wrote[:1] and r["verified"]
+    assert r["params"]["read_back_from"] == "rank + 1"
+    # IOR's -C on one node: the next rank.
+    c = record(tmp_path, 3, [*args, "-C"])
+    assert c["params"]["read_back_from"] == "rank + 1"
+
+
+def test_random_offsets_move_every_transfer_once(tmp_path: Path) -> None:
+    r = record(tmp_path, 2, [*IOR, "-z", "--backend", "posix", "--output", str(tmp_path / "o"), "--verify"])
+    assert r["params"]["random_offsets"] and r["verified"]
+    assert r["repetitions"][0]["write"]["rank_requests"] == [8, 8]  # 2 segments x 16K / 4K
+
+
+def test_fsync_per_write_and_direct_on_posix(tmp_path: Path) -> None:
+    r = record(
+        tmp_path,
+        2,
+        [
+            *IOR,
+            "-Y",
+            "--direct",
+            "--backend",
+            "posix",
+            "--output",
+            str(tmp_path / "o"),
+            "--write",
+            "--read",
+            "--verify",
+        ],
+    )
+    assert r["verified"]
+    refused = run_ranks(1, [*IOR, "--direct", "--backend", "mpiio-coll", "--output", str(tmp_path / "m")])
+    assert refused.status == USAGE and "--direct applies to backend posix only" in refused.stderr
+    unaligned = run_ranks(
+        1, ["run", "ior", "-b", "6000", "-t", "3000", "--direct", "--backend", "posix", "--output", str(tmp_path / "u")]
+    )
+    assert unaligned.status == USAGE and "not on 4 KiB blocks" in unaligned.stderr
+
+
+def test_summary_has_standard_deviation_and_operations_per_second(tmp_path: Path) -> None:
+    out = strata_ok(
+        2, [*IOR, "--backend", "posix", "--output", str(tmp_path / "o"), "--repetitions", "2", "--write", "--read"]
+    )
+    assert "stddev" in out.stdout and "mean ops/s" in out.stdout
+    r = record(tmp_path, 2, [*IOR, "--backend", "posix", "--output", str(tmp_path / "o"), "--repetitions", "2"])
+    assert r["summary"]["write"]["ops_per_s"]["mean"] > 0
+    assert r["summary"]["write"]["bandwidth_mib_s"]["stddev"] >= 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping the page cache needs root")
+def test_drop_caches_before_each_read(tmp_path: Path) -> None:
+    r = record(
+        tmp_path,
+        2,
+        [
+            *IOR,
+            "--backend",
+            "posix",
+            "--output",
+            str(tmp_path / "o"),
+            "--write",
+            "--read",
+            "--verify",
+            "--drop-caches",
+            "-C",
+        ],
+    )
+    assert r["verified"]
+
+
+# ---- strata info's memory ---------------------------------------------------------------------
+
+
+def test_info_memory_is_the_operating_systems(tmp_path: Path) -> None:
+    strata_ok(1, ["info", str(tmp_path), "--json", str(tmp_path / "i.json")])
+    info = json.loads((tmp_path / "i.json").read_text())
+    meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    assert info["hardware"]["memory_bytes"] == int(meminfo["MemTotal"].split()[0]) * 1024
