@@ -1,5 +1,6 @@
 #include "kernels/e3sm/e3sm_kernel.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -64,7 +65,9 @@ void E3smKernel::add_options(OptionSet& o) const {
   o.add("ncol", "N", "columns (F) or mesh cells (G)", "1024");
   o.add("lev", "N", "vertical levels (F: 72, G: 100)");
   o.add("max-run", "N", "longest run of neighbouring columns one rank owns (F: 16, G: 4)");
-  o.add("maps", "FILE,FILE", "real PIO decomposition maps (piodecomp*.dat) instead of the synthetic case");
+  o.add("maps", "FILE,FILE",
+        "real decomposition maps instead of the synthetic case: PIO's piodecomp*.dat, or E3SM-IO's "
+        "FILE.nc from its dat2nc (each of its decompositions a map)");
   o.add("map-vars", "N,N", "with --maps: how many variables on each map (default 1 each)");
 }
 
@@ -75,20 +78,36 @@ KernelSetup E3smKernel::build(const OptionSet& o, int rank, int ranks) const {
   if (o.given("maps")) {
     const auto files = split_list(o.get("maps"));
     if (files.empty()) throw_usage("--maps needs at least one map file");
-    std::vector<uint64_t> counts(files.size(), 1);
+    // A PIO .dat is one map; an E3SM-IO .nc holds several (its decompositions D1, D2, ...).
+    auto check_counts = [&](size_t maps) {
+      const size_t words = split_list(o.get("map-vars")).size();
+      if (o.given("map-vars") && words != maps) {
+        throw_usage("--map-vars lists " + std::to_string(words) + " counts for " + std::to_string(maps) +
+                    " maps (give one count per map; a .nc file holds several)");
+      }
+    };
+    if (std::none_of(files.begin(), files.end(), is_e3sm_map_file)) check_counts(files.size());  // before reading
+    std::vector<std::pair<std::string, PioMap>> loaded;
+    for (const std::string& file : files) {
+      if (!is_e3sm_map_file(file)) {
+        loaded.emplace_back(file, read_pio_map(file));
+        continue;
+      }
+      std::vector<PioMap> all = read_e3sm_maps(file);
+      for (size_t k = 0; k < all.size(); ++k)
+        loaded.emplace_back(file + "#D" + std::to_string(k + 1), std::move(all[k]));
+    }
+    check_counts(loaded.size());
+    std::vector<uint64_t> counts(loaded.size(), 1);
     if (o.given("map-vars")) {
       const auto words = split_list(o.get("map-vars"));
-      if (words.size() != files.size()) {
-        throw_usage("--map-vars lists " + std::to_string(words.size()) + " counts for " + std::to_string(files.size()) +
-                    " maps (give one count per map)");
-      }
       for (size_t i = 0; i < words.size(); ++i) counts[i] = parse_count(words[i], "--map-vars");
     }
     nlohmann::json maps = nlohmann::json::array();
-    for (size_t i = 0; i < files.size(); ++i) {
-      const PioMap map = read_pio_map(files[i]);
+    for (size_t i = 0; i < loaded.size(); ++i) {
+      const PioMap& map = loaded[i].second;
       add_mapped(d, map, counts[i], ElemType::f32, "map", rank, ranks);
-      maps.push_back({{"file", files[i]}, {"npes", map.npes}, {"dims", map.dims}, {"vars", counts[i]}});
+      maps.push_back({{"file", loaded[i].first}, {"npes", map.npes}, {"dims", map.dims}, {"vars", counts[i]}});
     }
     setup.params = {{"case", "maps"}, {"maps", maps}};
     return setup;

@@ -32,6 +32,12 @@ struct PioMap {
 PioMap read_pio_map(const std::string& path);
 // Parses map text; `name` is used in messages.
 PioMap parse_pio_map(const std::string& text, const std::string& name);
+// E3SM-IO's own decomposition file (FILE.nc from its dat2nc, e.g. map_f_case_16p.nc): every
+// decomposition it holds, as the PIO maps it was made from (pio_map_nc.cpp). A usage Error on a
+// file of another kind.
+std::vector<PioMap> read_e3sm_maps(const std::string& path);
+// True for a name that read_e3sm_maps reads (.nc), not read_pio_map.
+bool is_e3sm_map_file(const std::string& path);
 // Writes a map in the same format.
 void write_pio_map(const PioMap& map, const std::string& path);
 
