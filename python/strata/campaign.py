@@ -12,6 +12,7 @@ See docs/harness.md for the format.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -481,6 +482,8 @@ def load(
         if kname not in cat.kernels:
             raise reader.error(f"{where}.name", f"unknown kernel {kname!r}", ", ".join(cat.kernels))
         kernel_variants = _kernel_variants(reader, ktable, where, kname, cat, variants)
+        for variant in kernel_variants:
+            _check_variant_args(reader, variant, kname, cat)
         params = reader.str_table(ktable, where, "params")
         normalised: dict[str, Any] = {}
         for key, value in params.items():
@@ -541,6 +544,26 @@ def load(
         runs=runs,
         scale=scale,
     )
+
+
+def _check_variant_args(reader: _Reader, variant: Variant, kname: str, cat: StrataCatalogue) -> None:
+    """A variant's `args` are options of `strata run KERNEL` (as the catalogue lists them), caught
+    by validate rather than by every run of the campaign."""
+    known = set(cat.kernel_options[kname])
+    for arg in variant.args:
+        if not arg.startswith("--"):
+            continue  # a value of the option before it
+        option = arg[2:].split("=", 1)[0]
+        if option in known - RESERVED_OPTIONS:
+            continue
+        why = "set by the harness itself" if option in RESERVED_OPTIONS else f"not an option of {kname}"
+        near = difflib.get_close_matches(option, sorted(known - RESERVED_OPTIONS), n=1)
+        hint = f"; did you mean --{near[0]}?" if near else ""
+        raise reader.error(
+            f"variants (label {variant.label!r}).args",
+            f"--{option}: {why}{hint}",
+            ", ".join(sorted(known - RESERVED_OPTIONS)),
+        )
 
 
 def _kv_pairs(reader: _Reader, table: dict[str, Any], where: str, key: str) -> tuple[tuple[str, str], ...]:

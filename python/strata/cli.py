@@ -1,6 +1,7 @@
 """strata-bench: run experiment campaigns and analyse their results.
 
-Exit statuses: 0 success; 1 some runs failed; 2 a bad campaign file or arguments; 130 interrupted.
+Exit statuses: 0 success (with --limit N: the N runs asked for); 1 some runs failed; 2 a bad campaign file or
+arguments; 130 interrupted (a signal).
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
+    if outcome.limited:
+        scale = f" --scale {args.scale}" if args.scale else ""
+        print(
+            f"strata-bench: stopped after {outcome.done} runs (--limit {args.limit}); continue with: "
+            f"strata-bench run {args.campaign}{scale} --resume",
+            file=sys.stderr,
+        )
     with Store(outcome.database, readonly=True) as store:
         failed = [r for r in store.runs(store.campaign(c.name)["id"]) if r["status"] != "ok"]
     return 1 if failed else 0

@@ -47,10 +47,13 @@ class Outcome:
     interrupted: bool
     database: Path
     script: Path | None = None
+    limited: bool = False  # stopped by --limit (not interrupted: the runs asked for are done)
 
     @property
     def complete(self) -> bool:
-        return not self.interrupted and self.script is None and self.skipped + self.done == self.total
+        return (
+            not self.interrupted and not self.limited and self.script is None and self.skipped + self.done == self.total
+        )
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -273,7 +276,7 @@ def run_campaign(
         session = store.start_session(cid, socket.gethostname())
         previous = _interrupt_on_signals()
         done = failed = 0
-        interrupted = False
+        interrupted = limited = False
         bar = tqdm(
             total=len(campaign.runs),
             initial=skipped,
@@ -287,7 +290,7 @@ def run_campaign(
         try:
             for i, run in enumerate(pending):
                 if limit is not None and done >= limit:
-                    interrupted = True
+                    limited = True
                     break
                 c = run.configuration
                 bar.set_postfix_str(f"{c.kernel} {c.label} n={c.ranks}", refresh=sys.stderr.isatty())
@@ -310,7 +313,7 @@ def run_campaign(
             interrupted = True
         finally:
             bar.close()
-            store.end_session(session, interrupted)
+            store.end_session(session, interrupted or limited)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-        return Outcome(len(campaign.runs), skipped, done, failed, interrupted, db_path)
+        return Outcome(len(campaign.runs), skipped, done, failed, interrupted, db_path, limited=limited)

@@ -127,6 +127,11 @@ MALFORMED_CAMPAIGNS = [
         ["empty grid"],
     ),
     (GOOD.replace("[campaign]", "[campaign"), "(syntax)", ["not valid TOML"]),
+    (
+        GOOD.replace("hints = { cb_nodes = 1 }", 'hints = { cb_nodes = 1 }\nargs = ["--per-varaible"]'),
+        "variants (label 'romio').args",
+        ["--per-varaible: not an option of ior", "did you mean --per-variable?"],
+    ),
 ]
 MALFORMED_CAMPAIGN_IDS = [
     "unknown-kernel",
@@ -142,6 +147,7 @@ MALFORMED_CAMPAIGN_IDS = [
     "no-kernels",
     "no-backends",
     "syntax",
+    "variant-args",
 ]
 
 

@@ -196,7 +196,7 @@ def test_resume_keeps_the_recorded_order_when_the_file_has_no_seed(tmp_path: Pat
     )
     first = load(path)
     outcome = run_campaign(first, progress=False, limit=1)
-    assert (outcome.done, outcome.interrupted) == (1, True)
+    assert (outcome.done, outcome.interrupted, outcome.limited) == (1, False, True)
     second = load(path)
     outcome = run_campaign(second, resume=True, progress=False)
     assert (outcome.skipped, outcome.done, outcome.failed) == (1, 2, 0)
@@ -204,6 +204,19 @@ def test_resume_keeps_the_recorded_order_when_the_file_has_no_seed(tmp_path: Pat
     with Store(outcome.database, readonly=True) as store:
         runs = store.runs(store.campaign("noseed")["id"])
         assert sorted(r["repetition"] for r in runs) == [0, 1, 2]
+
+
+def test_limit_is_a_success_that_says_how_to_go_on(tmp_path: Path) -> None:
+    path = tmp_path / "limited.toml"
+    path.write_text(
+        FAILING.replace('name = "failing"', 'name = "limited"')
+        .replace('["48K", "16K"]', '"16K"')
+        .replace("repetitions = 1", "repetitions = 2")
+    )
+    limited = bench("run", str(path), "--limit", "1", "--quiet")
+    # --limit is not an interruption (130): status 0, the run asked for succeeded, and how to go on.
+    assert limited.returncode == 0, limited.stderr
+    assert "stopped after 1 runs (--limit 1)" in limited.stderr and "--resume" in limited.stderr
 
 
 def test_a_run_past_its_timeout_is_killed_and_recorded(tmp_path: Path) -> None:
