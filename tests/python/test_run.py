@@ -239,7 +239,7 @@ def test_run_help_is_the_catalogue() -> None:
     assert [line.split()[0] for line in section] == list(cat.backends)
     for line, row in zip(section, cat.raw["backends"], strict=True):
         assert line.split(None, 1)[1] == row["summary"]
-    assert set(re.findall(r"^  --([a-z0-9-]+)", out.stdout, flags=re.M)) == set(cat.kernel_options["array1d"])
+    assert set(re.findall(r"^  (?:-\w, )?--([a-z0-9-]+)", out.stdout, flags=re.M)) == set(cat.kernel_options["array1d"])
     app = run_ranks(1, ["run", "pace3d", "--help"])
     assert set(re.findall(r"^  --([a-z0-9-]+)", app.stdout, flags=re.M)) == set(cat.kernel_options["pace3d"])
     assert "--backend" not in app.stdout and "--style" in app.stdout
