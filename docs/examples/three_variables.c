@@ -1,11 +1,14 @@
 /* Three variables written in one collective execution, as the aggregation paper's Algorithm 2
  * describes: each rank holds n values of x, y and z, and the file holds, per rank, x then y
  * then z (offset = rank·3·n elements). MPI-IO would need three collective calls, each flushing
- * nearly empty buffers; one Strata phase aggregates all three.
+ * nearly empty buffers; one Strata phase writes all three. Each rank's x, y and z are one
+ * contiguous run of the file here, so the plan lets each rank write its own run (strategy
+ * direct: "0 aggregator(s)" in the line it prints); data in smaller scattered pieces is
+ * aggregated instead (the plan's choice, docs/engine.md).
  *
  * Build against an installed Strata (docs/install.md) and run:
  *   cc docs/examples/three_variables.c $(pkg-config --cflags --libs strata) -o three_variables
- *   mpirun -np 4 ./three_variables out.dat && od -An -tf8 -w24 out.dat | head
+ *   mpirun -np 4 --oversubscribe ./three_variables out.dat && od -An -tf8 -w24 out.dat | head
  * or with CMake: find_package(Strata), target_link_libraries(three_variables PRIVATE Strata::strata).
  */
 #include <mpi.h>
