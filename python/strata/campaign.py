@@ -380,6 +380,7 @@ def load(
         raise reader.error("campaign.name", f"missing or unusable name {name!r}", "letters, digits, _ . -")
     base = file.resolve().parent
     output = Path(os.path.normpath(base / reader.get(top, "campaign", "output", str, f"results/{name}")))
+    _check_output_folder(reader, output)
     data_dir_text = reader.get(top, "campaign", "data_dir", str, "")
     data_dir = Path(os.path.normpath(base / data_dir_text)) if data_dir_text else output / "data"
 
@@ -544,6 +545,17 @@ def load(
         runs=runs,
         scale=scale,
     )
+
+
+def _check_output_folder(reader: _Reader, output: Path) -> None:
+    """The results folder can be made and written: found before any run, not after the first."""
+    existing = output
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise reader.error("campaign.output", f"{output}: {existing} is not a folder, so the results cannot go there")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise reader.error("campaign.output", f"{output}: {existing} is not writable")
 
 
 def _check_variant_args(reader: _Reader, variant: Variant, kname: str, cat: StrataCatalogue) -> None:

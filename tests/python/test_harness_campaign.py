@@ -127,6 +127,7 @@ MALFORMED_CAMPAIGNS = [
         ["empty grid"],
     ),
     (GOOD.replace("[campaign]", "[campaign"), "(syntax)", ["not valid TOML"]),
+    (GOOD.replace('output = "out"', 'output = "c.toml/results"'), "campaign.output", ["is not a folder"]),
     (
         GOOD.replace("hints = { cb_nodes = 1 }", 'hints = { cb_nodes = 1 }\nargs = ["--per-varaible"]'),
         "variants (label 'romio').args",
@@ -147,6 +148,7 @@ MALFORMED_CAMPAIGN_IDS = [
     "no-kernels",
     "no-backends",
     "syntax",
+    "output-folder",
     "variant-args",
 ]
 
