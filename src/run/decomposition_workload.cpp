@@ -250,8 +250,9 @@ class DecompositionWorkload final : public Workload {
       out.ctx.hints = advice_.hints;
       collectively(comm, [&] { out.backend = make_backend(o.backend, out.ctx, d, out.target); });
     }
-    // Reading back another rank's part (IOR -C): a reader of each output with that rank's blocks.
-    shift_ = o.writes() ? read_shift(o, nodes, ctx.size) : 0;
+    // Reading back another rank's part (IOR -C): a reader of each output with the blocks that rank
+    // writes (after this run's write, or in an existing file written with the same options).
+    shift_ = read_shift(o, nodes, ctx.size);
     if (shift_ > 0) {
       const int from = static_cast<int>((static_cast<uint64_t>(ctx.rank) + shift_) % static_cast<uint64_t>(ctx.size));
       collectively(comm, [&] {

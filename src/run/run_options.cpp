@@ -269,7 +269,8 @@ void RunOptions::check() const {
           "--reorder-tasks and -C read another rank's part of a shared file (not with --file-per-process or "
           "--file-per-node)");
     }
-    if (!writes()) throw_usage("--reorder-tasks and -C apply to reading back what this run writes (add --write)");
+    if (writer_ranks > 0)
+      throw_usage("--reorder-tasks and -C read what the ranks of this run write, not --writer-ranks");
   }
   if (drop_caches && !read) throw_usage("--drop-caches applies before a timed read: add --read");
   if (drop_caches && ::geteuid() != 0) {

@@ -163,6 +163,9 @@ def test_reorder_tasks_reads_back_another_ranks_part(tmp_path: Path) -> None:
     # IOR's -C on one node: the next rank.
     c = record(tmp_path, 3, [*args, "-C"])
     assert c["params"]["read_back_from"] == "rank + 1"
+    # Reading alone an existing file (IOR -r -C): each rank reads what rank r+2 wrote.
+    alone = record(tmp_path, 3, [a for a in args if a != "--write"] + ["--reorder-tasks", "2"])
+    assert alone["repetitions"][0]["read"]["rank_bytes"] == wrote[2:] + wrote[:2] and alone["verified"]
 
 
 def test_random_offsets_move_every_transfer_once(tmp_path: Path) -> None:
