@@ -4,14 +4,18 @@
 # for the packages; the venv is rebuilt only when python/requirements.txt changes).
 #   --with-slurm   also Slurm (slurm-wlm: slurmctld, slurmd, srun, sbatch) and munge, for
 #                  `make test-slurm` (tests/slurm/run.sh); not needed to build or for `make test`.
+#   --with-mpich   also MPICH (mpicc.mpich, mpiexec.mpich) and Debian's parallel HDF5 built for it,
+#                  beside Open MPI, for `make build-mpich` / `make test-mpich` (docs/testing.md).
 set -euo pipefail
 
 with_slurm=0
+with_mpich=0
 for arg in "$@"; do
   case "$arg" in
     --with-slurm) with_slurm=1 ;;
-    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "setup.sh: unknown option '$arg' (allowed: --with-slurm)" >&2; exit 2 ;;
+    --with-mpich) with_mpich=1 ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (allowed: --with-slurm, --with-mpich)" >&2; exit 2 ;;
   esac
 done
 
@@ -41,6 +45,10 @@ packages=(
 )
 if [ "$with_slurm" -eq 1 ]; then
   packages+=(slurm-wlm munge)
+fi
+if [ "$with_mpich" -eq 1 ]; then
+  # Debian's PnetCDF is built for Open MPI only: build-mpich builds the pnetcdf backend out.
+  packages+=(mpich libmpich-dev libhdf5-mpich-dev)
 fi
 
 missing=()

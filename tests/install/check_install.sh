@@ -10,6 +10,9 @@ set -euo pipefail
 build=$1 src=$2 work=$3 cc=$4 cmake=$5 generator=$6
 shift 6
 ranks=3
+preflags=${STRATA_MPIEXEC_PREFLAGS---oversubscribe}  # cmake/StrataMPI.cmake
+# The Fortran wrapper of the MPI the build uses (STRATA_MPIFORT, from CMake), else mpifort.
+mpifort=${STRATA_MPIFORT:-mpifort}
 fail() { echo "check_install: $*" >&2; exit 1; }
 
 rm -rf "$work"
@@ -56,7 +59,7 @@ with open(path, "wb") as f:
 PY
 for program in "$work/three_variables_pc" "$work/consumer/three_variables"; do
   out=$work/$(basename "$(dirname "$program")").$(basename "$program").dat
-  "$@" -n "$ranks" --oversubscribe "$program" "$out" > "$work/run.log" 2>&1 || { cat "$work/run.log"; fail "$program failed"; }
+  "$@" -n "$ranks" $preflags "$program" "$out" > "$work/run.log" 2>&1 || { cat "$work/run.log"; fail "$program failed"; }
   cat "$work/run.log"
   grep -q "file content checked" "$work/run.log" || fail "$program did not check its file"
   cmp "$out" "$work/expected.dat" || fail "$program wrote other bytes than expected"
@@ -67,11 +70,11 @@ done
 # pkg-config flags (docs/fortran.md), then run: it reads its last checkpoint back and checks it.
 module=$prefix/share/strata/fortran/strata.f90
 [[ -f $module ]] || fail "share/strata/fortran/strata.f90 is not installed"
-if command -v mpifort > /dev/null && command -v "$(mpifort --showme:command 2>/dev/null || echo gfortran)" > /dev/null; then
+if command -v "$mpifort" > /dev/null && command -v gfortran > /dev/null; then
   # shellcheck disable=SC2046
-  (cd "$work" && mpifort -fwrapv "$module" "$src/docs/examples/s3d_fortran.f90" $(pkg-config --libs strata) \
+  (cd "$work" && "$mpifort" -fwrapv "$module" "$src/docs/examples/s3d_fortran.f90" $(pkg-config --libs strata) \
     -o s3d_fortran) || fail "the Fortran example does not build against the installed copy"
-  "$@" -n "$ranks" --oversubscribe "$work/s3d_fortran" "$work/ckpt" 12x8x8 1 > "$work/run.log" 2>&1 \
+  "$@" -n "$ranks" $preflags "$work/s3d_fortran" "$work/ckpt" 12x8x8 1 > "$work/run.log" 2>&1 \
     || { cat "$work/run.log"; fail "s3d_fortran failed"; }
   grep -q "and checked" "$work/run.log" || fail "s3d_fortran did not check its checkpoint"
   echo "ok: the Fortran example built with the installed module on $ranks ranks"

@@ -4,10 +4,14 @@
 # file is also read back and verified by another rank count (--writer-ranks NP; the engine's
 # also through its index alone), and written and read back so by each container backend in
 # $CONTAINERS (hdf5, pnetcdf when built): elements no writer owned are never checked.
-# usage: identical_outputs.sh MPIEXEC STRATA REFERENCE DIR NP shared|fpp OPEN_MPI KERNEL [kernel args]
+# usage: identical_outputs.sh MPIEXEC STRATA REFERENCE DIR NP shared|fpp KERNEL [kernel args]
+# The launcher's flags come from cmake/StrataMPI.cmake: STRATA_MPIEXEC_PREFLAGS (before the
+# program) and STRATA_MPI_ROMIO_FLAGS (select ROMIO; empty where it is the only MPI-IO).
 set -euo pipefail
-mpiexec=$1 strata=$2 reference=$3 dir=$4 np=$5 layout=$6 open_mpi=$7 kernel=$8
-shift 8
+mpiexec=$1 strata=$2 reference=$3 dir=$4 np=$5 layout=$6 kernel=$7
+shift 7
+preflags=${STRATA_MPIEXEC_PREFLAGS---oversubscribe}
+romio=${STRATA_MPI_ROMIO_FLAGS-}
 rm -rf "$dir" && mkdir -p "$dir"
 fpp=()
 [ "$layout" = fpp ] && fpp=(--file-per-process)
@@ -16,15 +20,15 @@ readers=$((np > 2 ? np - 1 : np + 1))  # another rank count
 "$reference" "$np" "$dir/reference" "${fpp[@]}" "$kernel" "$@"
 
 variants=("posix:" "mpiio-ind:" "mpiio-coll:" "strata:")
-if [ "$open_mpi" = ON ]; then
-  variants+=("mpiio-coll:--mca io romio321" "mpiio-ind:--mca io romio321")
+if [ -n "$romio" ]; then
+  variants+=("mpiio-coll:$romio" "mpiio-ind:$romio")
 fi
 for v in "${variants[@]}"; do
   backend=${v%%:*}
   mca=${v#*:}
   name="$backend${mca:+-romio}"
   # shellcheck disable=SC2086
-  timeout 100 "$mpiexec" $mca -n "$np" --oversubscribe "$strata" run "$kernel" "$@" --backend "$backend" \
+  timeout 100 "$mpiexec" $mca -n "$np" $preflags "$strata" run "$kernel" "$@" --backend "$backend" \
     "${fpp[@]}" --quiet --output "$dir/$name"
   if [ "$layout" = fpp ]; then
     for ((r = 0; r < np; r++)); do
@@ -37,27 +41,27 @@ for v in "${variants[@]}"; do
   echo "ok: $name identical to the serial reference"
   if [ "$layout" = shared ] && [ -z "$mca" ]; then  # each backend's read path once
     # shellcheck disable=SC2086
-    timeout 100 "$mpiexec" $mca -n "$readers" --oversubscribe "$strata" run "$kernel" "$@" --backend "$backend" \
+    timeout 100 "$mpiexec" $mca -n "$readers" $preflags "$strata" run "$kernel" "$@" --backend "$backend" \
       --writer-ranks "$np" --read --verify --quiet --output "$dir/$name"
     echo "ok: $name read back and verified by $readers ranks"
   fi
 done
 if [ "$layout" = shared ]; then
-  timeout 100 "$mpiexec" -n "$readers" --oversubscribe "$strata" run "$kernel" "$@" --backend strata \
+  timeout 100 "$mpiexec" -n "$readers" $preflags "$strata" run "$kernel" "$@" --backend strata \
     --read --verify --quiet --output "$dir/strata"
   echo "ok: strata read back through its index alone by $readers ranks"
   # The engine's strategy follows the machine's measured figures: force the aggregated one, whose
   # whole spans fill the holes with zeros (the index must still say no rank owned them).
-  timeout 100 "$mpiexec" -n "$np" --oversubscribe "$strata" run "$kernel" "$@" --backend strata --quiet \
+  timeout 100 "$mpiexec" -n "$np" $preflags "$strata" run "$kernel" "$@" --backend strata --quiet \
     --hints strata_strategy=aggregate,strata_spans=true --output "$dir/strata-spans"
   cmp "$dir/reference" "$dir/strata-spans" || { echo "FAIL: strata (aggregated, whole spans) differs from the reference"; exit 1; }
-  timeout 100 "$mpiexec" -n "$readers" --oversubscribe "$strata" run "$kernel" "$@" --backend strata \
+  timeout 100 "$mpiexec" -n "$readers" $preflags "$strata" run "$kernel" "$@" --backend strata \
     --read --verify --quiet --output "$dir/strata-spans"
   echo "ok: strata aggregated in whole spans, identical, and read back through its index alone by $readers ranks"
   for backend in ${CONTAINERS:-}; do
-    timeout 100 "$mpiexec" -n "$np" --oversubscribe "$strata" run "$kernel" "$@" --backend "$backend" --quiet \
+    timeout 100 "$mpiexec" -n "$np" $preflags "$strata" run "$kernel" "$@" --backend "$backend" --quiet \
       --output "$dir/$backend"
-    timeout 100 "$mpiexec" -n "$readers" --oversubscribe "$strata" run "$kernel" "$@" --backend "$backend" \
+    timeout 100 "$mpiexec" -n "$readers" $preflags "$strata" run "$kernel" "$@" --backend "$backend" \
       --writer-ranks "$np" --read --verify --quiet --output "$dir/$backend"
     echo "ok: $backend written by $np ranks, read back and verified by $readers"
   done

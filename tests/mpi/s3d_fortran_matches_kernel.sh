@@ -5,9 +5,10 @@
 # usage: s3d_fortran_matches_kernel.sh MPIEXEC STRATA S3D_FORTRAN DIR NP GRID STEPS
 set -euo pipefail
 mpiexec=$1 strata=$2 fortran=$3 dir=$4 np=$5 grid=$6 steps=$7
+preflags=${STRATA_MPIEXEC_PREFLAGS---oversubscribe}  # cmake/StrataMPI.cmake
 rm -rf "$dir" && mkdir -p "$dir"
-timeout 60 "$mpiexec" -n "$np" --oversubscribe "$fortran" "$dir/fortran" "$grid" "$steps"
-timeout 60 "$mpiexec" -n "$np" --oversubscribe "$strata" run s3d --grid "$grid" --steps "$steps" --interval 1 \
+timeout 60 "$mpiexec" -n "$np" $preflags "$fortran" "$dir/fortran" "$grid" "$steps"
+timeout 60 "$mpiexec" -n "$np" $preflags "$strata" run s3d --grid "$grid" --steps "$steps" --interval 1 \
   --seed 1 --backend posix --quiet --output "$dir/kernel"
 for ((s = 1; s <= steps; s++)); do
   suffix=$(printf '.step%06d' "$s")
@@ -19,7 +20,7 @@ for ((s = 1; s <= steps; s++)); do
   suffix=$(printf '.step%06d' "$s")
   mv "$dir/fortran$suffix" "$dir/kernel$suffix"
 done
-timeout 60 "$mpiexec" -n "$np" --oversubscribe "$strata" run s3d --grid "$grid" --steps "$steps" --interval 1 \
+timeout 60 "$mpiexec" -n "$np" $preflags "$strata" run s3d --grid "$grid" --steps "$steps" --interval 1 \
   --seed 1 --backend posix --read --verify --quiet --output "$dir/kernel"
 echo "ok: the s3d kernel read the Fortran checkpoints back and verified them"
 rm -rf "$dir"

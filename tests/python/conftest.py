@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -17,14 +16,40 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 STRATA = Path(os.environ.get("STRATA_BIN", ROOT / "build" / "bin" / "strata"))
-MPIRUN = shutil.which("mpirun") or "mpirun"
 # The harness package (python/strata), importable even when the venv lacks its editable install.
 if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
 from strata.catalogue import StrataCatalogue  # noqa: E402  (after the path above)
+from strata.mpi_stack import ComponentUnavailable, mpi_stack  # noqa: E402
 
-BASE_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+# The MPI the tests launch: $STRATA_MPIEXEC (make test-mpich: mpiexec.mpich), else mpirun.
+# What differs between MPI libraries is strata/mpi_stack.py.
+MPI = mpi_stack()
+MPIRUN = MPI.launcher
+BASE_ENV = MPI.environment(os.environ)
+
+
+def requires_io(component: str) -> pytest.MarkDecorator:
+    """Skips a test of MPI-IO component `component` where the MPI under test has none."""
+    return pytest.mark.skipif(
+        not MPI.has_io(component), reason=f"{MPI.flavour.library} has no MPI-IO component {component}"
+    )
+
+
+def launch(
+    np: int,
+    program: list[str],
+    io: str | None = None,
+    exports: list[str] | tuple[str, ...] = (),
+    timeout: float | None = None,
+) -> list[str]:
+    """The launcher's command for `program` on `np` ranks (skips the test when `io` is a component
+    the MPI under test lacks)."""
+    try:
+        return MPI.command(np, program, io=io, exports=exports, timeout=timeout)
+    except ComponentUnavailable as e:
+        pytest.skip(str(e))
 
 
 @functools.cache
@@ -63,22 +88,21 @@ def run_ranks(
     args: list[str],
     env: dict[str, str] | None = None,
     timeout: float = 90,
-    mca: list[str] | None = None,
+    io: str | None = None,
     cwd: Path | None = None,
     program: Path = STRATA,
     allow_missing: bool = False,
+    mpi_timeout: float | None = None,
 ) -> Outcome:
     """Runs `strata ARGS` (or `program ARGS`) on `np` ranks; each rank reports its own exit status
-    (`allow_missing`: ranks the launcher killed report none, as after an MPI_Abort)."""
-    full_env = dict(BASE_ENV)
-    exports: list[str] = []
-    for key, value in (env or {}).items():
-        full_env[key] = value
-        exports += ["-x", key]
+    (`allow_missing`: ranks the launcher killed report none, as after an MPI_Abort). `io` selects an
+    MPI-IO component ("romio", "ompio"; the test is skipped where the MPI has none such),
+    `mpi_timeout` the launcher's own time limit."""
+    full_env = MPI.environment(BASE_ENV, env, timeout=mpi_timeout)
     wrapper = (
         'status=0; "$0" "$@" || status=$?; ' 'echo "STRATA-RANK-EXIT ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} $status"'
     )
-    cmd = [MPIRUN, *(mca or []), *exports, "-n", str(np), "--oversubscribe", "bash", "-c", wrapper, str(program), *args]
+    cmd = launch(np, ["bash", "-c", wrapper, str(program), *args], io=io, exports=list(env or {}), timeout=mpi_timeout)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)
     statuses = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"STRATA-RANK-EXIT (\d+) (\d+)", proc.stdout)}
     assert (

@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 from conftest import run_ranks
 
-ROMIO = ["--mca", "io", "romio321"]
-
 
 def fs_type_of(path: Path) -> str:
     out = run_ranks(1, ["info", str(path), "--json", str(path / "info.json")])
@@ -207,9 +205,7 @@ def test_advise_help() -> None:
     assert "advise" in run_ranks(1, ["--help"]).stdout
 
 
-def run_record(
-    tmp_path: Path, extra: list[str], mca: list[str] | None = None, env: dict[str, str] | None = None
-) -> dict:
+def run_record(tmp_path: Path, extra: list[str], io: str | None = None, env: dict[str, str] | None = None) -> dict:
     out = run_ranks(
         3,
         [
@@ -230,7 +226,7 @@ def run_record(
             "r.json",
             *extra,
         ],
-        mca=mca,
+        io=io,
         env=env,
         cwd=tmp_path,
     )
@@ -239,7 +235,7 @@ def run_record(
 
 
 def test_run_applies_the_advice_under_romio(tmp_path: Path) -> None:
-    record = run_record(tmp_path, [], mca=ROMIO)
+    record = run_record(tmp_path, [], io="romio")
     assert record["io_component"] == "romio" and record["verified"] is True
     advice = record["advice"]
     assert advice["applied"] is True and advice["striping_applies"] is False
@@ -255,7 +251,7 @@ def test_run_applies_the_advice_under_romio(tmp_path: Path) -> None:
 
 
 def test_run_applies_the_advice_under_ompio(tmp_path: Path) -> None:
-    record = run_record(tmp_path, [])
+    record = run_record(tmp_path, [], io="ompio")
     assert record["io_component"] == "ompio"
     advice = record["advice"]
     assert advice["applied"] is True
@@ -264,14 +260,14 @@ def test_run_applies_the_advice_under_ompio(tmp_path: Path) -> None:
 
 
 def test_no_advice_turns_it_off(tmp_path: Path) -> None:
-    record = run_record(tmp_path, ["--no-advice"], mca=ROMIO)
+    record = run_record(tmp_path, ["--no-advice"], io="romio")
     assert record["advice"] == {"applied": False, "not_applied_because": "--no-advice"}
     assert record["hints"]["cb_config_list"] == "*:1"  # ROMIO's default
     assert record["hints"]["cb_nodes"] == "1"
 
 
 def test_explicit_hints_win_over_advice(tmp_path: Path) -> None:
-    record = run_record(tmp_path, ["--hints", "cb_buffer_size=1048576,cb_config_list=*:2"], mca=ROMIO)
+    record = run_record(tmp_path, ["--hints", "cb_buffer_size=1048576,cb_config_list=*:2"], io="romio")
     advice = record["advice"]
     assert sorted(advice["overridden_by_explicit_hints"]) == ["cb_buffer_size", "cb_config_list"]
     assert "cb_buffer_size" not in advice["hints"] and "cb_config_list" not in advice["hints"]
@@ -281,7 +277,7 @@ def test_explicit_hints_win_over_advice(tmp_path: Path) -> None:
     # STRATA_HINTS wins as well
     hints_file = tmp_path / "hints.txt"
     hints_file.write_text("cb_buffer_size 2097152\n")
-    record = run_record(tmp_path, [], mca=ROMIO, env={"STRATA_HINTS": str(hints_file)})
+    record = run_record(tmp_path, [], io="romio", env={"STRATA_HINTS": str(hints_file)})
     assert record["hints"]["cb_buffer_size"] == "2097152"
     assert record["advice"]["overridden_by_explicit_hints"] == ["cb_buffer_size"]
 

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import BASE_ENV, MPIRUN, STRATA, run_ranks
+from conftest import BASE_ENV, MPI, STRATA, launch, run_ranks
 
 CHUNK = 4096  # strata_checksum_chunk: small chunks, so a mismatch names a small range
 ARRAY = ["run", "array1d", "--dist", "uniform", "--size", "40K", "--output", "c.dat"]
@@ -204,8 +204,8 @@ def kill_one_rank_mid_write(tmp_path: Path, args: list[str], victim: int = 1, np
     (With the fault-injection shim, STRATA_FAULT="op=write,nth=N,action=kill,rank=1" does the same.)"""
     pids = tmp_path / "pids"
     pids.mkdir()
-    wrapper = f'echo $$ > {pids}/$OMPI_COMM_WORLD_RANK; exec "$0" "$@"'
-    cmd = [MPIRUN, "-n", str(np), "--oversubscribe", "bash", "-c", wrapper, str(STRATA), *args]
+    wrapper = f'echo $$ > {pids}/${MPI.flavour.rank_variable}; exec "$0" "$@"'
+    cmd = launch(np, ["bash", "-c", wrapper, str(STRATA), *args])
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=BASE_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     partial = tmp_path / "c.dat.strata-partial"
     deadline = time.monotonic() + 60

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENV, MPIRUN, ROOT, STRATA, built_backends, run_ranks
+from conftest import BASE_ENV, ROOT, STRATA, built_backends, launch, run_ranks
 from test_bad_input import RUNTIME, VERIFICATION, assert_clean_failure
 
 SHIM = ROOT / "build" / "lib" / "libstrata_fault.so"
@@ -74,8 +74,7 @@ def ompio_collective_write_failure(np: int, args: list[str], env: dict[str, str]
     """OMPIO's collective write either reports the failed writes as success or waits forever
     inside MPI_File_write_all. Strata must not let either pass: verification catches the first,
     the watchdog ends the second with its report and status 4."""
-    exports = [a for key in env for a in ("-x", key)]
-    cmd = [MPIRUN, *exports, "-n", str(np), "--oversubscribe", str(STRATA), *args]
+    cmd = launch(np, [str(STRATA), *args], exports=list(env))
     proc = subprocess.run(cmd, env=dict(BASE_ENV, **env), capture_output=True, text=True, timeout=90)
     assert "strata-fault:" in proc.stderr, f"the fault never fired:\n{proc.stderr}"
     if proc.returncode == 0:

@@ -36,13 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENV, MPIRUN, STRATA, built_backends, catalogue, run_ranks
+from conftest import BASE_ENV, MPI, STRATA, built_backends, catalogue, launch, run_ranks
 
 pytestmark = pytest.mark.timeout(900)
 
 SMALL = ["--dist", "uniform", "--size", "40000"]  # fits everywhere
 BIG = ["--dist", "uniform", "--size", "4000000"]  # 3.8 MiB a rank: more than the 2 MiB tmpfs holds
-ROMIO = ["--mca", "io", "romio321"]
 RANKS = (1, 2, 3, 5)
 FAULTS = ("full", "read-only", "removed", "truncated", "killed")
 WATCHDOG_S = "10"  # the limit for a full disk's write (OMPIO hangs there until the watchdog fires)
@@ -94,7 +93,7 @@ class Cell:
         self.backend, self.component, self.ranks = backend, component, ranks
         self.dir = root / cell_id((backend, component, ranks))
         self.read_only = read_only
-        self.mca = ROMIO if component == "romio" else []
+        self.io = component
         self.engine = backend == "strata"
 
     def launch(self, args: list[str], env: dict[str, str] | None = None, limit: int = 60) -> Result:
@@ -102,12 +101,7 @@ class Cell:
         env = {"STRATA_FAULT_CELL": self.dir.name, **(env or {})}
         try:
             out = run_ranks(
-                self.ranks,
-                args,
-                env=env,
-                mca=[*self.mca, "--timeout", str(limit)],
-                timeout=limit + 30,
-                allow_missing=True,
+                self.ranks, args, env=env, io=self.io, mpi_timeout=limit, timeout=limit + 30, allow_missing=True
             )
         except subprocess.TimeoutExpired:
             return Result(problems=[f"no answer within {limit + 30} s: a hang"])
@@ -220,20 +214,14 @@ class Cell:
                 return result
             before = {p.name: p.read_bytes() for p in target.parent.iterdir()}
         marker = f"{self.dir.name}-killed"
-        env = dict(BASE_ENV, STRATA_FAULT_CELL=marker)
-        cmd = [
-            MPIRUN,
-            *self.mca,
-            "-x",
-            "STRATA_FAULT_CELL",
-            "--timeout",
-            "60",
-            "-n",
-            str(self.ranks),
-            "--oversubscribe",
-            str(STRATA),
-            *strata_args(self.backend, target, BIG, "--repetitions", "200", "--seed", "2"),
-        ]
+        env = MPI.environment(BASE_ENV, {"STRATA_FAULT_CELL": marker}, timeout=60)
+        cmd = launch(
+            self.ranks,
+            [str(STRATA), *strata_args(self.backend, target, BIG, "--repetitions", "200", "--seed", "2")],
+            io=self.io,
+            exports=["STRATA_FAULT_CELL"],
+            timeout=60,
+        )
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         victim = None
         started = time.monotonic()

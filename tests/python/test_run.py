@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import catalogue, run_ranks
+from conftest import MPI, catalogue, run_ranks
 
 
 def test_array1d_random_json_record(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_romio_hints_in_effect_are_the_ones_romio_uses(tmp_path: Path) -> None:
             "--quiet",
             "--no-advice",
         ],
-        mca=["--mca", "io", "romio321"],
+        io="romio",
         cwd=tmp_path,
     )
     assert out.status == 0, out.stderr
@@ -169,7 +169,7 @@ def test_romio_hints_in_effect_are_the_ones_romio_uses(tmp_path: Path) -> None:
             "x",
             "--quiet",
         ],
-        mca=["--mca", "io", "romio321"],
+        io="romio",
         cwd=tmp_path,
     )
     assert json.loads((tmp_path / "r.json").read_text())["hints"]["cb_nodes"] == "2"
@@ -179,7 +179,6 @@ def test_romio_hints_in_effect_are_the_ones_romio_uses(tmp_path: Path) -> None:
 def test_hints_a_component_ignores_are_not_shown_in_effect(tmp_path: Path, component: str) -> None:
     """A key the MPI-IO component does not read is listed as not recognised, never as in effect
     (OMPIO's get_info echoes every key it was given); the keys it reads stay in effect."""
-    mca = ["--mca", "io", "romio321"] if component == "romio" else None  # OMPIO: Open MPI's default
     out = run_ranks(
         2,
         [
@@ -198,7 +197,7 @@ def test_hints_a_component_ignores_are_not_shown_in_effect(tmp_path: Path, compo
             "--output",
             "x",
         ],
-        mca=mca,
+        io=component,
         cwd=tmp_path,
     )
     assert out.status == 0, out.stderr
@@ -214,11 +213,11 @@ def test_info_reports_component_nodes_and_file_system(tmp_path: Path) -> None:
     assert out.status == 0, out.stderr
     info = json.loads((tmp_path / "i.json").read_text())
     assert info["ranks"] == 2 and info["nodes"] == 1
-    assert info["io_component"] == "ompio" and info["io_component_confirmed"] is True
+    assert info["io_component"] == MPI.default_io and info["io_component_confirmed"] is True
     assert info["fs"]["block_size"] > 0 and info["fs"]["type"] != ""
     assert info["hardware"]["pus"] >= 1
-    assert "MPI-IO component ompio" in out.stdout
-    romio = run_ranks(1, ["info", str(tmp_path), "--json", str(tmp_path / "j.json")], mca=["--mca", "io", "romio321"])
+    assert f"MPI-IO component {MPI.default_io}" in out.stdout
+    romio = run_ranks(1, ["info", str(tmp_path), "--json", str(tmp_path / "j.json")], io="romio")
     assert json.loads((tmp_path / "j.json").read_text())["io_component"] == "romio"
     assert "cb_buffer_size=16777216" in romio.stdout
 

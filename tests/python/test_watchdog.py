@@ -9,16 +9,15 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENV, MPIRUN, STRATA, run_ranks
+from conftest import BASE_ENV, STRATA, launch, run_ranks
 from test_bad_input import USAGE, assert_clean_failure
 from test_faults import SHIM
 
 IOR = ["run", "ior", "--block-size", "64K", "--transfer-size", "4K", "--write"]
 
 
-def launch(np: int, args: list[str], env: dict[str, str], mca: list[str] | None = None):
-    exports = [a for key in env for a in ("-x", key)]
-    cmd = [MPIRUN, *(mca or []), *exports, "-n", str(np), "--oversubscribe", str(STRATA), *args]
+def launch_strata(np: int, args: list[str], env: dict[str, str], io: str | None = None):
+    cmd = launch(np, [str(STRATA), *args], io=io, exports=list(env))
     start = time.monotonic()
     proc = subprocess.run(cmd, env=dict(BASE_ENV, **env), capture_output=True, text=True, timeout=60)
     return proc, time.monotonic() - start
@@ -31,7 +30,7 @@ def test_a_hung_write_on_one_rank_names_that_rank(tmp_path: Path) -> None:
         "STRATA_FAULT": f"op=write,nth=3,action=hang,rank=1,path={target}",
         "STRATA_TIMEOUT": "3",
     }
-    proc, took = launch(3, [*IOR, "--backend", "posix", "--output", str(target)], env)
+    proc, took = launch_strata(3, [*IOR, "--backend", "posix", "--output", str(target)], env)
     assert proc.returncode == 4, proc.stderr
     assert took < 30
     assert "strata: watchdog: rank" in proc.stderr
@@ -48,11 +47,11 @@ def test_romio_deadlock_on_a_failed_aggregator_write_becomes_an_abort(tmp_path: 
         "STRATA_FAULT": f"op=write,nth=3,count=0,errno=ENOSPC,rank=1,path={target}",
         "STRATA_TIMEOUT": "4",
     }
-    proc, took = launch(
+    proc, took = launch_strata(
         3,
         [*IOR, "--backend", "mpiio-coll", "--hints", "cb_buffer_size=16K,cb_nodes=3", "--output", str(target)],
         env,
-        mca=["--mca", "io", "romio321"],
+        io="romio",
     )
     assert "strata-fault:" in proc.stderr
     if proc.returncode == 1:  # a ROMIO that returns the error instead
@@ -107,7 +106,7 @@ def test_the_watchdog_is_on_by_default_with_a_limit_for_the_data(tmp_path: Path)
         assert any("OMPIO can lose a failed write" in w for w in header["warnings"])
     assert run_ranks(2, args, cwd=tmp_path, env={"STRATA_TIMEOUT": "0"}).status == 0
     assert json.loads((tmp_path / "r.json").read_text())["watchdog_timeout_s"] == 0
-    romio = run_ranks(2, args, cwd=tmp_path, mca=["--mca", "io", "romio321"])
+    romio = run_ranks(2, args, cwd=tmp_path, io="romio")
     assert romio.status == 0 and json.loads((tmp_path / "r.json").read_text())["warnings"] == []
     info = run_ranks(1, ["info", str(tmp_path)])
     assert "watchdog         on: aborts after 600 s" in info.stdout
