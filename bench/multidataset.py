@@ -8,6 +8,8 @@ Strategies, all through `strata run` on the same decomposition:
 
   MDIO strata        every dataset in ONE engine phase (raw file + index)
   MDIO strata-hdf5   the same phase into an HDF5 container (HDF5 1.10 metadata, engine data)
+  MDIO hdf5-multi    HDF5's own: one H5Dwrite_multi of every dataset (only with a strata built
+                     against HDF5 >= 1.14: make build-hdf5-114, then --strata build-hdf5-114/bin/strata)
   IDIO hdf5          one collective H5Dwrite per dataset (blocks OR-ed into one selection)
   per-block hdf5     one collective H5Dwrite per block (noncontig3d only by default: on F and G
                      it needs tens of thousands of calls; the table gives the count instead)
@@ -25,7 +27,8 @@ file the last repetition wrote is then read back by a second run and every eleme
 For each strategy the table gives the collective calls of a write, the rounds (the engine's,
 or the two-phase rounds the MPI-IO geometry implies, as the paper's Table I computes them)
 and Equation 1's split of the last write. Targets (issue 6):
-MDIO >= 3x IDIO hdf5 on F-like; MDIO >= 1.0x pnetcdf on every case.
+MDIO >= 3x IDIO hdf5 on F-like; MDIO >= 1.0x pnetcdf on every case. Where hdf5-multi runs, its
+speed against IDIO hdf5 and the engine's HDF5 container is printed for every case (no target).
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ def cases(real_maps: Path | None = None) -> list[dict]:
 STRATEGIES = [
     ("MDIO strata", ["--backend", "strata"]),
     ("MDIO strata-hdf5", ["--backend", "strata", "--container", "hdf5"]),
+    ("MDIO hdf5-multi", ["--backend", "hdf5-multi"]),
     ("IDIO hdf5", ["--backend", "hdf5"]),
     ("per-block hdf5", ["--backend", "hdf5", "--per-block"]),
     ("IDIO mpiio", ["--backend", "mpiio-coll", "--per-variable"]),
@@ -163,9 +167,17 @@ def main() -> int:
         metavar="DIR",
         help="also run E3SM's real F-case maps (piodecomp16tasks16io0*dims_ioid_5*.dat) from DIR",
     )
+    parser.add_argument(
+        "--strata",
+        type=Path,
+        default=STRATA,
+        help="the strata program (default build/bin/strata; build-hdf5-114/bin/strata adds hdf5-multi)",
+    )
     parser.add_argument("--dir", type=Path, help="where data files go (default: a temporary folder in bench-output)")
     parser.add_argument("--output", type=Path, default=ROOT / "bench-output", help="folder for the table and JSON")
     args = parser.parse_args()
+    global STRATA
+    STRATA = args.strata.resolve()
     if args.repetitions < 5:
         parser.error("--repetitions must be at least 5")
     if args.real_maps is not None and not all((args.real_maps / m).is_file() for m in REAL_MAPS):
@@ -312,6 +324,14 @@ def main() -> int:
             r = next((x for x in sub if x["strategy"] == strategy and "mdio_ratio" in x), None)
             return r["mdio_ratio"] if r else None
 
+        multi = next((x for x in sub if x["strategy"] == "MDIO hdf5-multi" and "median_mib_s" in x), None)
+        for against in ("IDIO hdf5", "MDIO strata-hdf5") if multi else ():
+            other = next((x for x in sub if x["strategy"] == against and "median_mib_s" in x), None)
+            if other:
+                verdicts.append(
+                    f"{case['name']}: hdf5-multi at {multi['median_mib_s'] / other['median_mib_s']:.2f}x "
+                    f"{against}'s speed"
+                )
         goals = [("pnetcdf", 1.0)] + ([("IDIO hdf5", 3.0)] if case["name"].startswith("F-") else [])
         for against, goal in goals:
             got = ratio_to(against)

@@ -18,13 +18,17 @@ BackendRow mpiio_ind_backend_row();
 BackendRow mpiio_coll_backend_row();
 BackendRow strata_backend_row();
 BackendRow hdf5_backend_row();
+BackendRow hdf5_multi_backend_row();
 BackendRow pnetcdf_backend_row();
 
 const std::vector<BackendRow>& backend_table() {
   static const std::vector<BackendRow> rows = {
-      posix_backend_row(),   mpiio_ind_backend_row(), mpiio_coll_backend_row(), strata_backend_row(),
+      posix_backend_row(),      mpiio_ind_backend_row(), mpiio_coll_backend_row(), strata_backend_row(),
 #ifdef STRATA_HAVE_HDF5
       hdf5_backend_row(),
+#endif
+#ifdef STRATA_HAVE_HDF5_MULTI
+      hdf5_multi_backend_row(),
 #endif
 #ifdef STRATA_HAVE_PNETCDF
       pnetcdf_backend_row(),
@@ -68,12 +72,13 @@ const BackendRow& backend_row(const std::string& name) {
     known += (known.empty() ? "" : ", ") + row.name;
   }
   if (name == "hdf5-multi") {
-    // H5Dwrite_multi first shipped in HDF5 1.14; no such backend is built here.
+    // H5Dwrite_multi first shipped in HDF5 1.14; this build's HDF5 is older (or absent).
     throw_usage("backend hdf5-multi (H5Dwrite_multi) needs HDF5 >= 1.14 and is not built in" +
 #ifdef STRATA_HAVE_HDF5
                 std::string(" (this build has HDF5 ") + hdf5_library_version() + ")" +
 #endif
-                std::string("; --backend strata --container hdf5 writes every dataset in one collective phase"));
+                std::string("; `make build-hdf5-114` builds HDF5 1.14 and Strata against it (build-hdf5-114/bin/strata)"
+                            "; --backend strata --container hdf5 writes every dataset in one collective phase"));
   }
   std::vector<std::string> names;
   for (const BackendRow& row : backend_table()) names.push_back(row.name);

@@ -6,6 +6,9 @@
 // many calls as the rank with the most blocks of it has; the others select nothing), the
 // multi-dataset paper's "collective I/O" baseline. With --independent, the same calls are
 // independent (H5FD_MPIO_INDEPENDENT).
+// hdf5-multi (built where HDF5 >= 1.14 has H5Dwrite_multi: make build-hdf5-114): the same file,
+// the same selections, but all of a step's datasets in one H5Dwrite_multi / H5Dread_multi, the
+// multi-dataset paper's MDIO inside HDF5 (one collective call per transfer step, not per dataset).
 #include <hdf5.h>
 
 #include <algorithm>
@@ -26,7 +29,9 @@ namespace {
 
 class Hdf5Backend final : public Backend {
  public:
-  Hdf5Backend(const BackendContext& ctx, const Decomposition& d, const Target&) : ctx_(ctx), d_(d) {
+  // multi: one H5Dwrite_multi / H5Dread_multi per step for every dataset (hdf5-multi).
+  Hdf5Backend(const BackendContext& ctx, const Decomposition& d, const Target&, bool multi = false)
+      : ctx_(ctx), d_(d), multi_(multi) {
     quiet_hdf5_errors();
     if (!ctx_.io.per_block) {  // the decomposition's file order, once (docs/backends.md)
       order_.emplace(d_);
@@ -44,7 +49,7 @@ class Hdf5Backend final : public Backend {
     if (file_.get() >= 0) H5Fclose(file_.release());
   }
 
-  std::string name() const override { return "hdf5"; }
+  std::string name() const override { return multi_ ? "hdf5-multi" : "hdf5"; }
 
   // The transfer's error is kept for close, whose driver agreement reports it: every rank makes
   // every collective call of a transfer whatever fails, so an agreement of its own carries
@@ -140,9 +145,12 @@ class Hdf5Backend final : public Backend {
     std::byte dummy[8] = {};
     // Each dataset's file space and one memory space, made once and selected again each step
     // (as IOR does): a space made and closed per step and variable cost HDF5 a registration each.
+    // hdf5-multi: a memory space per dataset, all of them in the step's one call.
     std::vector<H5Id> filespaces(d_.variables.size());
+    std::vector<H5Id> memspaces(multi_ ? d_.variables.size() : 1);
     hsize_t one = 1;
-    H5Id memspace(check_id(H5Screate_simple(1, &one, nullptr), "H5Screate_simple"));
+    for (H5Id& m : memspaces) m = H5Id(check_id(H5Screate_simple(1, &one, nullptr), "H5Screate_simple"));
+    MultiCall call;
     std::vector<Extent> clipped;
     for (uint64_t s = 0; s < steps.count; ++s) {
       if (steps.count > 1)
@@ -169,7 +177,13 @@ class Hdf5Backend final : public Backend {
           span.hi = offsets_[v] + (e->elem_begin + e->elems) * es;
           n += e->elems;
         }
-        spans_.push_back(span);
+        if (multi_) {
+          if (n > 0)
+            call.span = call.n == 0 ? span : CallSpan{std::min(call.span.lo, span.lo), std::max(call.span.hi, span.hi)};
+          call.n += n;
+        } else {
+          spans_.push_back(span);
+        }
         try {
           if (filespaces[v].get() < 0) filespaces[v] = H5Id(check_id(H5Dget_space(datasets_[v].get()), "H5Dget_space"));
           const hid_t filespace = filespaces[v].get();
@@ -180,14 +194,30 @@ class Hdf5Backend final : public Backend {
           } else {
             select_boxes(filespace, var, lo, hi);
           }
+          const hid_t memspace = memspaces[multi_ ? v : 0].get();
           hsize_t mem_n = n == 0 ? 1 : n;
-          check_status(H5Sset_extent_simple(memspace.get(), 1, &mem_n, nullptr), "H5Sset_extent_simple");
-          check_status(n == 0 ? H5Sselect_none(memspace.get()) : H5Sselect_all(memspace.get()), "H5Sselect");
+          check_status(H5Sset_extent_simple(memspace, 1, &mem_n, nullptr), "H5Sset_extent_simple");
+          check_status(n == 0 ? H5Sselect_none(memspace) : H5Sselect_all(memspace), "H5Sselect");
           void* ptr = first != nullptr ? static_cast<void*>(first) : static_cast<void*>(dummy);
-          move_selection(access, v, memspace.get(), filespace, dxpl.get(), ptr, "dataset");
+          if (multi_) {
+            call.add(datasets_[v].get(), hdf5_memory_type(var.type), memspace, filespace, ptr);
+          } else {
+            move_selection(access, v, memspace, filespace, dxpl.get(), ptr, "dataset");
+          }
+        } catch (const Error& e) {
+          if (!failure) failure = e;
+          // hdf5-multi: the dataset still goes in the step's call, selecting nothing here.
+          if (multi_ && call.datasets.size() == v) add_nothing(call, v, memspaces[v].get(), filespaces[v].get(), dummy);
+        }
+      }
+      if (multi_) {  // every rank makes the step's call, with every dataset, whatever failed before
+        spans_.push_back(call.n > 0 ? call.span : CallSpan{});
+        try {
+          move_multi(access, call, dxpl.get());
         } catch (const Error& e) {
           if (!failure) failure = e;
         }
+        call = MultiCall{};
       }
     }
     if (failure) throw *failure;
@@ -229,6 +259,51 @@ class Hdf5Backend final : public Backend {
   }
 
  private:
+  // The datasets of one H5Dwrite_multi / H5Dread_multi, and this rank's file bytes in it.
+  struct MultiCall {
+    std::vector<hid_t> datasets, types, memspaces, filespaces;
+    std::vector<void*> buffers;
+    uint64_t n = 0;  // elements this rank moves
+    CallSpan span;
+    void add(hid_t ds, hid_t type, hid_t mem, hid_t file, void* buf) {
+      datasets.push_back(ds);
+      types.push_back(type);
+      memspaces.push_back(mem);
+      filespaces.push_back(file);
+      buffers.push_back(buf);
+    }
+  };
+
+  // Dataset v in `call` with nothing selected (after its selection failed on this rank).
+  void add_nothing(MultiCall& call, size_t v, hid_t memspace, hid_t filespace, std::byte* dummy) const {
+    if (filespace < 0 || H5Sselect_none(filespace) < 0 || H5Sselect_none(memspace) < 0) return;
+    call.add(datasets_[v].get(), hdf5_memory_type(d_.variables[v].type), memspace, filespace, dummy);
+  }
+
+  // One H5Dwrite_multi or H5Dread_multi of every dataset of `call`; counts the request. A rank
+  // whose selections failed to build passes what it has: the call must still be made collectively.
+  void move_multi(Access access, MultiCall& call, hid_t dxpl) {
+#ifdef STRATA_HAVE_HDF5_MULTI
+    if (call.datasets.size() != d_.variables.size()) {
+      // A dataset this rank could not even select nothing in: it cannot join the call.
+      throw_runtime("hdf5-multi: a selection failed on this rank before H5D" +
+                    std::string(access == Access::write ? "write" : "read") + "_multi");
+    }
+    std::vector<const void*> cbufs(call.buffers.begin(), call.buffers.end());
+    const herr_t rc = access == Access::write
+                          ? H5Dwrite_multi(call.datasets.size(), call.datasets.data(), call.types.data(),
+                                           call.memspaces.data(), call.filespaces.data(), dxpl, cbufs.data())
+                          : H5Dread_multi(call.datasets.size(), call.datasets.data(), call.types.data(),
+                                          call.memspaces.data(), call.filespaces.data(), dxpl, call.buffers.data());
+    ++requests_;
+    check_status(rc, std::string(access == Access::write ? "H5Dwrite_multi" : "H5Dread_multi") + " of " +
+                         std::to_string(call.datasets.size()) + " datasets in \"" + ctx_.file.path + "\" failed");
+#else
+    (void)access, (void)call, (void)dxpl;
+    throw_usage("hdf5-multi needs HDF5 >= 1.14 (make build-hdf5-114)");
+#endif
+  }
+
   // Collective unless --independent (IOR's -c, and its default). HDF5 1.10 itself falls back to
   // independent I/O when a write converts types (E3SM-IO's float path from double data).
   H5FD_mpio_xfer_t transfer_mode() const { return ctx_.io.independent ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE; }
@@ -379,6 +454,7 @@ class Hdf5Backend final : public Backend {
   std::vector<std::vector<const Block*>> blocks_of_;
   std::optional<FileOrder> order_;  // the decomposition in file order (not with --per-block)
   std::vector<bool> by_runs_;       // per variable: select its runs (fewer than its blocks)
+  bool multi_ = false;              // hdf5-multi: one H5Dwrite_multi / H5Dread_multi per step
 };
 
 }  // namespace
@@ -402,5 +478,21 @@ BackendRow hdf5_backend_row() {
   row.can.hints = HintFamily::mpi_io;
   return row;
 }
+
+#ifdef STRATA_HAVE_HDF5_MULTI
+BackendRow hdf5_multi_backend_row() {
+  BackendRow row = hdf5_backend_row();
+  row.name = "hdf5-multi";
+  row.summary =
+      "parallel HDF5 >= 1.14: the hdf5 backend's file, every dataset of a step in one collective "
+      "H5Dwrite_multi / H5Dread_multi";
+  row.make = [](const BackendContext& ctx, const Decomposition& d, const Target& t) -> std::unique_ptr<Backend> {
+    return std::make_unique<Hdf5Backend>(ctx, d, t, true);
+  };
+  row.can.call_per_variable = false;
+  row.can.options = {"independent"};
+  return row;
+}
+#endif
 
 }  // namespace strata
