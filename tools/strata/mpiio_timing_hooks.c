@@ -1,6 +1,8 @@
 /* See src/backends/mpiio_timing.h. Linked into the strata program only (its CMake target): a
  * library must not interpose on the MPI-IO and file calls of every program that links it. */
+#ifndef _GNU_SOURCE  // HDF5 1.14's CMake package puts it on the command line already
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <mpi.h>
 #include <sys/types.h>
