@@ -109,8 +109,8 @@ test-mpich: build-mpich build
 	  $(CURDIR)/$(MPICH_BUILD)/cross-mpi
 
 # HDF5 1.14.5, parallel, against Open MPI (Debian's trixie source package, fetched with a private
-# apt configuration), built once behind a stamp into build-deps/ (scripts/build-hdf5-114.sh; about
-# 10 minutes on 2 cores), and Strata against it into build-hdf5-114/, where the hdf5-multi backend
+# apt configuration), built once behind a stamp into build-deps/ (scripts/build-hdf5-114.sh; 10 to 25
+# minutes on 2 cores), and Strata against it into build-hdf5-114/, where the hdf5-multi backend
 # (H5Dwrite_multi / H5Dread_multi) is built in. `make test-hdf5-114` checks it (docs/multidataset.md).
 HDF5_114_BUILD ?= build-hdf5-114
 HDF5_114 := $(CURDIR)/build-deps/hdf5-1.14.5

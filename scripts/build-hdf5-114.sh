@@ -7,7 +7,7 @@
 #   usage: scripts/build-hdf5-114.sh [PREFIX_ROOT]     (default: build-deps/ in the repository)
 # Installs into PREFIX_ROOT/hdf5-1.14.5 (bin/h5cc, lib/libhdf5.so, lib/cmake/...); a stamp,
 # PREFIX_ROOT/hdf5-1.14.5.built, skips everything next time (delete it, or the folder, to rebuild).
-# About 10 minutes on 2 cores (JOBS, default 2; niced); the log is PREFIX_ROOT/hdf5-1.14.5.log.
+# 10 to 25 minutes on 2 cores (JOBS, default 2; niced); the log is PREFIX_ROOT/hdf5-1.14.5.log.
 set -euo pipefail
 
 case "${1:-}" in
@@ -53,7 +53,7 @@ srcdir="$root/src/hdf5-$version"
 rm -rf "$srcdir" "$root/build-hdf5-$version" "$prefix"
 mkdir -p "$srcdir"
 tar xf "$orig" -C "$srcdir" --strip-components=1
-echo "hdf5-$version: building into $prefix (log $log; about 10 minutes on 2 cores)"
+echo "hdf5-$version: building into $prefix (log $log; 10 to 25 minutes on 2 cores)"
 started=$(date +%s)
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
