@@ -3,6 +3,9 @@
 #ifndef _GNU_SOURCE  // HDF5 1.14's CMake package puts it on the command line already
 #define _GNU_SOURCE
 #endif
+// HDF5 1.14's CMake package also puts _FILE_OFFSET_BITS=64 there, which makes pread an alias of
+// pread64: this file defines both names, so neither may be renamed.
+#undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <mpi.h>
 #include <sys/types.h>
