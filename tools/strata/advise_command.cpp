@@ -15,6 +15,7 @@
 #include "common/options.hpp"
 #include "common/units.hpp"
 #include "fs/fs_info.hpp"
+#include "json_file.hpp"
 
 namespace strata::cli {
 
@@ -166,9 +167,7 @@ int advise_command(const std::vector<std::string>& args, const Environment&) {
   collectively(comm, [&] {
     if (rank != 0) return;
     if (o.given("json")) {
-      std::ofstream f(o.get("json"));
-      f << advise::to_json(a, in).dump(2) << "\n";
-      if (!f) throw_usage("cannot write the JSON file \"" + o.get("json") + "\"");
+      write_json_file(o.get("json"), advise::to_json(a, in));
     }
     if (!o.flag("quiet")) std::fputs(advise::to_table(a, in).c_str(), stdout);
   });

@@ -15,6 +15,7 @@
 #include "common/options.hpp"
 #include "common/units.hpp"
 #include "engine/place/cost_model.hpp"
+#include "json_file.hpp"
 
 namespace strata::cli {
 
@@ -165,9 +166,7 @@ int cost_command(const std::vector<std::string>& args, const Environment&) {
   collectively(comm, [&] {
     if (rank != 0) return;
     if (o.given("json")) {
-      std::ofstream f(o.get("json"));
-      f << doc.dump(2) << "\n";
-      if (!f) throw_usage("cannot write the JSON file \"" + o.get("json") + "\"");
+      write_json_file(o.get("json"), doc);
     }
     if (!o.flag("quiet")) std::fputs(table.str().c_str(), stdout);
   });

@@ -21,6 +21,7 @@
 #include "fs/fs_info.hpp"
 #include "fs/hints_in_effect.hpp"
 #include "help_table.hpp"
+#include "json_file.hpp"
 #include "run/catalogue.hpp"
 
 namespace strata::cli {
@@ -93,14 +94,122 @@ bool probe_io(MPI_Comm comm, const std::string& dir, std::string& component, Hin
   return true;
 }
 
-}  // namespace
+// What strata info PATH found, computed on every rank (the hardware on rank 0), then rendered.
+struct InfoResult {
+  std::string path, dir;
+  FsInfo fs;
+  NodeMap nodes;
+  std::string component;
+  bool confirmed = false;  // the component was confirmed by opening a probe file in dir
+  Hints defaults;          // the component's hints in effect on that probe file
+  NodeSummary hw;
+  MpiLibrary lib;
+  int ranks = 1;
+};
 
-int info_command(const std::vector<std::string>& args, const Environment& env) {
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int rank = 0, size = 1;
+InfoResult gather_info(MPI_Comm comm, const std::string& path) {
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  OptionSet o;
+  InfoResult r;
+  r.path = path;
+  MPI_Comm_size(comm, &r.ranks);
+  r.nodes = node_map(comm);
+  collectively(comm, [&] { r.fs = fs_info(path); });
+  r.dir =
+      std::filesystem::is_directory(r.fs.path) ? r.fs.path : std::filesystem::path(r.fs.path).parent_path().string();
+  r.component = io_component();
+  r.confirmed = probe_io(comm, r.dir, r.component, r.defaults);
+  collectively(comm, [&] {
+    if (rank == 0) r.hw = hwloc_summary();
+  });
+  r.lib = mpi_library();
+  return r;
+}
+
+std::string info_text(const InfoResult& r, const Environment& env) {
+  std::ostringstream out;
+  out << "MPI library      " << r.lib.name << " " << r.lib.version << " (MPI " << r.lib.standard_major << "."
+      << r.lib.standard_minor << ")\n";
+  out << "MPI-IO component " << r.component
+      << (r.confirmed ? " (confirmed by opening a file in " + r.dir + ")"
+                      : " (from the environment; no probe file could be created in " + r.dir + ")")
+      << "\n";
+  for (const auto& w : env.mpi_workarounds) out << "  workaround     " << w << "\n";
+  out << "  allocator      " << env.allocator.describe() << "\n";
+  const std::string caveat = io_component_caveat(r.component);
+  if (!caveat.empty()) out << "  caveat         " << caveat << "\n";
+  out << "watchdog         " << watchdog::describe_setting() << "\n";
+  out << "ranks            " << r.ranks << "\n";
+  out << "nodes            " << r.nodes.node_count << (r.nodes.is_virtual ? " (virtual, from " : " (from ")
+      << r.nodes.source << ")\n";
+  std::vector<std::string> members(static_cast<size_t>(r.nodes.node_count));  // ranks per node, as lists
+  for (int k = 0; k < r.ranks; ++k) {
+    std::string& list = members[static_cast<size_t>(r.nodes.node_of_rank[static_cast<size_t>(k)])];
+    list += (list.empty() ? "" : ",") + std::to_string(k);
+  }
+  for (size_t n = 0; n < members.size() && n < 16; ++n)
+    out << "  node " << n << "         ranks " << members[n] << "\n";
+  if (members.size() > 16) out << "  ...\n";
+  const FsInfo& fs = r.fs;
+  out << "path             " << r.path << " (examined " << fs.path << ")\n";
+  out << "file system      " << fs.type << " (magic 0x" << std::hex << fs.magic << std::dec << "), block size "
+      << fs.block_size << " B, " << format_size(fs.free_bytes) << " free of " << format_size(fs.total_bytes) << "\n";
+  const NodeSummary& hw = r.hw;
+  out << "node hardware    " << hw.packages << " package(s), " << hw.numa_nodes << " NUMA node(s), " << hw.cores
+      << " core(s), " << hw.pus << " PU(s), " << format_size(hw.memory_bytes) << " memory";
+  if (hw.l3_bytes) out << ", L3 " << format_size(hw.l3_bytes);
+  out << "\n";
+  if (!hw.cpu_model.empty()) out << "cpu              " << hw.cpu_model << "\n";
+  out << "hwloc            " << hw.hwloc_version << "\n";
+  if (!r.defaults.empty()) {
+    std::string line;
+    for (const auto& [k, v] : r.defaults) line += (line.empty() ? "" : " ") + k + "=" + v;
+    out << "default hints    " << line << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json info_json(const InfoResult& r, const Environment& env) {
+  nlohmann::json hints_json = nlohmann::json::object();
+  for (const auto& [k, v] : r.defaults) hints_json[k] = v;
+  const FsInfo& fs = r.fs;
+  const NodeSummary& hw = r.hw;
+  return {
+      {"mpi", {{"library", r.lib.name}, {"version", r.lib.version}, {"full", r.lib.full}}},
+      {"io_component", r.component},
+      {"io_component_confirmed", r.confirmed},
+      {"mpi_workarounds", env.mpi_workarounds},
+      {"allocator",
+       {{"kept_freed_memory", env.allocator.applied},
+        {"glibc_tunables", env.allocator.glibc_tunables()},
+        {"summary", env.allocator.describe()}}},
+      {"io_component_caveat", io_component_caveat(r.component)},
+      {"watchdog_timeout_s", watchdog::timeout()},
+      {"ranks", r.ranks},
+      {"nodes", r.nodes.node_count},
+      {"node_map",
+       {{"virtual", r.nodes.is_virtual}, {"source", r.nodes.source}, {"node_of_rank", r.nodes.node_of_rank}}},
+      {"path", r.path},
+      {"fs",
+       {{"type", fs.type},
+        {"magic", fs.magic},
+        {"block_size", fs.block_size},
+        {"total_bytes", fs.total_bytes},
+        {"free_bytes", fs.free_bytes}}},
+      {"hardware",
+       {{"packages", hw.packages},
+        {"numa_nodes", hw.numa_nodes},
+        {"cores", hw.cores},
+        {"pus", hw.pus},
+        {"memory_bytes", hw.memory_bytes},
+        {"l3_bytes", hw.l3_bytes},
+        {"cpu_model", hw.cpu_model},
+        {"hwloc_version", hw.hwloc_version}}},
+      {"default_hints", hints_json},
+  };
+}
+
+void add_info_options(OptionSet& o) {
   o.add("json", "FILE", "also write the information as JSON (rank 0)");
   o.add_flag("tiers",
              "list the memory tiers aggregation can use: latency, bandwidth, capacity, persistency (from "
@@ -111,6 +220,14 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   o.add_flag("probe",
              "measure the engine's I/O figures (puts, fences, collectives, copies, hashes, file requests in "
              "PATH, default the current folder) and store them in the machine cache; collective, under a second");
+}
+
+}  // namespace
+
+int info_command(const std::vector<std::string>& args, const Environment& env) {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
   if (std::find(args.begin(), args.end(), "--catalogue") != args.end()) {
     OptionSet c;  // --json is a switch here: the catalogue goes to standard output
     c.add_flag("catalogue", "list kernels, backends, layouts and hints");
@@ -120,6 +237,8 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
     });
     return catalogue_info(comm, c.flag("json"));
   }
+  OptionSet o;
+  add_info_options(o);
   std::vector<std::string> positional;
   collectively(comm, [&] {
     positional = o.parse(args);
@@ -136,105 +255,11 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   }
   if (o.flag("tiers")) return tiers_info(comm, o.get("json"));
   if (o.flag("probe")) return probe_info(comm, positional.empty() ? "." : positional[0], o.get("json"));
-  const std::string path = positional.empty() ? "." : positional[0];
-
-  NodeMap nodes = node_map(comm);
-  FsInfo fs;
-  collectively(comm, [&] { fs = fs_info(path); });
-  std::string dir =
-      std::filesystem::is_directory(fs.path) ? fs.path : std::filesystem::path(fs.path).parent_path().string();
-  std::string component = io_component();
-  Hints defaults;
-  bool confirmed = probe_io(comm, dir, component, defaults);
-  NodeSummary hw;
-  collectively(comm, [&] {
-    if (rank == 0) hw = hwloc_summary();
-  });
-  MpiLibrary lib = mpi_library();
-
-  // Ranks per node, as lists.
-  std::vector<std::vector<int>> members(static_cast<size_t>(nodes.node_count));
-  for (int r = 0; r < size; ++r) members[static_cast<size_t>(nodes.node_of_rank[static_cast<size_t>(r)])].push_back(r);
-
+  const InfoResult info = gather_info(comm, positional.empty() ? "." : positional[0]);
   collectively(comm, [&] {
     if (rank != 0) return;
-    std::ostringstream out;
-    out << "MPI library      " << lib.name << " " << lib.version << " (MPI " << lib.standard_major << "."
-        << lib.standard_minor << ")\n";
-    out << "MPI-IO component " << component
-        << (confirmed ? " (confirmed by opening a file in " + dir + ")"
-                      : " (from the environment; no probe file could be created in " + dir + ")")
-        << "\n";
-    for (const auto& w : env.mpi_workarounds) out << "  workaround     " << w << "\n";
-    out << "  allocator      " << env.allocator.describe() << "\n";
-    const std::string caveat = io_component_caveat(component);
-    if (!caveat.empty()) out << "  caveat         " << caveat << "\n";
-    out << "watchdog         " << watchdog::describe_setting() << "\n";
-    out << "ranks            " << size << "\n";
-    out << "nodes            " << nodes.node_count << (nodes.is_virtual ? " (virtual, from " : " (from ")
-        << nodes.source << ")\n";
-    for (size_t n = 0; n < members.size() && n < 16; ++n) {
-      std::string list;
-      for (int r : members[n]) list += (list.empty() ? "" : ",") + std::to_string(r);
-      out << "  node " << n << "         ranks " << list << "\n";
-    }
-    if (members.size() > 16) out << "  ...\n";
-    out << "path             " << path << " (examined " << fs.path << ")\n";
-    out << "file system      " << fs.type << " (magic 0x" << std::hex << fs.magic << std::dec << "), block size "
-        << fs.block_size << " B, " << format_size(fs.free_bytes) << " free of " << format_size(fs.total_bytes) << "\n";
-    out << "node hardware    " << hw.packages << " package(s), " << hw.numa_nodes << " NUMA node(s), " << hw.cores
-        << " core(s), " << hw.pus << " PU(s), " << format_size(hw.memory_bytes) << " memory";
-    if (hw.l3_bytes) out << ", L3 " << format_size(hw.l3_bytes);
-    out << "\n";
-    if (!hw.cpu_model.empty()) out << "cpu              " << hw.cpu_model << "\n";
-    out << "hwloc            " << hw.hwloc_version << "\n";
-    if (!defaults.empty()) {
-      out << "default hints    ";
-      std::string line;
-      for (const auto& [k, v] : defaults) line += (line.empty() ? "" : " ") + k + "=" + v;
-      out << line << "\n";
-    }
-    std::fputs(out.str().c_str(), stdout);
-
-    if (o.given("json")) {
-      nlohmann::json hints_json = nlohmann::json::object();
-      for (const auto& [k, v] : defaults) hints_json[k] = v;
-      nlohmann::json j = {
-          {"mpi", {{"library", lib.name}, {"version", lib.version}, {"full", lib.full}}},
-          {"io_component", component},
-          {"io_component_confirmed", confirmed},
-          {"mpi_workarounds", env.mpi_workarounds},
-          {"allocator",
-           {{"kept_freed_memory", env.allocator.applied},
-            {"glibc_tunables", env.allocator.glibc_tunables()},
-            {"summary", env.allocator.describe()}}},
-          {"io_component_caveat", io_component_caveat(component)},
-          {"watchdog_timeout_s", watchdog::timeout()},
-          {"ranks", size},
-          {"nodes", nodes.node_count},
-          {"node_map", {{"virtual", nodes.is_virtual}, {"source", nodes.source}, {"node_of_rank", nodes.node_of_rank}}},
-          {"path", path},
-          {"fs",
-           {{"type", fs.type},
-            {"magic", fs.magic},
-            {"block_size", fs.block_size},
-            {"total_bytes", fs.total_bytes},
-            {"free_bytes", fs.free_bytes}}},
-          {"hardware",
-           {{"packages", hw.packages},
-            {"numa_nodes", hw.numa_nodes},
-            {"cores", hw.cores},
-            {"pus", hw.pus},
-            {"memory_bytes", hw.memory_bytes},
-            {"l3_bytes", hw.l3_bytes},
-            {"cpu_model", hw.cpu_model},
-            {"hwloc_version", hw.hwloc_version}}},
-          {"default_hints", hints_json},
-      };
-      std::ofstream f(o.get("json"));
-      f << j.dump(2) << "\n";
-      if (!f) throw_usage("cannot write the JSON file \"" + o.get("json") + "\"");
-    }
+    std::fputs(info_text(info, env).c_str(), stdout);
+    if (o.given("json")) write_json_file(o.get("json"), info_json(info, env));
   });
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "replay_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -36,34 +37,34 @@ std::vector<std::pair<uint64_t, uint64_t>> expected_per_rank(const json& variabl
   return out;
 }
 
-}  // namespace
-
-json replay_report(const std::string& log, const std::string& trace_path, const json& trace, int ranks,
-                   const std::vector<std::pair<std::string, RunRecord>>& replays, bool file_per_process) {
-  if (trace.is_null()) return nullptr;
-  const json files = trace.value("files", json::array());
-  json log_fig = {{"writes", 0ULL},
-                  {"bytes", 0ULL},
-                  {"write_time_s", 0.0},
-                  {"reads", 0ULL},
-                  {"read_bytes", 0ULL},
-                  {"read_time_s", 0.0},
-                  {"histogram_posix", json::object()}};
-  json trace_fig = {{"writes", 0ULL}, {"bytes", 0ULL}, {"histogram_posix", json::object()}};
-  uint64_t rewrites = 0, dxt_files = 0;
+// The log's and the trace's figures summed over the trace's files, and one row per file.
+struct Figures {
+  json log = {{"writes", 0ULL},
+              {"bytes", 0ULL},
+              {"write_time_s", 0.0},
+              {"reads", 0ULL},
+              {"read_bytes", 0ULL},
+              {"read_time_s", 0.0},
+              {"histogram_posix", json::object()}};
+  json trace = {{"writes", 0ULL}, {"bytes", 0ULL}, {"histogram_posix", json::object()}};
   json file_rows = json::array();
+  uint64_t rewrites = 0, dxt_files = 0;
+};
+
+Figures file_figures(const json& files) {
+  Figures g;
   for (const json& f : files) {
     const json& l = f["log"];
     const json& t = f["trace"];
     for (const char* k : {"writes", "bytes", "reads", "read_bytes"})
-      log_fig[k] = log_fig[k].get<uint64_t>() + l[k].get<uint64_t>();
-    for (const char* k : {"write_time_s", "read_time_s"}) log_fig[k] = log_fig[k].get<double>() + l[k].get<double>();
+      g.log[k] = g.log[k].get<uint64_t>() + l[k].get<uint64_t>();
+    for (const char* k : {"write_time_s", "read_time_s"}) g.log[k] = g.log[k].get<double>() + l[k].get<double>();
     if (!l["histogram"].is_null()) {  // sizes are compared where the log has them: POSIX files
-      add_histogram(log_fig["histogram_posix"], l["histogram"]);
-      add_histogram(trace_fig["histogram_posix"], t["histogram"]);
+      add_histogram(g.log["histogram_posix"], l["histogram"]);
+      add_histogram(g.trace["histogram_posix"], t["histogram"]);
     }
-    rewrites += f.value("rewrites", 0ULL);
-    dxt_files += f["origin"] == "dxt";
+    g.rewrites += f.value("rewrites", 0ULL);
+    g.dxt_files += f["origin"] == "dxt";
     json row = {{"name", f["name"]},
                 {"origin", f["origin"]},
                 {"variables", f["variables"]},
@@ -71,62 +72,55 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
                 {"log", l},
                 {"trace", t}};
     row["trace"].erase("per_rank");
-    file_rows.push_back(row);
+    g.file_rows.push_back(row);
   }
-  const auto per_rank = expected_per_rank(trace.value("variables", json::array()), ranks);
-  json expected = json::array();
-  trace_fig["writes"] = trace_fig["bytes"] = 0ULL;  // what is replayed: every variable's requests
-  for (const auto& [n, b] : per_rank) {
-    expected.push_back({n, b});
-    trace_fig["writes"] = trace_fig["writes"].get<uint64_t>() + n;
-    trace_fig["bytes"] = trace_fig["bytes"].get<uint64_t>() + b;
-  }
-  trace_fig["per_rank"] = expected;
-  trace_fig["mean_request_bytes"] = mean_size(trace_fig["bytes"], trace_fig["writes"]);
-  log_fig["mean_request_bytes"] = mean_size(log_fig["bytes"], log_fig["writes"]);
+  return g;
+}
 
-  json runs = json::array();
-  for (const auto& [backend, record] : replays) {
-    const PhaseTiming* w = nullptr;
-    for (const Repetition& r : record.repetitions) {
-      if (r.write) w = &*r.write;
-    }
-    json row = {{"backend", backend}, {"verify_requested", record.verify_requested}, {"verified", record.verified}};
-    if (record.failure) row["failure"] = *record.failure;
-    if (w != nullptr) {
-      bool requests_equal = w->rank_requests.size() == per_rank.size();
-      bool bytes_equal = w->rank_bytes.size() == per_rank.size();
-      for (size_t r = 0; r < per_rank.size(); ++r) {
-        requests_equal = requests_equal && w->rank_requests[r] == per_rank[r].first;
-        bytes_equal = bytes_equal && w->rank_bytes[r] == per_rank[r].second;
-      }
-      double summed_s = 0;  // time in the transfer step, summed over ranks, as Darshan sums its write time
-      for (double s : w->rank_xfer_s) summed_s += s;
-      row.update({{"bytes", w->bytes},
-                  {"requests", w->requests},
-                  {"rank_requests", w->rank_requests},
-                  {"write_time_all_ranks_s", summed_s},
-                  {"rank_bytes", w->rank_bytes},
-                  {"time_s", w->time_s},
-                  {"xfer_s", w->xfer_s},
-                  {"bandwidth_mib_s", w->bandwidth_mib_s()},
-                  {"mean_request_bytes", mean_size(w->bytes, w->requests)},
-                  {"rank_requests_equal_trace", requests_equal},
-                  {"rank_bytes_equal_trace", bytes_equal}});
-    }
-    row["record"] = to_json(record);
-    runs.push_back(row);
+// One backend's replay against what the trace gives each rank.
+json replay_row(const std::string& backend, const RunRecord& record,
+                const std::vector<std::pair<uint64_t, uint64_t>>& per_rank) {
+  const PhaseTiming* w = nullptr;
+  for (const Repetition& r : record.repetitions) {
+    if (r.write) w = &*r.write;
   }
+  json row = {{"backend", backend}, {"verify_requested", record.verify_requested}, {"verified", record.verified}};
+  if (record.failure) row["failure"] = *record.failure;
+  if (w != nullptr) {
+    bool requests_equal = w->rank_requests.size() == per_rank.size();
+    bool bytes_equal = w->rank_bytes.size() == per_rank.size();
+    for (size_t r = 0; r < per_rank.size(); ++r) {
+      requests_equal = requests_equal && w->rank_requests[r] == per_rank[r].first;
+      bytes_equal = bytes_equal && w->rank_bytes[r] == per_rank[r].second;
+    }
+    double summed_s = 0;  // time in the transfer step, summed over ranks, as Darshan sums its write time
+    for (double s : w->rank_xfer_s) summed_s += s;
+    row.update({{"bytes", w->bytes},
+                {"requests", w->requests},
+                {"rank_requests", w->rank_requests},
+                {"write_time_all_ranks_s", summed_s},
+                {"rank_bytes", w->rank_bytes},
+                {"time_s", w->time_s},
+                {"xfer_s", w->xfer_s},
+                {"bandwidth_mib_s", w->bandwidth_mib_s()},
+                {"mean_request_bytes", mean_size(w->bytes, w->requests)},
+                {"rank_requests_equal_trace", requests_equal},
+                {"rank_bytes_equal_trace", bytes_equal}});
+  }
+  row["record"] = to_json(record);
+  return row;
+}
 
-  // What is faithful, in words.
+// What the trace keeps of the log, in words.
+json trace_notes(const json& trace, const Figures& g, int ranks, bool file_per_process) {
   json notes = json::array();
-  const json job = trace.value("job", json::object());
+  const json files = trace.value("files", json::array());
   const json scale = trace.value("scale", json::object());
   const uint64_t job_ranks = trace.value("ranks", 0ULL);
   if (files.empty())
     notes.push_back("the trace describes no log (written by hand?): its requests are replayed as they are");
   if (!files.empty())
-    notes.push_back(std::to_string(dxt_files) + " of " + std::to_string(files.size()) +
+    notes.push_back(std::to_string(g.dxt_files) + " of " + std::to_string(files.size()) +
                     " file(s) replay DXT's exact requests; the others a synthetic pattern matching their counters "
                     "(sizes from the access-size histogram, consecutive and sequential writes, bytes per rank)");
   const uint64_t divided = scale.value("bytes_divided_by", 1ULL), sampled = scale.value("one_request_in", 1ULL);
@@ -149,8 +143,8 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
                     "synthetic pattern writes each byte once, "
                     "further out");
   }
-  if (rewrites > 0) {
-    notes.push_back(std::to_string(rewrites) +
+  if (g.rewrites > 0) {
+    notes.push_back(std::to_string(g.rewrites) +
                     " rewrite(s) of bytes written before went into variables of their own "
                     "(every request is replayed, at its size and rank, but not over the bytes it rewrote)");
   }
@@ -168,14 +162,19 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
     notes.push_back("the job's " + std::to_string(job_ranks) + " ranks are folded onto " + std::to_string(ranks) +
                     ": job rank r writes from rank r mod " + std::to_string(ranks));
   }
-  if (!files.empty())
-    notes.push_back(trace_fig["writes"] == log_fig["writes"] && trace_fig["bytes"] == log_fig["bytes"]
+  return notes;
+}
+
+// What each replay kept of the trace, in words.
+void replay_notes(json& notes, const Figures& g, const json& runs, bool has_log) {
+  if (has_log)
+    notes.push_back(g.trace["writes"] == g.log["writes"] && g.trace["bytes"] == g.log["bytes"]
                         ? "the trace holds the log's write requests and bytes exactly"
-                        : "the trace holds " + std::to_string(trace_fig["writes"].get<uint64_t>()) + " of the log's " +
-                              std::to_string(log_fig["writes"].get<uint64_t>()) + " write requests and " +
-                              format_size(trace_fig["bytes"]) + " of its " + format_size(log_fig["bytes"]));
-  if (!log_fig["histogram_posix"].empty()) {
-    notes.push_back(log_fig["histogram_posix"] == trace_fig["histogram_posix"]
+                        : "the trace holds " + std::to_string(g.trace["writes"].get<uint64_t>()) + " of the log's " +
+                              std::to_string(g.log["writes"].get<uint64_t>()) + " write requests and " +
+                              format_size(g.trace["bytes"]) + " of its " + format_size(g.log["bytes"]));
+  if (!g.log["histogram_posix"].empty()) {
+    notes.push_back(g.log["histogram_posix"] == g.trace["histogram_posix"]
                         ? "the POSIX files' access-size histogram is the log's"
                         : "the POSIX files' access-size histogram differs from the log's (scaling moves sizes to "
                           "smaller bins, or the counters could not all be met)");
@@ -188,45 +187,80 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
     } else if (r["rank_bytes_equal_trace"].get<bool>()) {
       notes.push_back(b + ": every rank moved the trace's bytes, in " + std::to_string(r["requests"].get<uint64_t>()) +
                       " I/O call(s) of its own making instead of the trace's " +
-                      std::to_string(trace_fig["writes"].get<uint64_t>()) + " requests");
+                      std::to_string(g.trace["writes"].get<uint64_t>()) + " requests");
     } else {
       notes.push_back(b + ": the ranks' bytes differ from the trace's");
     }
   }
+}
+
+}  // namespace
+
+json replay_report(const std::string& log, const std::string& trace_path, const json& trace, int ranks,
+                   const std::vector<std::pair<std::string, RunRecord>>& replays, bool file_per_process) {
+  if (trace.is_null()) return nullptr;
+  const json files = trace.value("files", json::array());
+  Figures g = file_figures(files);
+  const auto per_rank = expected_per_rank(trace.value("variables", json::array()), ranks);
+  json expected = json::array();
+  g.trace["writes"] = g.trace["bytes"] = 0ULL;  // what is replayed: every variable's requests
+  for (const auto& [n, b] : per_rank) {
+    expected.push_back({n, b});
+    g.trace["writes"] = g.trace["writes"].get<uint64_t>() + n;
+    g.trace["bytes"] = g.trace["bytes"].get<uint64_t>() + b;
+  }
+  g.trace["per_rank"] = expected;
+  g.trace["mean_request_bytes"] = mean_size(g.trace["bytes"], g.trace["writes"]);
+  g.log["mean_request_bytes"] = mean_size(g.log["bytes"], g.log["writes"]);
+  json runs = json::array();
+  for (const auto& [backend, record] : replays) runs.push_back(replay_row(backend, record, per_rank));
+  json notes = trace_notes(trace, g, ranks, file_per_process);
+  replay_notes(notes, g, runs, !files.empty());
   return {{"log", log},
           {"trace", trace_path},
-          {"job", job},
-          {"scale", scale},
+          {"job", trace.value("job", json::object())},
+          {"scale", trace.value("scale", json::object())},
           {"ranks", ranks},
-          {"job_ranks", job_ranks},
-          {"log_figures", log_fig},
-          {"trace_figures", trace_fig},
+          {"job_ranks", trace.value("ranks", 0ULL)},
+          {"log_figures", g.log},
+          {"trace_figures", g.trace},
           {"replays", runs},
-          {"files", file_rows},
+          {"files", g.file_rows},
           {"faithful", notes},
           {"file_per_process", file_per_process}};
 }
 
-std::string replay_table(const json& report) {
-  if (report.is_null()) return {};
-  std::ostringstream out;
-  char line[512];
+namespace {
+
+std::string fixed(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+void header_lines(std::ostringstream& out, const json& report) {
   const json& job = report["job"];
-  const json& l = report["log_figures"];
-  const json& t = report["trace_figures"];
-  const json& runs = report["replays"];
-  const bool has_log = !report["files"].empty();  // a hand-written trace describes no log
   out << "strata replay " << report["log"].get<std::string>() << "\n";
-  if (has_log) {
+  if (!report["files"].empty()) {
     out << "  job " << job.value("jobid", 0ULL) << ": " << report["job_ranks"].get<uint64_t>() << " ranks, run time "
         << job.value("run_time_s", 0.0) << " s, " << report["files"].size() << " file(s) written"
         << (job.value("exe", std::string()).empty() ? "" : ", " + job["exe"].get<std::string>()) << "\n";
-  } else {
+  } else {  // a hand-written trace describes no log
     out << "  a trace of a " << report["job_ranks"].get<uint64_t>() << "-rank job that describes no log\n";
   }
   out << "  replayed on " << report["ranks"].get<int>() << " rank(s); trace " << report["trace"].get<std::string>()
       << "\n\n";
+}
 
+// The log, the trace and each replay side by side, one figure a row.
+void figure_rows(std::ostringstream& out, const json& report) {
+  const json& l = report["log_figures"];
+  const json& t = report["trace_figures"];
+  const json& runs = report["replays"];
+  const bool has_log = !report["files"].empty();
+  char line[512];
   std::snprintf(line, sizeof line, "%-22s %12s %12s", "", "log", "trace");
   out << line;
   for (const json& r : runs) {
@@ -243,26 +277,20 @@ std::string replay_table(const json& report) {
     }
     out << "\n";
   };
-  auto num = [](uint64_t v) { return std::to_string(v); };
-  auto fixed = [](double v, int digits) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.*f", digits, v);
-    return std::string(b);
+  auto mean = [](const json& figures) {
+    return format_size(static_cast<uint64_t>(figures["mean_request_bytes"].get<double>()));
   };
+  auto yes_no = [](const json& v) { return std::string(v.get<bool>() ? "yes" : "no"); };
   row("write requests", num(l["writes"]), num(t["writes"]), [&](const json& r) { return num(r["requests"]); });
   row("write bytes", format_size(l["bytes"]), format_size(t["bytes"]),
       [&](const json& r) { return format_size(r["bytes"]); });
-  row("mean request", format_size(static_cast<uint64_t>(l["mean_request_bytes"].get<double>())),
-      format_size(static_cast<uint64_t>(t["mean_request_bytes"].get<double>())),
-      [&](const json& r) { return format_size(static_cast<uint64_t>(r["mean_request_bytes"].get<double>())); });
+  row("mean request", mean(l), mean(t), [&](const json& r) { return mean(r); });
   row("write s, all ranks", fixed(l["write_time_s"], 4), "-",
       [&](const json& r) { return fixed(r["write_time_all_ranks_s"], 4); });
   row("write s, slowest rank", "-", "-", [&](const json& r) { return fixed(r["time_s"], 4); });
   row("bandwidth (MiB/s)", "-", "-", [&](const json& r) { return fixed(r["bandwidth_mib_s"], 1); });
-  row("ranks' requests=trace", "-", "-",
-      [&](const json& r) { return std::string(r["rank_requests_equal_trace"].get<bool>() ? "yes" : "no"); });
-  row("ranks' bytes=trace", "-", "-",
-      [&](const json& r) { return std::string(r["rank_bytes_equal_trace"].get<bool>() ? "yes" : "no"); });
+  row("ranks' requests=trace", "-", "-", [&](const json& r) { return yes_no(r["rank_requests_equal_trace"]); });
+  row("ranks' bytes=trace", "-", "-", [&](const json& r) { return yes_no(r["rank_bytes_equal_trace"]); });
   row("verified", "-", "-", [&](const json& r) {
     return std::string(!r["verify_requested"].get<bool>() ? "not asked" : r["verified"].get<bool>() ? "yes" : "FAILED");
   });
@@ -274,16 +302,24 @@ std::string replay_table(const json& report) {
     out << "  the log also reads " << format_size(l["read_bytes"]) << " in " << l["reads"].get<uint64_t>()
         << " request(s) (" << fixed(l["read_time_s"], 4) << " s): not replayed; --verify reads back the writes\n";
   }
+}
 
-  if (!l["histogram_posix"].empty()) {  // Darshan's bins, in its order (the JSON object sorts its keys)
-    out << "\naccess sizes of the POSIX files (Darshan's bins), log / trace:\n ";
-    for (const char* bin :
-         {"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"}) {
-      const uint64_t lv = l["histogram_posix"].value(bin, 0ULL), tv = t["histogram_posix"].value(bin, 0ULL);
-      if (lv + tv > 0) out << " " << bin << " " << lv << " / " << tv << ";";
-    }
-    out << "\n";
+void histogram_lines(std::ostringstream& out, const json& report) {
+  const json& l = report["log_figures"];
+  const json& t = report["trace_figures"];
+  if (l["histogram_posix"].empty()) return;
+  // Darshan's bins, in its order (the JSON object sorts its keys)
+  out << "\naccess sizes of the POSIX files (Darshan's bins), log / trace:\n ";
+  for (const char* bin :
+       {"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"}) {
+    const uint64_t lv = l["histogram_posix"].value(bin, 0ULL), tv = t["histogram_posix"].value(bin, 0ULL);
+    if (lv + tv > 0) out << " " << bin << " " << lv << " / " << tv << ";";
   }
+  out << "\n";
+}
+
+void file_lines(std::ostringstream& out, const json& report) {
+  char line[512];
   out << "\nper file (the " << std::min<size_t>(10, report["files"].size()) << " largest of " << report["files"].size()
       << "; --json lists all):\n";
   std::snprintf(line, sizeof line, "  %-36s %-8s %9s %9s %11s %11s %11s %11s\n", "file", "origin", "writes", "(trace)",
@@ -308,6 +344,17 @@ std::string replay_table(const json& report) {
                   (num(ft["consecutive"]) + "/" + num(ft["sequential"])).c_str());
     out << line;
   }
+}
+
+}  // namespace
+
+std::string replay_table(const json& report) {
+  if (report.is_null()) return {};
+  std::ostringstream out;
+  header_lines(out, report);
+  figure_rows(out, report);
+  histogram_lines(out, report);
+  file_lines(out, report);
   out << "\nfaithful?\n";
   for (const json& n : report["faithful"]) out << "  - " << n.get<std::string>() << "\n";
   return out.str();

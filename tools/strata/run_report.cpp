@@ -8,10 +8,19 @@
 
 namespace strata::cli {
 
-std::string to_table(const RunRecord& r) {
+namespace {
+
+// "k=v k=v" of a JSON object of strings.
+std::string key_values(const nlohmann::json& object) {
+  std::string text;
+  for (auto it = object.begin(); it != object.end(); ++it)
+    text += (text.empty() ? "" : " ") + it.key() + "=" + it.value().get<std::string>();
+  return text;
+}
+
+// What ran where: the command, the ranks, the output, the parameters, the hints and the advice.
+void header_lines(std::ostringstream& out, const RunRecord& r) {
   const auto& h = r.header;
-  std::ostringstream out;
-  char line[256];
   const std::string chooser = h.contains("mode_option") ? h["mode_option"].get<std::string>() : "backend";
   out << "strata run " << h["kernel"].get<std::string>() << " --" << chooser << " " << h["backend"].get<std::string>()
       << "\n";
@@ -28,29 +37,21 @@ std::string to_table(const RunRecord& r) {
   if (h.contains("warnings")) {
     for (const auto& w : h["warnings"]) out << "  warning: " << w.get<std::string>() << "\n";
   }
-  if (!h["hints"].empty()) {
-    std::string hints;
-    for (auto it = h["hints"].begin(); it != h["hints"].end(); ++it) {
-      hints += (hints.empty() ? "" : " ") + it.key() + "=" + it.value().get<std::string>();
-    }
-    out << "  hints in effect: " << hints << "\n";
-  }
+  if (!h["hints"].empty()) out << "  hints in effect: " << key_values(h["hints"]) << "\n";
   if (h.contains("hints_not_recognised") && !h["hints_not_recognised"].empty()) {
-    std::string hints;
-    for (auto it = h["hints_not_recognised"].begin(); it != h["hints_not_recognised"].end(); ++it) {
-      hints += (hints.empty() ? "" : " ") + it.key() + "=" + it.value().get<std::string>();
-    }
-    out << "  hints not recognised by " << h["io_component"].get<std::string>() << " (ignored): " << hints << "\n";
+    out << "  hints not recognised by " << h["io_component"].get<std::string>()
+        << " (ignored): " << key_values(h["hints_not_recognised"]) << "\n";
   }
   if (h.contains("advice") && h["advice"]["applied"].get<bool>()) {
-    std::string advised;
-    for (auto it = h["advice"]["hints"].begin(); it != h["advice"]["hints"].end(); ++it) {
-      advised += (advised.empty() ? "" : " ") + it.key() + "=" + it.value().get<std::string>();
-    }
+    const std::string advised = key_values(h["advice"]["hints"]);
     out << "  advice applied: " << (advised.empty() ? "none (explicit hints won)" : advised)
         << " (strata advise explains; --no-advice turns it off)\n";
   }
-  out << "\n";
+}
+
+// One line per repetition and access, each checkpoint's below it.
+void repetition_lines(std::ostringstream& out, const RunRecord& r) {
+  char line[256];
   std::snprintf(line, sizeof line, "%-7s %4s %14s %10s %10s %10s %10s %12s\n", "access", "rep", "bw(MiB/s)", "open(s)",
                 "xfer(s)", "close(s)", "total(s)", "bytes");
   out << line;
@@ -72,6 +73,10 @@ std::string to_table(const RunRecord& r) {
       }
     }
   }
+}
+
+void summary_lines(std::ostringstream& out, const RunRecord& r) {
+  char line[256];
   out << "\nSummary of " << r.repetitions.size() << " repetition(s):\n";
   // IOR's columns: bandwidth's max, min, mean and standard deviation, and operations (requests
   // to the file system, all ranks) per second.
@@ -92,6 +97,11 @@ std::string to_table(const RunRecord& r) {
                   ops["mean"].get<double>());
     out << line;
   }
+}
+
+// The engine's breakdown of the last write and the last read it made.
+void engine_lines(std::ostringstream& out, const RunRecord& r) {
+  char line[256];
   for (bool write : {true, false}) {
     const PhaseTiming* last = nullptr;
     for (const auto& rep : r.repetitions) {
@@ -126,6 +136,17 @@ std::string to_table(const RunRecord& r) {
       out << "\n";
     }
   }
+}
+
+}  // namespace
+
+std::string to_table(const RunRecord& r) {
+  std::ostringstream out;
+  header_lines(out, r);
+  out << "\n";
+  repetition_lines(out, r);
+  summary_lines(out, r);
+  engine_lines(out, r);
   out << collective_lines(r);
   out << "\n";
   out << (r.fsync ? "fsync: included in close time\n" : "fsync: not included (add --fsync)\n");

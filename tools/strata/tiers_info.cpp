@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "json_file.hpp"
 
 namespace strata::cli {
 
@@ -105,9 +106,7 @@ int probe_info(MPI_Comm comm, const std::string& dir, const std::string& json_pa
                   io_to_toml(machine.io).c_str());
     }
     if (!json_path.empty()) {
-      std::ofstream f(json_path);
-      f << nlohmann::json{{"dir", dir}, {"cache", cache}, {"io", io_json(machine.io)}}.dump(2) << "\n";
-      if (!f) throw_usage("cannot write the JSON file \"" + json_path + "\"");
+      write_json_file(json_path, nlohmann::json{{"dir", dir}, {"cache", cache}, {"io", io_json(machine.io)}});
     }
   });
   return 0;
@@ -182,9 +181,7 @@ int tiers_info(MPI_Comm comm, const std::string& json_path) {
                           {"nodes", nodes.node_count},
                           {"tiers", tiers},
                           {"io", io_json(machine.io)}};
-      std::ofstream f(json_path);
-      f << j.dump(2) << "\n";
-      if (!f) throw_usage("cannot write the JSON file \"" + json_path + "\"");
+      write_json_file(json_path, j);
     }
   });
   return 0;
