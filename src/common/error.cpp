@@ -1,6 +1,7 @@
 #include "common/error.hpp"
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace strata {
@@ -23,6 +24,9 @@ void throw_mpi(const std::string& message, int mpi_code) {
 
 void agree(MPI_Comm comm, const Error* local) {
   watchdog::Scope scope(watchdog::kAgreementScope);
+  // A peer the error left inside a collective never comes: after a grace, the watchdog ends the job.
+  std::optional<watchdog::HeldError> held;
+  if (local != nullptr) held.emplace(local->what(), local->exit_status());
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   struct {

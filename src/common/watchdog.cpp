@@ -32,6 +32,11 @@ struct State {
   std::atomic<bool> stopping{false};
   std::thread thread;
   std::function<std::string()> diagnosis;  // guarded by mutex
+  std::atomic<double> grace{0};            // seconds a held error waits for the peers; 0: off
+  bool holding = false;                    // guarded by mutex: an error is held (HeldError)
+  std::string held_message;                // guarded by mutex
+  int held_status = 0;                     // guarded by mutex
+  Clock::time_point held_since;            // guarded by mutex
 };
 
 State& state() {
@@ -78,6 +83,16 @@ void answer_queries(State& s) {
   }
 }
 
+// The likely cause the diagnosis probe names, or "".
+std::string likely_cause(State& s) {
+  std::function<std::string()> probe;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    probe = s.diagnosis;
+  }
+  return probe ? probe() : std::string();
+}
+
 [[noreturn]] void report_and_abort(State& s) {
   std::string mine;
   std::string ops;
@@ -98,15 +113,8 @@ void answer_queries(State& s) {
                   s.timeout.load());
   }
   report = head + mine + "\n";
-  std::function<std::string()> probe;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    probe = s.diagnosis;
-  }
-  if (probe) {
-    const std::string cause = probe();
-    if (!cause.empty()) report += "strata: watchdog: likely cause: " + cause + "\n";
-  }
+  const std::string cause = likely_cause(s);
+  if (!cause.empty()) report += "strata: watchdog: likely cause: " + cause + "\n";
   if (s.multiple && s.size > 1) {
     std::vector<MPI_Request> requests(static_cast<size_t>(s.size), MPI_REQUEST_NULL);
     std::vector<std::vector<char>> replies(static_cast<size_t>(s.size), std::vector<char>(kReplyBytes, 0));
@@ -181,6 +189,36 @@ void answer_queries(State& s) {
   std::_Exit(static_cast<int>(ErrorKind::timeout));  // without thread support, the launcher ends the others
 }
 
+// The grace is over and the peers never joined the agreement: this rank's error, its likely cause
+// and why the job ends here, then the end (as report_and_abort).
+[[noreturn]] void end_with_held_error(State& s) {
+  std::string message;
+  int status = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    message = s.held_message;
+    status = s.held_status;
+  }
+  std::string cause = likely_cause(s);
+  if (!cause.empty() && message.find(cause) == std::string::npos) message += " (" + cause + ")";
+  char tail[512];
+  std::snprintf(tail, sizeof tail,
+                " (rank %d; its peers did not join the agreement on this error within %g s (STRATA_ERROR_GRACE): "
+                "they are still inside a collective call the error interrupted, as OMPIO's collective write is "
+                "after a full disk; rank %d ends the job)\n",
+                s.rank, s.grace.load(), s.rank);
+  const std::string report = "strata: error: " + message + tail;
+  std::fputs(report.c_str(), stderr);
+  std::fflush(stderr);
+  if (s.multiple) MPI_Abort(MPI_COMM_WORLD, status);
+  std::_Exit(status);  // without thread support, the launcher ends the others
+}
+
+bool held_too_long(State& s) {
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.holding && s.grace > 0 && s.size > 1 && seconds_since(s.held_since) > s.grace;
+}
+
 void run(State& s) {
   while (!s.stopping.load()) {
     double idle = 0;
@@ -188,6 +226,7 @@ void run(State& s) {
       std::lock_guard<std::mutex> lock(s.mutex);
       idle = s.stack.empty() ? 0 : seconds_since(s.last_progress);
     }
+    if (held_too_long(s)) end_with_held_error(s);
     if (idle > s.timeout) report_and_abort(s);
     // This thread calls MPI only once this rank itself looks stuck: MPI calls here drive the
     // library's progress engine concurrently with the main thread's, and OMPIO's asynchronous
@@ -204,15 +243,17 @@ bool timeout_given() {
   return v != nullptr && *v != '\0';
 }
 
-// STRATA_TIMEOUT's seconds (0: off), -1 for a value that is not one; 0 when unset.
-double parse_timeout() {
-  const char* v = std::getenv("STRATA_TIMEOUT");
-  if (v == nullptr || *v == '\0') return 0;
+// A variable's seconds (0: off), -1 for a value that is not one; `unset` when unset.
+double parse_seconds(const char* name, double unset) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return unset;
   char* end = nullptr;
   const double t = std::strtod(v, &end);
   if (end == v || *end != '\0' || !std::isfinite(t) || t < 0) return -1;
   return t;
 }
+
+double parse_timeout() { return parse_seconds("STRATA_TIMEOUT", 0); }
 
 }  // namespace
 
@@ -221,15 +262,20 @@ int thread_level(int wanted) { return parse_timeout() > 0 ? MPI_THREAD_MULTIPLE 
 void start(MPI_Comm world, int provided_thread_level) {
   State& s = state();
   const double t = parse_timeout();
+  const double grace = parse_seconds("STRATA_ERROR_GRACE", kDefaultErrorGrace);
   collectively(world, [&] {
     if (t < 0)
       throw_usage("STRATA_TIMEOUT must be a number of seconds, 0 (off) or more, not \"" +
                   std::string(std::getenv("STRATA_TIMEOUT")) + "\"");
+    if (grace < 0)
+      throw_usage("STRATA_ERROR_GRACE must be a number of seconds, 0 (off) or more, not \"" +
+                  std::string(std::getenv("STRATA_ERROR_GRACE")) + "\"");
   });
   const bool given = timeout_given();
   if (given && t == 0) return;  // STRATA_TIMEOUT=0: off
   s.by_default = !given;
   s.timeout = given ? t : kDefaultTimeout;
+  s.grace = grace;
   s.multiple = given && provided_thread_level >= MPI_THREAD_MULTIPLE;
   MPI_Comm_rank(world, &s.rank);
   MPI_Comm_size(world, &s.size);
@@ -248,6 +294,23 @@ void stop() {
 }
 
 double timeout() { return state().timeout; }
+
+double error_grace() { return state().timeout == 0 ? 0 : state().grace.load(); }
+
+HeldError::HeldError(const std::string& message, int status) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.holding = true;
+  s.held_message = message;
+  s.held_status = status;
+  s.held_since = Clock::now();
+}
+
+HeldError::~HeldError() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.holding = false;
+}
 
 void set_diagnosis(std::function<std::string()> probe) {
   State& s = state();
@@ -274,7 +337,16 @@ std::string describe_setting() {
   } else {
     std::snprintf(text, sizeof text, "on: aborts after %g s without progress (STRATA_TIMEOUT)", s.timeout.load());
   }
-  return text;
+  std::string out = text;
+  if (s.grace > 0) {
+    std::snprintf(text, sizeof text,
+                  "; a rank holding an error ends the job after %g s if its peers do not join the agreement "
+                  "(STRATA_ERROR_GRACE)",
+                  s.grace.load());
+  } else {
+    std::snprintf(text, sizeof text, "; no grace for a rank holding an error (STRATA_ERROR_GRACE=0)");
+  }
+  return out + text;
 }
 
 Scope::Scope(std::string what) {
