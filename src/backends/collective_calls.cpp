@@ -16,6 +16,26 @@ nlohmann::json CollectiveStats::to_json() const {
           {"split_s", {{"io", io_s}, {"comm", comm_s}, {"collective_overhead", overhead_s}, {"library", library_s}}}};
 }
 
+void set_split(CollectiveStats& c, MPI_Comm comm, const double (&parts)[4], double transfer_s) {
+  double sum = 0;
+  for (double p : parts) sum += std::max(0.0, p);
+  const double scale = sum > transfer_s && sum > 0 ? transfer_s / sum : 1.0;
+  double mine[4];
+  for (int i = 0; i < 4; ++i) mine[i] = std::max(0.0, parts[i]) * scale;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  struct {
+    double seconds;
+    int rank;
+  } me{transfer_s, rank}, slowest{0, 0};
+  MPI_Allreduce(&me, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+  MPI_Bcast(mine, 4, MPI_DOUBLE, slowest.rank, comm);
+  c.io_s = mine[0];
+  c.comm_s = mine[1];
+  c.overhead_s = mine[2];
+  c.library_s = mine[3];
+}
+
 TwoPhaseGeometry two_phase_geometry(const Hints& in_effect) {
   TwoPhaseGeometry g;
   auto find = [&](const char* key) -> const std::string* {
@@ -94,14 +114,9 @@ CollectiveStats mpiio_collective_stats(MPI_Comm comm, const std::vector<CallSpan
   if (tracked > 0) MPI_Allreduce(t->entries, last.data(), static_cast<int>(tracked), MPI_DOUBLE, MPI_MAX, comm);
   double wait = 0;
   for (size_t i = 0; i < tracked; ++i) wait += last[i] - t->entries[i];
-  double parts[4] = {t->io_s, std::max(0.0, t->inside_s - t->io_s - wait), wait,
-                     std::max(0.0, transfer_s - t->inside_s)};
-  double worst[4];
-  MPI_Allreduce(parts, worst, 4, MPI_DOUBLE, MPI_MAX, comm);
-  s.io_s = worst[0];
-  s.comm_s = worst[1];
-  s.overhead_s = worst[2];
-  s.library_s = worst[3];
+  const double parts[4] = {t->io_s, std::max(0.0, t->inside_s - t->io_s - wait), wait,
+                           std::max(0.0, transfer_s - t->inside_s)};
+  set_split(s, comm, parts, transfer_s);
   s.calls = max_calls;
   const TwoPhaseGeometry g = two_phase_geometry(in_effect);
   s.aggregators = g.aggregators;

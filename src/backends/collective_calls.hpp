@@ -63,6 +63,12 @@ void begin_collective_timing();
 void end_collective_timing();
 // The statistics of a transfer of `transfer_s` seconds between begin_ and end_collective_timing().
 // Collective over `comm`.
+// Equation 1's split of a transfer into c: the slowest rank's (the longest `transfer_s` over comm)
+// parts {I/O, communication, collective overhead, library}, scaled down when they add up to more
+// than its transfer took, so that they never add up to more than the phase's transfer time.
+// Collective over comm.
+void set_split(CollectiveStats& c, MPI_Comm comm, const double (&parts)[4], double transfer_s);
+
 CollectiveStats mpiio_collective_stats(MPI_Comm comm, const std::vector<CallSpan>& spans, const Hints& in_effect,
                                        double transfer_s);
 

@@ -100,7 +100,7 @@ class StrataBackend final : public Backend {
   // One engine phase; its rounds; Equation 1 from the engine's own clocks: I/O by the
   // aggregators' threads, communication = one-sided aggregation, collective overhead = planning
   // plus waiting for buffers, library = the HDF5 container's metadata.
-  CollectiveStats collective_calls(double) override {
+  CollectiveStats collective_calls(double transfer_s) override {
     if (!stats_) return {};
     CollectiveStats c;
     c.valid = true;
@@ -109,12 +109,8 @@ class StrataBackend final : public Backend {
     c.rounds_kind = "engine";
     c.aggregators = stats_->aggregators;
     c.round_bytes = stats_->buffer_bytes;
-    double parts[4] = {stats_->io_s, stats_->aggregation_s, stats_->plan_s + stats_->wait_s, container_s_}, worst[4];
-    MPI_Allreduce(parts, worst, 4, MPI_DOUBLE, MPI_MAX, ctx_.file.comm);
-    c.io_s = worst[0];
-    c.comm_s = worst[1];
-    c.overhead_s = worst[2];
-    c.library_s = worst[3];
+    const double parts[4] = {stats_->io_s, stats_->aggregation_s, stats_->plan_s + stats_->wait_s, container_s_};
+    set_split(c, ctx_.file.comm, parts, transfer_s);
     return c;
   }
 
