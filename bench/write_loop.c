@@ -12,8 +12,10 @@
  * by side show how much of a gap to IOR is the data's.
  *
  * usage: mpirun -n N write_loop --api posix|mpiio-coll|hdf5|pnetcdf --reuse|--distinct -b BYTES -t BYTES
- *        -s SEGMENTS [-F] -i REPS -o PATH
- * prints on rank 0 one JSON object: {"seconds": [...], "bytes": total bytes per write}. */
+ *        -s SEGMENTS [-F] -i REPS -o PATH [--keep]
+ * prints on rank 0 one JSON object: {"seconds": [...], "bytes": total bytes per write}. The file
+ * (PATH, or PATH.RRRRRRRR per rank with -F) is removed at the end unless --keep: then it holds the
+ * last repetition's bytes (tests/python/test_write_loop.py reads them back). */
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
@@ -92,7 +94,7 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int reuse = -1, fpp = 0, reps = 1, api = -1; /* 0 posix, 1 mpiio-coll, 2 hdf5, 3 pnetcdf */
+  int reuse = -1, fpp = 0, keep = 0, reps = 1, api = -1; /* 0 posix, 1 mpiio-coll, 2 hdf5, 3 pnetcdf */
   uint64_t block = 0, transfer = 0, segments = 1;
   const char* out = NULL;
   for (int i = 1; i < argc; ++i) {
@@ -106,6 +108,7 @@ int main(int argc, char** argv) {
     } else if (!strcmp(argv[i], "--reuse")) reuse = 1;
     else if (!strcmp(argv[i], "--distinct")) reuse = 0;
     else if (!strcmp(argv[i], "-F")) fpp = 1;
+    else if (!strcmp(argv[i], "--keep")) keep = 1;
     else if (i + 1 < argc && !strcmp(argv[i], "-b")) block = size_arg(argv[++i]);
     else if (i + 1 < argc && !strcmp(argv[i], "-t")) transfer = size_arg(argv[++i]);
     else if (i + 1 < argc && !strcmp(argv[i], "-s")) segments = size_arg(argv[++i]);
@@ -122,7 +125,7 @@ int main(int argc, char** argv) {
       fprintf(stderr,
               "usage: write_loop --api posix|mpiio-coll|hdf5|pnetcdf --reuse|--distinct -b B -t T -s S [-F: posix, "
               "mpiio-coll] -i REPS "
-              "-o PATH\n");
+              "-o PATH [--keep]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   char path[4096];
@@ -218,7 +221,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < reps; ++r) printf("%s%.9f", r ? ", " : "", seconds[r]);
     printf("]}\n");
   }
-  if (fpp || rank == 0) unlink(path);
+  if (!keep && (fpp || rank == 0)) unlink(path);
   free(seconds);
   free(buf);
   MPI_Finalize();

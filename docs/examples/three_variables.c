@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   int bad = 0;
   if (rank == 0) {
     FILE* f = fopen(path, "rb");
+    if (!f) {
+      fprintf(stderr, "cannot open %s to check it\n", path);
+      bad = 1;
+    }
     for (int r = 0; r < size && f; ++r) {
       for (int v = 0; v < 3; ++v) {
         for (int i = 0; i < n; ++i) {
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
         }
       }
     }
+    if (f && fgetc(f) != EOF) bad = 1; /* no byte beyond the three variables */
     if (f) fclose(f);
     printf(bad ? "file content WRONG\n" : "file content checked: rank-major x, y, z\n");
   }
