@@ -40,6 +40,16 @@ const std::vector<HintSpec>& engine_hint_specs() {
   return specs;
 }
 
+}  // namespace strata::engine
+
+namespace strata {
+
+const std::vector<HintDescription>& engine_hints() { return engine::engine_hint_specs(); }
+
+}  // namespace strata
+
+namespace strata::engine {
+
 namespace {
 
 std::string valid_keys() {

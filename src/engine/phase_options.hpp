@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/place/tier_hints.hpp"
+#include "strata/hints.hpp"
 
 namespace strata::engine {
 
@@ -63,12 +64,9 @@ struct PhaseOptions {
   uint64_t hash() const;
 };
 
-// The hints the engine understands: name, accepted values, meaning (for errors, help and docs).
-struct HintSpec {
-  const char* name;
-  const char* values;
-  const char* meaning;
-};
+// The hints the engine understands: name, accepted values, meaning (for errors, help and docs);
+// published as strata::engine_hints() (include/strata/hints.hpp).
+using HintSpec = HintDescription;
 const std::vector<HintSpec>& engine_hint_specs();
 
 }  // namespace strata::engine

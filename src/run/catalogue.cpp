@@ -1,10 +1,10 @@
 #include "run/catalogue.hpp"
 
 #include "backends/backend.hpp"
-#include "engine/phase_options.hpp"
 #include "kernels/app_kernel.hpp"
 #include "kernels/kernel.hpp"
 #include "run/run_options.hpp"
+#include "strata/hints.hpp"
 
 namespace strata {
 
@@ -102,7 +102,7 @@ nlohmann::json layouts_json() {
 
 nlohmann::json hints_json() {
   nlohmann::json engine = nlohmann::json::array();
-  for (const engine::HintSpec& h : engine::engine_hint_specs()) {
+  for (const HintDescription& h : engine_hints()) {
     engine.push_back({{"name", h.name}, {"values", h.values}, {"meaning", h.meaning}});
   }
   return {

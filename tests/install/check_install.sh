@@ -19,7 +19,7 @@ rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
 "$cmake" --install "$build" --prefix "$prefix" > "$work/install.log"
-for f in include/strata/strata.h include/strata/strata.hpp include/strata/error.hpp; do
+for f in include/strata/strata.h include/strata/strata.hpp include/strata/error.hpp include/strata/hints.hpp; do
   [[ -f $prefix/$f ]] || fail "$f is not installed"
 done
 lib=$(find "$prefix" -name libstrata.a | head -n 1)
@@ -32,8 +32,19 @@ config=$(find "$prefix" -name StrataConfig.cmake | head -n 1)
 if grep -rlF -e "$src/" -e "$build/" "$prefix" --include='*.cmake' --include='*.pc'; then
   fail "installed files name the source or build tree (above)"
 fi
+# The installed program reaches nothing of the source or build tree: no such path in it (its debug
+# information aside, which names the sources it was compiled from), and strata replay's converter
+# installed beside it (PREFIX/share/strata/python).
+stripped=$work/strata.stripped
+objcopy --strip-debug "$prefix/bin/strata" "$stripped"
+if grep -qaF -e "$src" -e "$build" "$stripped"; then
+  fail "the installed program names the source or build tree: $(grep -aoF -e "$src" -e "$build" "$stripped" | head -n 1)"
+fi
+[[ -f $prefix/share/strata/python/strata/replay.py ]] || fail "strata replay's converter (strata/replay.py) is not installed"
+[[ -f $prefix/share/strata/python/strata/templates/report.html.j2 ]] || fail "the report's templates are not installed"
+
 # Private headers stay private: only the public API is installed.
-[[ $(find "$prefix/include" -type f | wc -l) -eq 3 ]] || fail "headers other than include/strata/ were installed"
+[[ $(find "$prefix/include" -type f | wc -l) -eq 4 ]] || fail "headers other than include/strata/ were installed"
 
 # 1. pkg-config and the C compiler, no MPI wrapper.
 export PKG_CONFIG_PATH=$(dirname "$pc")

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -44,7 +45,8 @@ const char* kExample =
     "\nexample:\n"
     "  mpirun -np 4 --oversubscribe strata replay \"$(.venv/bin/python -m strata.replay --examples | grep ior_hdf5)\" "
     "--verify\n"
-    "\nThe converter runs with STRATA_PYTHON, else the source tree's .venv/bin/python, else python3 on PATH.\n";
+    "\nThe converter (the strata package installed in PREFIX/share/strata/python) runs with STRATA_PYTHON,\n"
+    "else PREFIX/share/strata/venv/bin/python (in the build tree: the venv of make setup), else python3.\n";
 
 void declare(OptionSet& o) {
   o.section("replay options");
@@ -87,11 +89,22 @@ bool is_trace(const std::string& path) {
 
 bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
 
-// The interpreter that runs the converter: STRATA_PYTHON, the source tree's venv, python3.
+// Where the program keeps its data: PREFIX/share/strata beside PREFIX/bin/strata, installed or in
+// the build tree (where CMake links share/strata/python/strata to the source's package and
+// share/strata/venv to the source tree's venv). Nothing of the source tree is compiled in.
+std::string share_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  return (exe.parent_path().parent_path() / "share" / "strata").string();
+}
+
+// The interpreter that runs the converter: STRATA_PYTHON, share/strata/venv/bin/python (the build
+// tree's link to the venv; called by that path, so Python finds the venv's pyvenv.cfg), python3.
 std::string python_interpreter() {
   if (const char* p = std::getenv("STRATA_PYTHON"); p != nullptr && *p != '\0') return p;
-  const std::string venv = std::string(STRATA_SOURCE_DIR) + "/.venv/bin/python";
-  return executable(venv) ? venv : "python3";
+  const std::string linked = share_dir() + "/venv/bin/python";
+  return executable(linked) ? linked : "python3";
 }
 
 // Runs the converter (rank 0 alone); a usage Error with its message when it fails.
@@ -111,9 +124,9 @@ void convert(const std::string& log, const std::string& trace, const OptionSet& 
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  // The converter's package: the source tree's python/ folder first, when it is there.
+  // The converter's package: the one installed with the program (share/strata/python) first.
   std::vector<std::string> env_text;
-  const std::string tree = std::string(STRATA_SOURCE_DIR) + "/python";
+  const std::string tree = share_dir() + "/python";
   struct stat st {};
   const bool has_tree = ::stat(tree.c_str(), &st) == 0;
   for (char** e = environ; *e != nullptr; ++e) {
