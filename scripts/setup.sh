@@ -30,6 +30,8 @@ packages=(
   fio
   # `make format-check`: one formatting rule for the C++ (.clang-format)
   clang-format
+  # the HTML report opened in a real headless browser (tests/python/browser.py, test_harness_run.py)
+  chromium chromium-driver
   nlohmann-json3-dev
   libmemkind-dev
   libtomlplusplus-dev

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
+from browser import page_problems
 from conftest import BASE_ENV, ROOT
 from strata.campaign import load
 from strata.runner import run_campaign
@@ -120,12 +122,35 @@ def test_campaign_lands_in_sqlite_without_duplicates(campaign_dir: Path) -> None
         assert not list((campaign_dir / "out" / "data").iterdir()), "data files are removed after each run"
 
 
+def test_report_renders_in_a_browser_and_a_broken_one_is_seen(campaign_dir: Path, tmp_path: Path) -> None:
+    """The report opened in headless chromium: every image loads, every table is drawn with rows as
+    wide as its header, no console error. Then a copy with one plot missing and one table row a cell
+    short: the same check names both."""
+    out = tmp_path / "report"
+    proc = bench("report", str(campaign_dir / "out" / "results.sqlite"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert page_problems(out / "index.html") == []
+
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    missing = sorted(broken.glob("bandwidth-*.png"))[0]
+    missing.unlink()
+    page = (broken / "index.html").read_text()
+    at = page.index("<h2>Environment</h2>")
+    page = page[:at] + re.sub(r"<td>\d+</td></tr>", "</tr>", page[at:], count=1)
+    (broken / "index.html").write_text(page)
+    problems = page_problems(broken / "index.html")
+    assert any(p == f"image {missing.name} did not load" for p in problems), problems
+    assert any('(under "Environment") row 1:' in p for p in problems), problems
+    assert any(p.startswith("console:") and missing.name in p for p in problems), problems
+
+
 def test_report_references_pngs_that_exist_and_load(campaign_dir: Path) -> None:
     out = campaign_dir / "report"
     proc = bench("report", str(campaign_dir / "out" / "results.sqlite"), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     html = (out / "index.html").read_text()
-    images = re.findall(r"<img src='([^']+)'", html)
+    images = re.findall(r"<img src=[\"']([^\"']+)[\"']", html)
     kinds = {name.split("-")[0] for name in images}
     assert {"bandwidth", "violin", "breakdown"} <= kinds
     for name in images:

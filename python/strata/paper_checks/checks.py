@@ -1,203 +1,32 @@
-"""Paper checks: Strata's numbers beside the four papers' (the report's "Paper checks" section).
-
-For every paper whose study a campaign ran (campaigns/*.toml), one section titled with the paper's
-table names, with a row per checkable number: the paper's value, Strata's, and ✓ or ✗. Numbers
-that are facts of the design — volumes, stripe counts, costs, fallback order, rounds — get a
-verdict. Performance figures get none: the measured ratio stands beside the paper's, each labelled
-with the scale it was measured at, since a 2-core machine and a 1 000-node cluster need not agree.
-
-What Strata's C++ computes — the advisor's stripe counts, the cost model, the fallback order — is
-asked of the `strata` binary (`strata advise --json`, `strata cost --json`), never recomputed here.
-Measured values come from the campaign's records: a launch's value is the median of its in-launch
-repetitions, a configuration's the median over its launches.
-"""
+"""The four papers' checks: for each study a campaign ran, a Section of tables whose rows set the
+paper's number beside Strata's (model.py), computed from the campaign's runs and the strata binary
+(cli.py)."""
 
 from __future__ import annotations
 
-import html
 import json
 import math
-import statistics
-import subprocess
 import tempfile
-import tomllib
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from .calibrate import PAPER_FITS, CalibrationError, advisor_round, calibrate, write_json
-from .launch import ROOT, run_environment
-from .store import Store
+from ..calibrate import PAPER_FITS, CalibrationError, advisor_round, calibrate, write_json
+from ..launch import ROOT
+from ..store import Store
+from .cli import StrataCli, advise_call
+from .model import (
+    Check,
+    Run,
+    Section,
+    Table,
+    launch_median,
+    load_runs,
+    median_over_launches,
+    phase_bandwidth,
+    phase_time,
+    scale_of,
+)
 
 TOY_MACHINE = ROOT / "campaigns" / "machines" / "tapioca-toy.toml"
-
-
-@dataclass
-class Check:
-    item: str
-    paper: str
-    strata: str
-    ok: bool | None  # None: a performance comparison or a value this campaign cannot measure
-    note: str = ""
-
-
-@dataclass
-class Table:
-    name: str  # "Table I", "Fig. 14", ...
-    caption: str
-    checks: list[Check] = field(default_factory=list)
-
-
-@dataclass
-class Section:
-    paper: str
-    scale_here: str
-    scale_paper: str
-    tables: list[Table] = field(default_factory=list)
-
-    @property
-    def title(self) -> str:
-        return f"{self.paper}: " + ", ".join(t.name for t in self.tables)
-
-    def verdicts(self) -> list[bool]:
-        return [c.ok for t in self.tables for c in t.checks if c.ok is not None]
-
-
-# -- the campaign's measurements ----------------------------------------------------------------------
-
-
-@dataclass
-class Run:
-    label: str
-    kernel: str
-    backend: str
-    ranks: int
-    params: dict[str, Any]  # the configuration's, as in the campaign file
-    hints: dict[str, Any]
-    record: dict[str, Any]
-    verified: bool
-
-
-def _launch_median(record: dict[str, Any], phase: str, value: Callable[[dict[str, Any]], float | None]) -> float | None:
-    values = [v for rep in record.get("repetitions", []) if phase in rep for v in [value(rep[phase])] if v is not None]
-    return float(statistics.median(values)) if values else None
-
-
-def median_over_launches(
-    runs: Iterable[Run], value: Callable[[dict[str, Any]], float | None], phase: str = "write"
-) -> float | None:
-    """The median over launches of each launch's median (a launch is the unit of replication)."""
-    per_launch = [m for r in runs for m in [_launch_median(r.record, phase, value)] if m is not None]
-    return float(statistics.median(per_launch)) if per_launch else None
-
-
-def _time(p: dict[str, Any]) -> float | None:
-    return p.get("time_s")
-
-
-def _bandwidth(p: dict[str, Any]) -> float | None:
-    return p.get("bandwidth_mib_s")
-
-
-def load_runs(store: Store, campaign_id: int) -> list[Run]:
-    out = []
-    for r in store.runs(campaign_id):
-        if r["status"] != "ok" or not r["record"]:
-            continue
-        out.append(
-            Run(
-                r["label"],
-                r["kernel"],
-                r["backend"],
-                int(r["ranks"]),
-                json.loads(r["params"] or "{}"),
-                json.loads(r["hints"] or "{}"),
-                json.loads(r["record"]),
-                bool(r["verified"]),
-            )
-        )
-    return out
-
-
-def scale_of(runs: list[Run], campaign: str, campaign_toml: str = "") -> str:
-    """Where the campaign measured: ranks, nodes, file system, host, and the scale profile — the
-    file's [scale.NAME] whose NAME the campaign's name ends with (strata-bench run --scale NAME)."""
-    if not runs:
-        return "nothing measured"
-    ranks = sorted({r.ranks for r in runs})
-    nodes = sorted({int(r.record.get("nodes", 1)) for r in runs})
-    fs = sorted({str(r.record.get("fs_type", "?")) for r in runs})
-    hosts = sorted({str(r.record.get("host", "?")) for r in runs})
-    try:
-        profiles = tomllib.loads(campaign_toml).get("scale", {}) if campaign_toml else {}
-    except tomllib.TOMLDecodeError:
-        profiles = {}
-    profile = next(
-        (f"{name} (--scale {name})" for name in profiles if campaign.endswith(f"-{name}")),
-        "the file as written (laptop)",
-    )
-    virtual = any(r.record.get("node_map", {}).get("virtual") for r in runs)
-    return (
-        f"{'/'.join(map(str, ranks))} ranks on {'/'.join(map(str, nodes))} {'virtual ' if virtual else ''}"
-        f"node(s), {', '.join(fs)}, host {', '.join(hosts)}; profile {profile}"
-    )
-
-
-# -- asking the strata binary -----------------------------------------------------------------------
-
-
-class StrataCli:
-    """Runs `strata advise` and `strata cost` (as singletons: they need no mpirun) and reads their JSON.
-    A singleton spends its second mostly waiting for MPI to start, so batches run side by side."""
-
-    PARALLEL = 8
-
-    def __init__(self, binary: Path) -> None:
-        self.binary = Path(binary)
-
-    def _one(self, args: tuple[str, ...], tmp: Path, i: int) -> dict[str, Any]:
-        out = tmp / f"out{i}.json"
-        proc = subprocess.run(
-            [str(self.binary), *args, "--json", str(out), "--quiet"],
-            capture_output=True,
-            text=True,
-            env=run_environment(),
-            timeout=120,
-        )
-        if proc.returncode != 0 or not out.exists():
-            lines = [x for x in (proc.stderr or proc.stdout).splitlines() if x.strip()]
-            raise RuntimeError(lines[-1] if lines else f"strata {args[0]} exited with {proc.returncode}")
-        return json.loads(out.read_text())
-
-    def many(self, calls: list[tuple[str, ...]]) -> list[dict[str, Any] | Exception]:
-        """Each call's JSON, or the exception that says why there is none, in the calls' order."""
-        with (
-            tempfile.TemporaryDirectory(prefix="strata-paper-checks.") as tmp,
-            ThreadPoolExecutor(max_workers=self.PARALLEL) as pool,
-        ):
-            futures = [pool.submit(self._one, args, Path(tmp), i) for i, args in enumerate(calls)]
-            out: list[dict[str, Any] | Exception] = []
-            for f in futures:
-                try:
-                    out.append(f.result())
-                except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as e:
-                    out.append(e)
-            return out
-
-    def json(self, *args: str) -> dict[str, Any]:
-        result = self.many([args])[0]
-        if isinstance(result, Exception):
-            raise RuntimeError(str(result)) from result
-        return result
-
-    def stripe_count(self, nodes: int, *extra: str) -> int:
-        return int(self.json(*advise_call(nodes, *extra))["stripe_count"])
-
-
-def advise_call(nodes: int, *extra: str, fs: str = "lustre") -> tuple[str, ...]:
-    return ("advise", "--fs", fs, "--nodes", str(nodes), *extra)
 
 
 def _cli_failed(table: Table, what: str, e: Exception) -> None:
@@ -350,8 +179,8 @@ def mslio_section(runs: list[Run], scale: str) -> Section | None:
     t4 = Table("Tables IV-VII", "write time ratios against the original mode (performance: no verdict)")
     for mode, tables in (("buffered", MSLIO_BUFFERED), ("shared", MSLIO_SHARED)):
         for cell in sorted({_cell(r) for r in ms}):
-            base = median_over_launches([r for r in ms if _cell(r) == cell and r.label == "original"], _time)
-            other = median_over_launches([r for r in ms if _cell(r) == cell and r.label == mode], _time)
+            base = median_over_launches([r for r in ms if _cell(r) == cell and r.label == "original"], phase_time)
+            other = median_over_launches([r for r in ms if _cell(r) == cell and r.label == mode], phase_time)
             if base is None or other is None:
                 continue
             for where, cells in tables.items():
@@ -446,7 +275,7 @@ def striping_section(runs: list[Run], scale: str, cli: StrataCli, db: Path, camp
             ),
         ):
             medians = {
-                v: median_over_launches([r for r in here if of(r) == v], _bandwidth)
+                v: median_over_launches([r for r in here if of(r) == v], phase_bandwidth)
                 for v in {of(r) for r in here}
                 if v is not None
             }
@@ -543,9 +372,9 @@ def striping_section(runs: list[Run], scale: str, cli: StrataCli, db: Path, camp
             "writing styles: median write bandwidth against the single file (performance: no "
             "verdict); the paper: sf generally fastest, mf-wo (open timed) below mf",
         )
-        sf = median_over_launches([r for r in styles if r.label == "sf"], _bandwidth)
+        sf = median_over_launches([r for r in styles if r.label == "sf"], phase_bandwidth)
         for style in ("mf", "mf-wo"):
-            other = median_over_launches([r for r in styles if r.label == style], _bandwidth)
+            other = median_over_launches([r for r in styles if r.label == style], phase_bandwidth)
             if sf and other is not None:
                 t.checks.append(
                     _performance(
@@ -687,9 +516,9 @@ def tapioca_section(runs: list[Run], scale: str, cli: StrataCli) -> Section | No
         # The paper measured S3D-IO; over every kernel when the campaign has no S3D runs.
         s3d = all(any(r.kernel == "s3d" for r in rs) for rs in runs_by.values())
         pick = {label: [r for r in rs if r.kernel == "s3d" or not s3d] for label, rs in runs_by.items()}
-        base = median_over_launches(pick["strata"], _bandwidth)
+        base = median_over_launches(pick["strata"], phase_bandwidth)
         for i, label in ((1, "table10 run2"), (2, "table10 run3")):
-            other = median_over_launches(pick[label], _bandwidth)
+            other = median_over_launches(pick[label], phase_bandwidth)
             paper = TABLE_10[i][3] / TABLE_10[0][3]
             t10.checks.append(
                 _performance(
@@ -713,8 +542,8 @@ def tapioca_section(runs: list[Run], scale: str, cli: StrataCli) -> Section | No
         def same(r: Run, kernel: str = kernel, params: str = params, ranks: int = ranks) -> bool:
             return r.kernel == kernel and json.dumps(r.params, sort_keys=True) == params and r.ranks == ranks
 
-        ours = median_over_launches([r for r in tiered if same(r) and r.label == "strata"], _bandwidth)
-        base = median_over_launches([r for r in coll if same(r)], _bandwidth)
+        ours = median_over_launches([r for r in tiered if same(r) and r.label == "strata"], phase_bandwidth)
+        base = median_over_launches([r for r in coll if same(r)], phase_bandwidth)
         p = json.loads(params)
         key = (kernel, p.get("dist") if kernel == "array1d" else None)
         paper = TAPIOCA_RATIOS.get(key)
@@ -729,8 +558,8 @@ def tapioca_section(runs: list[Run], scale: str, cli: StrataCli) -> Section | No
         )
     for label in ("strata tmpfs", "strata nvr", "strata dram"):
         forced = [r for r in tiered if r.label == label]
-        base = median_over_launches([r for r in tiered if r.label == "strata"], _bandwidth)
-        ours = median_over_launches(forced, _bandwidth)
+        base = median_over_launches([r for r in tiered if r.label == "strata"], phase_bandwidth)
+        ours = median_over_launches(forced, phase_bandwidth)
         if forced and ours is not None and base:
             t.checks.append(
                 _performance(
@@ -759,7 +588,7 @@ def _variables(run: Run) -> int | None:
 
 
 def _collective(run: Run, key: str) -> float | None:
-    return _launch_median(run.record, "write", lambda ph: ph.get("collective", {}).get(key))
+    return launch_median(run.record, "write", lambda ph: ph.get("collective", {}).get(key))
 
 
 def multidataset_section(runs: list[Run], scale: str) -> Section | None:
@@ -847,7 +676,7 @@ def multidataset_section(runs: list[Run], scale: str) -> Section | None:
                 median_over_launches(rs, lambda ph, k=k: ph.get("collective", {}).get("split_s", {}).get(k))
                 for k in ("io", "comm", "collective_overhead", "library")
             ]
-            total = median_over_launches(rs, _time)
+            total = median_over_launches(rs, phase_time)
             if None in split:
                 continue
             t.checks.append(
@@ -866,7 +695,7 @@ def _params_text(params_json: str) -> str:
     return " ".join(f"{k}={v}" for k, v in json.loads(params_json).items())
 
 
-# -- the section ------------------------------------------------------------------------------------
+# -- every paper this campaign ran ----------------------------------------------------------------
 
 
 def sections(store: Store, campaign: str, campaign_id: int, db: Path, strata: Path) -> list[Section]:
@@ -881,39 +710,3 @@ def sections(store: Store, campaign: str, campaign_id: int, db: Path, strata: Pa
         multidataset_section(runs, scale),
     ]
     return [s for s in found if s is not None]
-
-
-def _mark(ok: bool | None) -> str:
-    return "" if ok is None else ("<span class=ok>✓</span>" if ok else "<span class=fail>✗</span>")
-
-
-def to_html(found: list[Section]) -> str:
-    e = html.escape
-    if not found:
-        return (
-            "<h2>Paper checks</h2><p>This campaign runs none of the papers' studies (campaigns/*.toml do), so "
-            "there is nothing to check against them.</p>"
-        )
-    parts = [
-        "<h2>Paper checks</h2><p>Each checkable number beside the paper's: ✓ agrees, ✗ does not. "
-        "Performance ratios carry no verdict: they stand beside the paper's, each labelled with the scale it "
-        "was measured at.</p>"
-    ]
-    for s in found:
-        v = s.verdicts()
-        parts.append(
-            f"<h3>{e(s.title)}</h3><p>{sum(v)} ✓, {len(v) - sum(v)} ✗. Measured here: {e(s.scale_here)}. "
-            f"The paper: {e(s.scale_paper)}.</p>"
-        )
-        for t in s.tables:
-            parts.append(
-                f"<h4>{e(t.name)}: {e(t.caption)}</h4><table><tr><th class=l>item</th><th class=l>paper"
-                "</th><th class=l>Strata</th><th></th><th class=l>note</th></tr>"
-            )
-            for c in t.checks:
-                parts.append(
-                    f"<tr><td class=l>{e(c.item)}</td><td class=l>{e(c.paper)}</td><td class=l>"
-                    f"{e(c.strata)}</td><td>{_mark(c.ok)}</td><td class=l>{e(c.note)}</td></tr>"
-                )
-            parts.append("</table>")
-    return "\n".join(parts)
