@@ -482,7 +482,7 @@ void PhaseImpl::partition(const std::vector<RankSummary>& all) {
   uint64_t buffer = s.buffer_bytes != 0 ? s.buffer_bytes : kDefaultBuffer;
   buffer = std::max(in.align, (buffer + in.align - 1) / in.align * in.align);  // a whole number of units
   in.buffer_bytes = std::min(buffer, std::max(kMaxBuffer / in.align, uint64_t{1}) * in.align);
-  in.buffers = s.buffers > 0 ? s.buffers : 2;
+  in.buffers = s.buffers > 0 ? s.buffers : options_.buffers.value_or(2);  // a direct strategy: N_buff as asked
   in.aggregators = s.aggregators;
   plan_ = make_plan(in);
   tier_of_partition_.clear();

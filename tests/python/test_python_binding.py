@@ -104,6 +104,7 @@ def test_statistics_extents_and_strided_memory(tmp_path: Path) -> None:
     first = json.loads(stats[0].removeprefix("OK "))
     assert first["bytes"] == 4 * 1000 * 8 and first["local"] == 1000 * 8
     assert first["executions"] == 1 and first["strategy"]
+    assert first["buffers"] == 3, first  # strata_buffers=3, whatever strategy the plan chose
     assert np.array_equal(np.fromfile(tmp_path / "files" / "ints.dat", dtype=np.int64), np.arange(4000))
     assert found["records"] == {r: "OK true" for r in range(4)}
     raw = np.fromfile(tmp_path / "files" / "rec.dat", dtype=np.int64)
