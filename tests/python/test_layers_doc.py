@@ -32,9 +32,9 @@ def doc_layers(doc: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for line in diagram.splitlines():
         words = re.sub(r"\(.*", "", line).split()  # a note in parentheses ends the dependencies
-        layers = [w for w in words if w.endswith("/") and not w.startswith(("tools", "include"))]
+        layers = [w for w in words if w.endswith("/") and not w.startswith(("tools/", "include/", "src/"))]
         if not layers or words[0] != layers[0]:
-            continue  # the program, the public API and the continuation lines
+            continue  # the program, the public API, libraries of their own (src/preload/), continuations
         deps = {d for w in words[len(layers) :] for d in expand(w)}
         for layer in layers:
             out[expand(layer)[0]] = deps
