@@ -37,6 +37,7 @@ struct State {
   std::string held_message;                // guarded by mutex
   int held_status = 0;                     // guarded by mutex
   Clock::time_point held_since;            // guarded by mutex
+  std::string held_cause;                  // guarded by mutex: the likely cause when the error was held
 };
 
 State& state() {
@@ -189,24 +190,36 @@ std::string likely_cause(State& s) {
   std::_Exit(static_cast<int>(ErrorKind::timeout));  // without thread support, the launcher ends the others
 }
 
-// The grace is over and the peers never joined the agreement: this rank's error, its likely cause
-// and why the job ends here, then the end (as report_and_abort).
-[[noreturn]] void end_with_held_error(State& s) {
-  std::string message;
-  int status = 0;
+// The grace is over: this rank holds an error its peers never came to agree on, or it has made no
+// progress while the likely cause (a full file system) says the collective it waits in cannot
+// complete. Its error or that cause, where it is, why the job ends here; then the end (as
+// report_and_abort).
+[[noreturn]] void end_with_held_error(State& s, const std::string& cause_now) {
+  std::string message, cause, where;
+  int status = static_cast<int>(ErrorKind::runtime);
+  bool holding = false;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    message = s.held_message;
-    status = s.held_status;
+    holding = s.holding;
+    if (holding) {
+      message = s.held_message;
+      status = s.held_status;
+      cause = s.held_cause;
+    }
+    where = describe_locked(s);
   }
-  std::string cause = likely_cause(s);
-  if (!cause.empty() && message.find(cause) == std::string::npos) message += " (" + cause + ")";
+  if (cause.empty()) cause = cause_now.empty() ? likely_cause(s) : cause_now;
+  if (!holding) {
+    message = "the write cannot complete: " + cause;
+  } else if (!cause.empty() && message.find(cause) == std::string::npos) {
+    message += " (" + cause + ")";
+  }
   char tail[512];
   std::snprintf(tail, sizeof tail,
-                " (rank %d; its peers did not join the agreement on this error within %g s (STRATA_ERROR_GRACE): "
-                "they are still inside a collective call the error interrupted, as OMPIO's collective write is "
-                "after a full disk; rank %d ends the job)\n",
-                s.rank, s.grace.load(), s.rank);
+                " (rank %d, %s%s, ends the job after STRATA_ERROR_GRACE=%g s: its peers did not join the agreement "
+                "on the outcome, still inside a collective call the error interrupted, as OMPIO's collective write "
+                "is on a full disk)\n",
+                s.rank, holding ? "holding this error " : "", where.c_str(), s.grace.load());
   const std::string report = "strata: error: " + message + tail;
   std::fputs(report.c_str(), stderr);
   std::fflush(stderr);
@@ -214,19 +227,33 @@ std::string likely_cause(State& s) {
   std::_Exit(status);  // without thread support, the launcher ends the others
 }
 
-bool held_too_long(State& s) {
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.holding && s.grace > 0 && s.size > 1 && seconds_since(s.held_since) > s.grace;
+// A rank without progress in a collective operation for longer than the grace ends the job when it
+// holds an error (its peers never came to the agreement), or when the likely cause (a full file
+// system) says the collective cannot complete. The probe runs once a second at most.
+void check_grace(State& s, Clock::time_point& next_probe) {
+  if (s.size < 2 || s.grace <= 0) return;
+  bool holding = false;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.stack.empty() || seconds_since(s.last_progress) <= s.grace) return;
+    holding = s.holding;
+  }
+  if (holding) end_with_held_error(s, "");
+  if (Clock::now() < next_probe) return;
+  next_probe = Clock::now() + std::chrono::seconds(1);
+  const std::string cause = likely_cause(s);
+  if (!cause.empty()) end_with_held_error(s, cause);
 }
 
 void run(State& s) {
+  Clock::time_point next_probe = Clock::now();
   while (!s.stopping.load()) {
     double idle = 0;
     {
       std::lock_guard<std::mutex> lock(s.mutex);
       idle = s.stack.empty() ? 0 : seconds_since(s.last_progress);
     }
-    if (held_too_long(s)) end_with_held_error(s);
+    check_grace(s, next_probe);
     if (idle > s.timeout) report_and_abort(s);
     // This thread calls MPI only once this rank itself looks stuck: MPI calls here drive the
     // library's progress engine concurrently with the main thread's, and OMPIO's asynchronous
@@ -299,7 +326,10 @@ double error_grace() { return state().timeout == 0 ? 0 : state().grace.load(); }
 
 HeldError::HeldError(const std::string& message, int status) {
   State& s = state();
+  // The cause now, before the step's clean-up changes it (a container removed frees the disk).
+  const std::string cause = s.timeout > 0 ? likely_cause(s) : std::string();
   std::lock_guard<std::mutex> lock(s.mutex);
+  s.held_cause = cause;
   s.holding = true;
   s.held_message = message;
   s.held_status = status;

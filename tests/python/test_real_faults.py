@@ -13,10 +13,11 @@ engine, the output committed before the fault stays whole: `strata verify` is cl
 back verified.
 
 The Open MPI 4.1 OMPIO component waits forever in a collective write that a full disk fails
-(mpiio-coll, hdf5 and pnetcdf at 3 ranks or more): the rank that holds the error waits for its peers
-in the agreement, and after the error grace (STRATA_ERROR_GRACE, default 15 s) ends the job with
-its error, which must name the full file system. Every cell runs with default settings (no
-STRATA_TIMEOUT) and must end within FULL_LIMIT_S. Backends that do not use MPI-IO (the
+(mpiio-coll, hdf5 and pnetcdf at 3 ranks or more): after the error grace (STRATA_ERROR_GRACE,
+default 15 s) a rank that holds an error its peers never came to agree on, or that made no progress
+while its file system is full, ends the job with that error, which must name the full file system.
+Every cell runs with default settings (no STRATA_TIMEOUT) and must end within FULL_LIMIT_S.
+Backends that do not use MPI-IO (the
 catalogue's `mpi_io`: posix and the engine) run under the default component only: the other
 changes nothing they call.
 
@@ -121,12 +122,12 @@ class Cell:
         cause = re.compile(CAUSES[fault])
         if out.problems:
             return out
-        if grace_may_end_it and "did not join the agreement on this error" in out.stderr:
+        if grace_may_end_it and "ends the job after STRATA_ERROR_GRACE" in out.stderr:
             # OMPIO's hang on a full disk, ended by the rank holding the error after the grace:
             # non-zero, its error naming the cause, and no watchdog needed.
             if out.launcher_status == 0:
                 out.problems.append("the error grace ended the job but the launcher reported success")
-            held = [line for line in out.stderr.splitlines() if "did not join the agreement" in line]
+            held = [line for line in out.stderr.splitlines() if "ends the job after STRATA_ERROR_GRACE" in line]
             if not all(line.startswith("strata: error:") and cause.search(line) for line in held):
                 out.problems.append(f"the held error does not name a full disk:\n{out.stderr[-2000:]}")
             if "strata: watchdog:" in out.stderr:
