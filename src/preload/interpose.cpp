@@ -73,6 +73,14 @@ int before_collective(MPI_File fh, const Reason* reason, MPI_Offset offset, uint
   return rc;
 }
 
+// Before set_size or preallocate: the size changes under every handle's gathered runs, so the
+// file's are flushed (collectively) and this rank's on other handles written alone.
+int before_resize(MPI_File fh) {
+  int flushed = before_collective(fh, nullptr, 0, 0, true);
+  if (File* f = find(fh); f != nullptr && flushed == MPI_SUCCESS) flushed = flush_alone(*f);
+  return flushed;
+}
+
 int collective_write(MPI_File fh, MPI_Offset offset, const void* buf, int count, MPI_Datatype type, MPI_Status* st) {
   File* f = find(fh);
   if (f != nullptr && f->ineligible < 0) {
@@ -151,18 +159,14 @@ STRATA_BOTH(File_set_info, (MPI_File fh, MPI_Info info), (fh, info)) {
 
 STRATA_BOTH(File_set_size, (MPI_File fh, MPI_Offset size), (fh, size)) {
   PASS_IF_INSIDE(File_set_size, (fh, size))
-  // The size changes under every handle's gathered runs: all of them go first.
-  int flushed = before_collective(fh, nullptr, 0, 0, true);
-  if (File* f = find(fh); f != nullptr && flushed == MPI_SUCCESS) flushed = flush_alone(*f);
+  const int flushed = before_resize(fh);
   const int rc = real().File_set_size(fh, size);
   return flushed != MPI_SUCCESS ? flushed : rc;
 }
 
 STRATA_BOTH(File_preallocate, (MPI_File fh, MPI_Offset size), (fh, size)) {
   PASS_IF_INSIDE(File_preallocate, (fh, size))
-  // The size changes under every handle's gathered runs: all of them go first.
-  int flushed = before_collective(fh, nullptr, 0, 0, true);
-  if (File* f = find(fh); f != nullptr && flushed == MPI_SUCCESS) flushed = flush_alone(*f);
+  const int flushed = before_resize(fh);
   const int rc = real().File_preallocate(fh, size);
   return flushed != MPI_SUCCESS ? flushed : rc;
 }

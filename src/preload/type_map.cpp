@@ -158,14 +158,8 @@ void build(TypeMap& m, MPI_Datatype type) {
     return ch.ok;
   };
   switch (c.combiner) {
-    case MPI_COMBINER_DUP: {
-      TypeMap ch = child_of(c.types[0]);
-      if (!child_ok(ch)) return;
-      m.runs = std::move(ch.runs);
-      m.elements = ch.elements;
-      return;
-    }
-    case MPI_COMBINER_RESIZED: {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED: {  // the child's runs; lower bound and extent are MPI's (above)
       TypeMap ch = child_of(c.types[0]);
       if (!child_ok(ch)) return;
       m.runs = std::move(ch.runs);
