@@ -91,6 +91,9 @@ class Backend {
   virtual bool agrees_on(BackendStep /*step*/) const { return false; }
   // File requests issued by this rank in the last transfer (calls into the I/O library).
   virtual uint64_t requests() const { return 0; }
+  // Bytes this rank moved in the last transfer, of the `asked` it was given: all of them unless
+  // a deadline stopped it early (--deadline, posix).
+  virtual uint64_t moved_bytes(uint64_t asked) const { return asked; }
   // Backend-specific statistics of the last access (the engine's time breakdown), or null.
   virtual nlohmann::json details() const { return nullptr; }
   // The last transfer's collective calls, rounds and time split (collective_calls.hpp), given

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -45,6 +46,7 @@ class PosixBackend final : public Backend {
 
   void transfer(Access access, std::byte* buffer) override {
     requests_ = 0;
+    stopped_at_.reset();
     failure_.run([&] { move(access, buffer); });
   }
 
@@ -66,6 +68,7 @@ class PosixBackend final : public Backend {
   }
 
   uint64_t requests() const override { return requests_; }
+  uint64_t moved_bytes(uint64_t asked) const override { return stopped_at_ ? *stopped_at_ : asked; }
 
  private:
   void open_fd(int flags) {
@@ -91,7 +94,15 @@ class PosixBackend final : public Backend {
 
   void move(Access access, std::byte* buffer) {
     const auto pieces = split_extents(d_, flatten(d_), d_.transfer_bytes ? d_.transfer_bytes : kMaxRequestBytes);
+    // IOR's stonewalling (-D): past the deadline, no further request starts; what moved is counted.
+    const double deadline = ctx_.io.deadline.empty() ? 0 : std::stod(ctx_.io.deadline);
+    const auto start = std::chrono::steady_clock::now();
+    uint64_t moved = 0;
     for (const Extent& e : pieces) {
+      if (deadline > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= deadline) {
+        stopped_at_ = moved;
+        return;
+      }
       const Variable& v = d_.variables[static_cast<size_t>(e.var)];
       const uint64_t bytes = e.elems * elem_size(v.type);
       const uint64_t off = file_offset(ctx_.file, d_, e.var, e.elem_begin, e.mem_offset);
@@ -119,6 +130,7 @@ class PosixBackend final : public Backend {
         done += static_cast<uint64_t>(n);
       }
       if (ctx_.io.direct && access == Access::read) std::memcpy(buffer + e.mem_offset, p, bytes);
+      moved += bytes;
     }
   }
 
@@ -146,6 +158,7 @@ class PosixBackend final : public Backend {
   };
   std::unique_ptr<std::byte, Free> bounce_;
   uint64_t bounce_bytes_ = 0;
+  std::optional<uint64_t> stopped_at_;  // bytes moved when the deadline stopped the last transfer
 
   BackendContext ctx_;
   const Decomposition& d_;
@@ -166,7 +179,7 @@ BackendRow posix_backend_row() {
     return std::make_unique<PosixBackend>(ctx, d);
   };
   row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
-  row.can.options = {"fsync-per-write", "direct"};  // run options of this backend only
+  row.can.options = {"fsync-per-write", "direct", "deadline"};  // run options of this backend only
   return row;
 }
 

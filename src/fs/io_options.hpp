@@ -17,6 +17,7 @@ struct IoOptions {
   std::string container = "raw";  // strata: raw or hdf5
   bool fsync_per_write = false;   // posix: fsync after each write request (IOR -Y)
   bool direct = false;            // posix: O_DIRECT, the page cache bypassed (IOR --posix.odirect)
+  std::string deadline;           // posix: seconds after which a transfer stops (IOR -D); "" none
 };
 
 }  // namespace strata

@@ -56,7 +56,7 @@ PhaseTiming timed_access(Backend& backend, MPI_Comm comm, Access access, std::by
   MPI_Allreduce(local, worst, 4, MPI_DOUBLE, MPI_MAX, comm);
   int size = 1;
   MPI_Comm_size(comm, &size);
-  const uint64_t counts[2] = {local_bytes, backend.requests()};
+  const uint64_t counts[2] = {backend.moved_bytes(local_bytes), backend.requests()};
   std::vector<uint64_t> every(2 * static_cast<size_t>(size));
   MPI_Allgather(counts, 2, MPI_UINT64_T, every.data(), 2, MPI_UINT64_T, comm);
   PhaseTiming p;

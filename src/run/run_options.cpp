@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
 #include "common/error.hpp"
@@ -55,6 +56,10 @@ const std::vector<RunOptionSpec>& run_option_specs() {
        "backend posix: O_DIRECT, bypassing the page cache (IOR --posix.odirect); offsets and transfers must be "
        "multiples of 4 KiB",
        "", true, false, &I::direct},
+      {"deadline", "SECONDS",
+       "backend posix: stop each write and read after this many seconds and report what was moved (IOR -D, "
+       "stonewalling; not with --verify: part of the data is not moved)",
+       "", true, false, &I::deadline},
       {"reorder-tasks", "N",
        "read back what rank r+N wrote (mod ranks), not what this rank wrote, so a read is not served from this "
        "rank's page cache (IOR -C with -Q in ranks)",
@@ -141,7 +146,8 @@ void declare_run_options(OptionSet& o, const std::string& kernel) {
   for (const auto& [letter, name] : {std::pair<char, const char*>{'F', "file-per-process"},
                                      {'C', "reorder-by-node"},
                                      {'Q', "reorder-nodes"},
-                                     {'Y', "fsync-per-write"}}) {
+                                     {'Y', "fsync-per-write"},
+                                     {'D', "deadline"}}) {
     if (o.declared(name)) o.alias(letter, name);
   }
   if (app != nullptr) {
@@ -271,6 +277,15 @@ void RunOptions::check() const {
     }
     if (writer_ranks > 0)
       throw_usage("--reorder-tasks and -C read what the ranks of this run write, not --writer-ranks");
+  }
+  if (!io.deadline.empty()) {
+    char* end = nullptr;
+    const double s = std::strtod(io.deadline.c_str(), &end);
+    if (end == io.deadline.c_str() || *end != '\0' || !(s > 0)) {
+      throw_usage("--deadline must be a positive number of seconds (got \"" + io.deadline + "\")");
+    }
+    if (verify)
+      throw_usage("--deadline stops a phase before all the data has moved: it cannot be combined with --verify");
   }
   if (drop_caches && !read) throw_usage("--drop-caches applies before a timed read: add --read");
   if (drop_caches && ::geteuid() != 0) {

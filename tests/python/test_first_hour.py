@@ -239,3 +239,36 @@ def test_info_memory_is_the_operating_systems(tmp_path: Path) -> None:
     info = json.loads((tmp_path / "i.json").read_text())
     meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
     assert info["hardware"]["memory_bytes"] == int(meminfo["MemTotal"].split()[0]) * 1024
+
+
+def test_deadline_stops_each_phase_and_reports_what_moved(tmp_path: Path) -> None:
+    total = 2 * 8 * 16 * 2**20  # 2 ranks x 8 segments x 16 MiB: far more than 20 ms of I/O
+    r = record(
+        tmp_path,
+        2,
+        [
+            "run",
+            "ior",
+            "-b",
+            "16M",
+            "-t",
+            "64K",
+            "-s",
+            "8",
+            "-D",
+            "0.02",
+            "--backend",
+            "posix",
+            "--output",
+            str(tmp_path / "o"),
+            "--write",
+            "--read",
+        ],
+    )
+    for phase in ("write", "read"):
+        moved = r["repetitions"][0][phase]["bytes"]
+        assert 0 < moved < total, (phase, moved)
+    refused = run_ranks(1, [*IOR, "-D", "1", "--verify", "--backend", "posix", "--output", str(tmp_path / "v")])
+    assert refused.status == USAGE and "cannot be combined with --verify" in refused.stderr
+    other = run_ranks(1, [*IOR, "-D", "1", "--backend", "mpiio-coll", "--output", str(tmp_path / "m")])
+    assert other.status == USAGE and "--deadline applies to backend posix only" in other.stderr
