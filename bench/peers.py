@@ -21,6 +21,10 @@ shuffled with a recorded seed, each launch after a sync()):
                 converts double to float, so this is its collective path, writing twice the bytes)
                 against `strata run e3sm` on the same decomposition (the archive's PIO .dat maps,
                 --map-vars 1,323,63) through every backend and the engine; one write per launch.
+                Where HDF5 1.14 is built (make build-hdf5-114: --hdf5-114, --strata-hdf5-114),
+                also E3SM-IO's multi-dataset path, -a hdf5_md (H5Dwrite_multi; E3SM-IO built a
+                second time, against that HDF5), beside Strata's hdf5-multi backend and the
+                engine's HDF5 container (--backend strata --container hdf5) and its raw file.
 
 Timing, both ways, medians over every write of every round. Every ratio compares the wall time
 from the earliest open to the latest close on both sides:
@@ -91,9 +95,11 @@ def hdf5_dir() -> Path:
     return path
 
 
-def peer_specs(jobs: int) -> dict[str, dict]:
+def peer_specs(jobs: int, hdf5_114: Path | None = None) -> dict[str, dict]:
+    """The peers and their build steps; `hdf5_114`: the prefix of an HDF5 >= 1.14 (make
+    build-hdf5-114), against which E3SM-IO is built a second time for its -a hdf5_md path."""
     h5 = hdf5_dir()
-    return {
+    specs = {
         "ior": {
             "glob": "ior-*.tar.gz",
             "top": "ior",
@@ -117,22 +123,42 @@ def peer_specs(jobs: int) -> dict[str, dict]:
             ],
         },
     }
+    if hdf5_114 is not None:
+        # The same archive, unpacked beside the first ("tag"), against HDF5 1.14 (rpath: the
+        # program finds that library, not Debian's 1.10, at run time).
+        specs["e3sm-io-hdf5-114"] = {
+            "glob": "e3sm-io-*.tar.gz",
+            "top": "e3sm-io",
+            "binary": "src/e3sm_io",
+            "tag": "-hdf5-114",
+            "steps": [
+                "autoreconf -i",
+                f"./configure --with-pnetcdf=/usr --with-hdf5={hdf5_114} CC=mpicc CXX=mpicxx",
+                f'make -j{jobs} LDFLAGS="-L/usr/lib -L{hdf5_114}/lib -Wl,-rpath,{hdf5_114}/lib"',
+            ],
+        }
+    return specs
 
 
-def build_peers(peers_dir: Path, build_dir: Path, jobs: int, log) -> dict[str, dict]:
-    """Unpacks and builds each peer once; returns name -> {archive, root, binary, built_now}."""
+def build_peers(
+    peers_dir: Path, build_dir: Path, jobs: int, log, hdf5_114: Path | None = None, names: set[str] | None = None
+) -> dict[str, dict]:
+    """Unpacks and builds each peer once (`names`: only those); returns name -> {archive, root,
+    binary, built_now}."""
     missing = [t for t in ("autoreconf", "automake", "libtoolize", "mpicc", "mpicxx") if shutil.which(t) is None]
     out: dict[str, dict] = {}
     build_dir.mkdir(parents=True, exist_ok=True)
-    for name, spec in peer_specs(jobs).items():
+    for name, spec in peer_specs(jobs, hdf5_114).items():
+        if names is not None and name not in names:
+            continue
         archives = sorted(peers_dir.glob(spec["glob"]))
         if not archives:
             sys.exit(f"peers: no {spec['glob']} in {peers_dir} (point --peers at the folder of the peers' archives)")
         archive = archives[-1]
-        stem = archive.name.removesuffix(".tar.gz")
+        stem = archive.name.removesuffix(".tar.gz") + spec.get("tag", "")
         root = build_dir / stem / spec["top"]
         binary = root / spec["binary"]
-        stamp = build_dir / f"{archive.name}.built"
+        stamp = build_dir / f"{archive.name}{spec.get('tag', '')}.built"
         if stamp.exists() and binary.exists():
             out[name] = {"archive": str(archive), "root": root, "binary": binary, "built_now": False}
             log(f"{name}: already built from {archive.name} ({binary.relative_to(build_dir.parent)})")
@@ -344,6 +370,50 @@ def e3sm_workload(cat: StrataCatalogue, e3sm_root: Path, maps_dir: Path | None) 
     }
 
 
+# E3SM-IO's multi-dataset path against Strata's: the peer's label, and the pairs it is compared in
+# (peer, Strata variant, the speed ratio the issue asks for).
+HDF5_MD_PEER = "E3SM-IO -a hdf5_md -x canonical -j"
+HDF5_MD_TARGETS = (("strata hdf5-multi", 0.9), ("strata strata --container hdf5", 3.0))
+
+
+def add_hdf5_multi(w: dict, strata_114: Path) -> None:
+    """Adds E3SM-IO -a hdf5_md (its E3SM-IO built against HDF5 1.14), Strata's hdf5-multi (the
+    strata built against it) and the engine's HDF5 container to the E3SM workload `w`. -j: float
+    output from double data, as Strata's float variables; HDF5 1.14 converts types inside a
+    collective multi-dataset write (1.10 fell back to independent I/O)."""
+    w["variants"] += [
+        {
+            "label": HDF5_MD_PEER,
+            "side": "peer",
+            "tool": "e3sm-io-hdf5-114",
+            "api": ["-a", "hdf5_md", "-x", "canonical", "-j"],
+            "ext": ".h5",
+        },
+        {"label": "strata hdf5-multi", "side": "strata", "backend": "hdf5-multi", "strata": strata_114},
+        {"label": "strata hdf5 (HDF5 1.14)", "side": "strata", "backend": "hdf5", "strata": strata_114},
+        {
+            "label": "strata strata --container hdf5",
+            "side": "strata",
+            "backend": "strata",
+            "args": ["--container", "hdf5"],
+        },
+    ]
+    w["pairs"] += [(HDF5_MD_PEER, label) for label, _ in HDF5_MD_TARGETS]
+    w["pairs"].append((HDF5_MD_PEER, "strata hdf5 (HDF5 1.14)"))
+    w["pairs"].append((HDF5_MD_PEER, w["engine"]))
+
+
+def e3sm_md_workload(cat: StrataCatalogue, e3sm_root: Path, maps_dir: Path | None, strata_114: Path) -> dict:
+    """--only e3sm-md: the E3SM F case with E3SM-IO's multi-dataset path and Strata's (hdf5-multi,
+    the engine's HDF5 container and raw file) only; needs just the E3SM-IO built against HDF5 1.14."""
+    w = e3sm_workload(cat, e3sm_root, maps_dir)
+    w["variants"] = [v for v in w["variants"] if v["label"] == w["engine"]]
+    w["pairs"] = []
+    add_hdf5_multi(w, strata_114)
+    w["name"] += ", multi-dataset paths"
+    return w
+
+
 def size_bytes(text: str) -> int:
     units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
     return int(text[:-1]) * units[text[-1].lower()] if text[-1].lower() in units else int(text)
@@ -485,7 +555,7 @@ def run_strata(w: dict, v: dict, tmp: Path, verify: bool) -> dict:
         kernel = ["e3sm", "--maps", w["maps"], "--map-vars", E3SM_MAP_VARS]
     cmd = [
         *mpirun(w["ranks"], []),
-        str(STRATA),
+        str(v.get("strata", STRATA)),
         "run",
         *kernel,
         "--backend",
@@ -589,7 +659,7 @@ def measure(
             elif v["tool"] == "ior":
                 res = run_ior(w, v, peers["ior"]["binary"], tmp, verify, peer_env)
             else:
-                res = run_e3sm_io(w, v, peers["e3sm-io"]["binary"], tmp, peer_env)
+                res = run_e3sm_io(w, v, peers[v["tool"]]["binary"], tmp, peer_env)
             s = samples[v["label"]]
             if "error" in res:
                 s["errors"].append(res["error"])
@@ -758,6 +828,17 @@ def e3sm_lines(w: dict, rows: dict) -> tuple[list[str], list[dict], dict]:
                 "timing": "E3SM-IO: its end-to-end max; Strata: its slowest rank's open to close",
             }
         )
+    for mine, target in HDF5_MD_TARGETS:  # the multi-dataset targets, where E3SM-IO -a hdf5_md ran
+        p, s = rows.get(HDF5_MD_PEER), rows.get(mine)
+        if p and s and p["own_median_s"] and s["own_median_s"]:
+            ratio = p["own_median_s"] / s["own_median_s"]
+            lines.append(
+                f"  target: {mine} at {ratio:.2f}x {HDF5_MD_PEER}'s speed (wanted >= {target}): "
+                f"{'met' if ratio >= target else 'NOT MET'}"
+            )
+            for pair in out:
+                if pair["peer"] == HDF5_MD_PEER and pair["strata"] == mine:
+                    pair.update(target=target, met=ratio >= target)
     engine = None
     e = rows[w["engine"]]["own_median_s"]
     if fastest:
@@ -811,7 +892,12 @@ def main() -> int:
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build-peers")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (>= 5 unless --quick)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 round, 2 writes per IOR launch")
-    parser.add_argument("--only", default="ior,e3sm", help="workloads, comma-separated: ior, e3sm")
+    parser.add_argument(
+        "--only",
+        default="ior,e3sm",
+        help="workloads, comma-separated: ior, e3sm, e3sm-md (the multi-dataset paths alone: "
+        "E3SM-IO -a hdf5_md, hdf5-multi, the engine; needs make build-hdf5-114)",
+    )
     parser.add_argument("--maps-dir", type=Path, help="PIO .dat maps (default: the e3sm-io archive's datasets/)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--strata", type=Path, default=STRATA, help="the strata program (default build/bin/strata)")
@@ -820,6 +906,18 @@ def main() -> int:
         type=float,
         default=30.0,
         help="seconds to wait before a launch for other programs' load to end (0: never wait)",
+    )
+    parser.add_argument(
+        "--hdf5-114",
+        type=Path,
+        default=ROOT / "build-deps" / "hdf5-1.14.5",
+        help="an HDF5 >= 1.14 prefix (make build-hdf5-114): E3SM-IO -a hdf5_md is built against it",
+    )
+    parser.add_argument(
+        "--strata-hdf5-114",
+        type=Path,
+        default=ROOT / "build-hdf5-114" / "bin" / "strata",
+        help="a strata with the hdf5-multi backend (make build-hdf5-114)",
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="make -j for the peers' builds")
     parser.add_argument("--dir", type=Path, help="where data files go (default: a folder in --output)")
@@ -849,13 +947,32 @@ def main() -> int:
     if not STRATA.exists():
         sys.exit(f"peers: {STRATA} is missing (make build)")
     strata_mtime = STRATA.stat().st_mtime
-    peers = build_peers(args.peers, args.build_dir, args.jobs, log)
+    # E3SM-IO's multi-dataset path and Strata's hdf5-multi: where make build-hdf5-114 has run.
+    multi = (args.hdf5_114 / "lib" / "libhdf5.so").exists() and args.strata_hdf5_114.exists()
+    if multi and "hdf5-multi" not in StrataCatalogue.from_binary(args.strata_hdf5_114.resolve()).backends:
+        sys.exit(f"peers: {args.strata_hdf5_114} has no hdf5-multi backend (make build-hdf5-114)")
+    if not multi:
+        log("E3SM-IO -a hdf5_md and hdf5-multi: skipped (no HDF5 1.14 or no build-hdf5-114: make build-hdf5-114)")
+    if "e3sm-md" in only and not multi:
+        sys.exit("peers: --only e3sm-md needs HDF5 1.14 and build-hdf5-114 (make build-hdf5-114)")
+    needed = (
+        ({"ior"} if "ior" in only else set())
+        | ({"e3sm-io"} if "e3sm" in only else set())
+        | ({"e3sm-io-hdf5-114"} if multi and only & {"e3sm", "e3sm-md"} else set())
+    )
+    peers = build_peers(args.peers, args.build_dir, args.jobs, log, args.hdf5_114.resolve() if multi else None, needed)
     peers_loop = build_loop(args.build_dir, log)
     built_s = time.time() - start
     cat = StrataCatalogue.from_binary(STRATA)
     workloads = ior_workloads(cat, ior_reps) if "ior" in only else []
     if "e3sm" in only:
         workloads.append(e3sm_workload(cat, peers["e3sm-io"]["root"], args.maps_dir))
+        if multi:
+            add_hdf5_multi(workloads[-1], args.strata_hdf5_114.resolve())
+    if "e3sm-md" in only:
+        workloads.append(
+            e3sm_md_workload(cat, peers["e3sm-io-hdf5-114"]["root"], args.maps_dir, args.strata_hdf5_114.resolve())
+        )
 
     args.output.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="peers.", dir=args.dir or args.output))
