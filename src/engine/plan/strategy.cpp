@@ -162,16 +162,27 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
 //    point to point into one buffer, and the buffer written — read first when the round has
 //    holes. Nothing overlaps.
 //  - OMPIO (vulcan): with at most 2 ranks each rank writes its own runs (individual). Otherwise
-//    the same two phases with io_ompio_bytes_per_agg (32 MiB) rounds, but every aggregator sorts
-//    all the runs of its group, and walks them again in every round.
-// Per run, flattening and sorting cost what one hindexed datatype entry costs (put_run_s) times
-// the factors below, calibrated on this project's VM against measured ROMIO and OMPIO writes
-// (docs/engine.md, "MPI-IO's prediction").
-constexpr double kFlattenRuns = 1.0;         // flattening a run, per rank, x put_run_s
-constexpr double kRomioMerge = 1.0;          // ROMIO's heap merge, per run and log2(ranks), x put_run_s
-constexpr double kOmpioSort = 4.0;           // OMPIO's sort, per run and log2(runs), x put_run_s
-constexpr double kExchangeRun = 2.0;         // a run moved in the data exchange (both sides), x put_run_s
+//    the same two phases with io_ompio_bytes_per_agg (32 MiB) rounds, but the aggregators'
+//    handling of the runs grows with runs x ranks (measured: 1.33 s at 4 ranks, 5.6 s at 16 for
+//    the same ~300 000 runs), and a call makes about seven collectives.
+// Writes into one shared file are serialised by the file's lock (ext4's inode lock): they add
+// up rather than share the cores. Per run, flattening, merging and exchanging cost what one
+// hindexed datatype entry costs (put_run_s) times the factors below; a collective at more ranks
+// than cores costs kOversubscribed_s more per extra rank per core (ranks wait to be scheduled).
+// All calibrated on this project's 2-core VM against measured ROMIO and OMPIO writes
+// (docs/engine.md, "MPI-IO's own write, predicted").
+constexpr double kFlattenRuns = 1.0;     // flattening a run, per rank, x put_run_s
+constexpr double kRomioMerge = 1.5;      // ROMIO's heap merge, per run and log2(ranks), x put_run_s
+constexpr double kOmpioWalk = 7.0;       // OMPIO, per run and rank, x put_run_s
+constexpr double kExchangeRun = 3.0;     // a run moved in the data exchange (both sides), x put_run_s
+constexpr double kOversubscribed_s = 1e-3;  // per collective and extra rank per core
+constexpr double kOmpioCollectives = 7;  // collectives of one OMPIO collective write (plus one a round)
 constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
+
+// A collective of MPI-IO at `ranks` ranks on `cores` cores.
+double mpiio_collective(const IoFigures& f, int ranks, double cores) {
+  return f.collective_at(ranks) + kOversubscribed_s * std::max(0.0, ranks / std::max(cores, 1.0) - 1.0);
+}
 
 }  // namespace
 
@@ -184,10 +195,10 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   const double streams = static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1);
   const double log_ranks = std::log2(static_cast<double>(std::max(ranks, 2)));
   double flatten = 0;
-  for (const RankShape& r : in.ranks)
-    flatten = std::max(flatten, static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns);
-  // Open and close are collective; MPI-IO has no commit of its own.
-  const double open_close = 2 * f.collective_at(ranks);
+  for (const RankShape& r : in.ranks) flatten = std::max(flatten, static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns);
+  // The call only: the caller opened the file and closes it whichever way it writes; MPI-IO
+  // has no commit of its own.
+  const double collective = mpiio_collective(f, ranks, streams);
   const bool independent = in.mpiio_romio ? !interleaved(in) : ranks <= 2;
   if (t.bytes == 0 || independent) {
     double slowest = 0, total = 0;
@@ -205,8 +216,8 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
       total += w;
     }
     a.plan_s = flatten;
-    a.io_s = parallel(slowest, total, streams);
-    a.sync_s = open_close + f.collective_at(ranks);  // ROMIO's allgather of the ranks' ranges
+    a.io_s = std::max(slowest, total);  // one file: the writes take turns
+    a.sync_s = collective;  // ROMIO's allgather of the ranks' ranges
     a.predicted_s = a.plan_s + a.io_s + a.sync_s;
     return a;
   }
@@ -229,27 +240,24 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   const double runs_per_agg = static_cast<double>(t.runs) / k;
   // Plan: flatten, send the pairs (16 bytes each, 24 at the aggregator), merge or sort them.
   double order = runs_per_agg * log_ranks * f.put_run_s * kRomioMerge;
-  if (!in.mpiio_romio) {
-    order = runs_per_agg * std::log2(std::max(runs_per_agg, 2.0)) * f.put_run_s * kOmpioSort +
-            rounds * runs_per_agg * f.put_run_s;  // every round walks the sorted runs again
-  }
-  a.plan_s = flatten + 2 * f.collective_at(ranks) + static_cast<double>(t.runs) * 40.0 / f.memcpy_Bps + order;
+  if (!in.mpiio_romio) order = static_cast<double>(t.runs) * ranks * f.put_run_s * kOmpioWalk;
+  const double exchanges = in.mpiio_romio ? 2 : kOmpioCollectives - 2;  // the ranges (and OMPIO's set-up)
+  a.plan_s = flatten + exchanges * collective + static_cast<double>(t.runs) * 40.0 / f.memcpy_Bps + order;
   // Movement: each aggregator receives its partition's bytes and runs; each rank sends its own.
   double send = 0;
   for (const RankShape& r : in.ranks) {
     send = std::max(send, static_cast<double>(r.bytes) / f.put_bandwidth_Bps +
                               static_cast<double>(r.runs) * f.put_run_s * kExchangeRun);
   }
-  const double receive =
-      static_cast<double>(t.bytes) / k / f.put_bandwidth_Bps + runs_per_agg * f.put_run_s * kExchangeRun;
-  a.move_s = std::max(send, receive) + rounds * f.collective_at(ranks) * (ranks > 1 ? 2 : 1);
+  const double receive = static_cast<double>(t.bytes) / k / f.put_bandwidth_Bps + runs_per_agg * f.put_run_s * kExchangeRun;
+  a.move_s = std::max(send, receive) + rounds * collective;  // an Alltoall of sizes a round
   // I/O: one buffer per round; rounds with holes are read first (the domain is dense only when
   // the ranks' bytes tile it).
   const uint64_t per_round = std::max<uint64_t>(std::min<uint64_t>(s, part), 1);
   const double write_round = f.write_s(per_round);
   const double io = rounds * (in.dense ? write_round : 2 * write_round);
-  a.io_s = parallel(io, io * k, streams);
-  a.sync_s = open_close + f.collective_at(ranks);  // the Allreduce of the round count
+  a.io_s = io * k;  // one file: the aggregators' writes take turns
+  a.sync_s = 2 * collective;  // the Allreduce of the round count, the end of the call
   a.predicted_s = a.plan_s + a.move_s + a.io_s + a.sync_s;
   return a;
 }
