@@ -12,6 +12,10 @@ Workloads (select with --only):
            mpiio-coll (OMPIO, ROMIO)
   fsync    one large contiguous write with fsync: strata >= 0.9x fio's sequential write
   fixed    the engine's fixed cost: an empty phase and a 4 KiB-per-rank phase (bench/phase_fixed_cost)
+  disk     issue 30: the engine on the real maps (E3SM F, 16 ranks, 4 writes a launch: the plan is
+           reused from the second on) against one contiguous posix write of the same bytes by the same
+           ranks (IOR, one block a rank) in the same round: write 1 >= 0.1x, writes 2+ >= 0.25x; and
+           each write's measured_s (slowest rank's plan + write + close) against predicted_s
   demo     the demo campaign (examples/demo.toml): in every shared-file configuration strata's
            median write >= 0.95x the best other backend's
 
@@ -145,7 +149,9 @@ def run_strata(w: dict, variant: tuple, data: Path, json_path: Path) -> dict:
         cmd.append("--fsync")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=1800)
     if proc.returncode != 0:
-        return {"error": (proc.stderr or proc.stdout).strip()[-400:]}
+        text = (proc.stderr or proc.stdout).strip()
+        said = [line for line in text.splitlines() if "strata:" in line or "error" in line.lower()]
+        return {"error": (said[0][:300] + " ... " if said else "") + text[-400:]}
     record = json.loads(json_path.read_text())
     reps = [r["write"] for r in record["repetitions"]]
     return {
@@ -409,10 +415,82 @@ def demo_ratios(db: Path) -> list[dict]:
     return out
 
 
+def measure_disk(args: argparse.Namespace, rng: random.Random, tmp: Path, log) -> tuple[dict, list[str]]:
+    """Issue 30's first acceptance item: the engine against the disk's speed (one contiguous posix
+    write of as many bytes by as many ranks), interleaved rounds, medians by write position."""
+    maps = ",".join(str(args.maps_dir / m) for m in MAPS)
+    ranks, reps = 16, 4
+    engine = {"ranks": ranks, "reps": reps, "kernel": ["e3sm", "--maps", maps, "--map-vars", "1,323,63"]}
+    rows: dict = {"first": [], "later": [], "posix": [], "engines": [], "errors": []}
+    per_rank = None
+    for rnd in range(args.rounds):
+        order = ["strata", "posix"]
+        rng.shuffle(order)
+        for side in order:
+            if side == "strata":
+                got = run_strata(engine, STRATA, tmp / "disk.dat", tmp / "disk.json")
+                if "error" in got:
+                    rows["errors"].append(got["error"])
+                    continue
+                rows["first"].append(got["mib_s"][0])
+                rows["later"].extend(got["mib_s"][1:])
+                rows["engines"].extend(got["engines"])
+                if per_rank is None:
+                    per_rank = json.loads((tmp / "disk.json").read_text())["global_bytes"] // ranks
+            elif per_rank is not None:
+                posix = {
+                    "ranks": ranks,
+                    "reps": reps,
+                    "kernel": [
+                        "ior",
+                        "--block-size",
+                        str(per_rank),
+                        "--transfer-size",
+                        str(per_rank),
+                        "--segments",
+                        "1",
+                    ],
+                }
+                got = run_strata(posix, ("posix", "posix", []), tmp / "disk-posix.dat", tmp / "disk-posix.json")
+                if "error" in got:
+                    rows["errors"].append(got["error"])
+                    continue
+                rows["posix"].extend(got["mib_s"])
+        log(f"disk: round {rnd + 1}/{args.rounds}")
+    med = {k: statistics.median(rows[k]) if rows[k] else None for k in ("first", "later", "posix")}
+    lines = ["E3SM F case on the real maps (16 ranks) against one contiguous posix write of the same bytes"]
+    report = {"medians_mib_s": med, "errors": rows["errors"][:3]}
+    if med["posix"] and med["first"] and med["later"]:
+        report["first_ratio"] = med["first"] / med["posix"]
+        report["later_ratio"] = med["later"] / med["posix"]
+        lines.append(
+            f"  posix contiguous {med['posix']:.1f} MiB/s; engine write 1 {med['first']:.1f} MiB/s "
+            f"({report['first_ratio']:.2f}x, target 0.1x), writes 2+ {med['later']:.1f} MiB/s "
+            f"({report['later_ratio']:.2f}x, target 0.25x)"
+        )
+    for position, engines in (
+        ("write 1", rows["engines"][0::reps]),
+        ("writes 2+", [e for i, e in enumerate(rows["engines"]) if i % reps]),
+    ):
+        if not engines:
+            continue
+        pred = statistics.median(e.get("predicted_s", 0) for e in engines)
+        meas = statistics.median(e.get("measured_s", 0) for e in engines)
+        reused = sum(1 for e in engines if e.get("plan_reused"))
+        lines.append(
+            f"  {position}: predicted {pred:.4f} s, measured {meas:.4f} s (plan + write + close), plan reused in "
+            f"{reused}/{len(engines)}; profile {profile(median_profile(engines))}"
+        )
+        report[position] = {"predicted_s": pred, "measured_s": meas, "reused": reused, "writes": len(engines)}
+    if rows["errors"]:
+        lines.append(f"  errors: {rows['errors'][0][-200:]}")
+    return report, lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per workload (>= 5)")
-    parser.add_argument("--only", default="e3sm,ior,array1d,fsync,fixed,demo", help="workloads, comma-separated")
+    parser.add_argument("--only", default="e3sm,ior,array1d,fsync,fixed,disk,demo", help="workloads, comma-separated")
     parser.add_argument("--maps-dir", type=Path, default=ROOT.parent / "shared" / "e3sm-maps")
     parser.add_argument("--large-mib", type=int, default=256, help="volume of the large fsync write")
     parser.add_argument("--fixed-phases", type=int, default=50)
@@ -493,6 +571,13 @@ def main() -> int:
                 f"({e['collectives']} collectives), 4 KiB per rank {s['median_s'] * 1e3:.3f} ms "
                 f"({s['collectives']} collectives, {s['strategy']})"
             )
+        lines.append("")
+    if "disk" in args.only:
+        report["disk"], disk_lines = measure_disk(args, rng, tmp, log)
+        lines.extend(disk_lines)
+        met = report["disk"].get("first_ratio", 0) >= 0.1 and report["disk"].get("later_ratio", 0) >= 0.25
+        lines.append(f"  target write 1 >= 0.1x, writes 2+ >= 0.25x: {'MET' if met else 'NOT MET'}")
+        all_met = all_met and met
         lines.append("")
     if "demo" in args.only:
         db = args.demo_db

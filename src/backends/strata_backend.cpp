@@ -119,15 +119,34 @@ class StrataBackend final : public Backend {
   nlohmann::json details() const override {
     if (!stats_) return nullptr;
     const PhaseStats& s = *stats_;
-    return {{"plan_s", s.plan_s},          {"aggregation_s", s.aggregation_s}, {"io_s", s.io_s},
-            {"wait_s", s.wait_s},          {"close_s", s.close_s},             {"commit_s", s.commit_s},          {"rounds", s.rounds},
-            {"aggregators", s.aggregators}, {"buffer_bytes", s.buffer_bytes},  {"buffers", s.buffers},
-            {"fs_requests", s.fs_requests}, {"bytes", s.bytes},        {"direct_bytes", s.direct_bytes},
-            {"tier", s.tier}, {"tier_fallbacks", s.tier_fallbacks}, {"strategy", s.strategy},
-            {"predicted_s", s.predicted_s}, {"execute_s", s.execute_s}, {"operations", s.operations}, {"collectives", s.collectives},
-            {"place_s", s.place_s}, {"exchange_s", s.exchange_s}, {"plan_reused", s.plan_reused},
-            {"measured_s", s.plan_s + s.execute_s + s.close_s},  // beside predicted_s: the slowest rank's plan + write + close
-            {"container", ctx_.io.container}, {"container_s", container_s_}, {"extents", extents_}};
+    return {{"plan_s", s.plan_s},
+            {"aggregation_s", s.aggregation_s},
+            {"io_s", s.io_s},
+            {"wait_s", s.wait_s},
+            {"close_s", s.close_s},
+            {"commit_s", s.commit_s},
+            {"rounds", s.rounds},
+            {"aggregators", s.aggregators},
+            {"buffer_bytes", s.buffer_bytes},
+            {"buffers", s.buffers},
+            {"fs_requests", s.fs_requests},
+            {"bytes", s.bytes},
+            {"direct_bytes", s.direct_bytes},
+            {"tier", s.tier},
+            {"tier_fallbacks", s.tier_fallbacks},
+            {"strategy", s.strategy},
+            {"predicted_s", s.predicted_s},
+            {"execute_s", s.execute_s},
+            {"operations", s.operations},
+            {"collectives", s.collectives},
+            {"place_s", s.place_s},
+            {"exchange_s", s.exchange_s},
+            {"plan_reused", s.plan_reused},
+            {"measured_s",
+             s.plan_s + s.execute_s + s.close_s},  // beside predicted_s: the slowest rank's plan + write + close
+            {"container", ctx_.io.container},
+            {"container_s", container_s_},
+            {"extents", extents_}};
   }
 
  private:

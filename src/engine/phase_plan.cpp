@@ -131,6 +131,9 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   stats_.tier_fallbacks = placement_.fallbacks;
   stats_.strategy = strategy_.alternatives.empty() ? "" : strategy_.alternatives[strategy_.chosen].name;
   stats_.predicted_s = strategy_.alternatives.empty() ? 0 : strategy_.alternatives[strategy_.chosen].predicted_s;
+  if (stats_.plan_reused && !strategy_.alternatives.empty()) {
+    stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_);
+  }
   stats_.operations = transfers_->operations();
   state_ = State::planned;
   if (log::enabled(log::Level::debug)) log_plan();

@@ -212,7 +212,7 @@ TEST(Strategy, MpiioIsPredictedButNeverChosen) {
   ASSERT_EQ(c.alternatives.back().name, "mpi-io");
   EXPECT_NE(c.chosen, c.alternatives.size() - 1);
   const Alternative& romio = c.alternatives.back();
-  EXPECT_EQ(romio.rounds, 0u);  // independent
+  EXPECT_EQ(romio.rounds, 0u);                                       // independent
   EXPECT_NEAR(romio.io_s, 4 * f.write_s(uint64_t{16} << 20), 1e-9);  // one file: the writes take turns
 
   StrategyInput small = strided(16, 20000, 64);

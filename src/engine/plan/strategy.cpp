@@ -171,13 +171,16 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
 // than cores costs kOversubscribed_s more per extra rank per core (ranks wait to be scheduled).
 // All calibrated on this project's 2-core VM against measured ROMIO and OMPIO writes
 // (docs/engine.md, "MPI-IO's own write, predicted").
-constexpr double kFlattenRuns = 1.0;     // flattening a run, per rank, x put_run_s
-constexpr double kRomioMerge = 1.5;      // ROMIO's heap merge, per run and log2(ranks), x put_run_s
-constexpr double kOmpioWalk = 7.0;       // OMPIO, per run and rank, x put_run_s
-constexpr double kExchangeRun = 3.0;     // a run moved in the data exchange (both sides), x put_run_s
-constexpr double kOversubscribed_s = 1e-3;  // per collective and extra rank per core
-constexpr double kOmpioCollectives = 7;  // collectives of one OMPIO collective write (plus one a round)
+constexpr double kFlattenRuns = 1.0;         // flattening a run, per rank, x put_run_s
+constexpr double kRomioMerge = 1.5;          // ROMIO's heap merge, per run and log2(ranks), x put_run_s
+constexpr double kOmpioWalk = 7.0;           // OMPIO, per run and rank, x put_run_s
+constexpr double kExchangeRun = 3.0;         // a run moved in the data exchange (both sides), x put_run_s
+constexpr double kOversubscribed_s = 1e-3;   // per collective and extra rank per core
+constexpr double kOmpioCollectives = 7;      // collectives of one OMPIO collective write (plus one a round)
 constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
+// The engine's own plan, per declared run, x put_run_s: measured 0.33-0.70 s for 461 617 runs a
+// rank (E3SM F maps, 4 ranks, loaded VM), about 6 x 0.16 us.
+constexpr double kPlanRun = 6.0;
 
 // A collective of MPI-IO at `ranks` ranks on `cores` cores.
 double mpiio_collective(const IoFigures& f, int ranks, double cores) {
@@ -185,6 +188,10 @@ double mpiio_collective(const IoFigures& f, int ranks, double cores) {
 }
 
 }  // namespace
+
+double reused_prediction(const Alternative& a, const IoFigures& f, int ranks) {
+  return a.predicted_s - a.plan_s + f.collective_at(ranks);
+}
 
 Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   Alternative a;
@@ -195,7 +202,8 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   const double streams = static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1);
   const double log_ranks = std::log2(static_cast<double>(std::max(ranks, 2)));
   double flatten = 0;
-  for (const RankShape& r : in.ranks) flatten = std::max(flatten, static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns);
+  for (const RankShape& r : in.ranks)
+    flatten = std::max(flatten, static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns);
   // The call only: the caller opened the file and closes it whichever way it writes; MPI-IO
   // has no commit of its own.
   const double collective = mpiio_collective(f, ranks, streams);
@@ -217,7 +225,7 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
     }
     a.plan_s = flatten;
     a.io_s = std::max(slowest, total);  // one file: the writes take turns
-    a.sync_s = collective;  // ROMIO's allgather of the ranks' ranges
+    a.sync_s = collective;              // ROMIO's allgather of the ranks' ranges
     a.predicted_s = a.plan_s + a.io_s + a.sync_s;
     return a;
   }
@@ -249,14 +257,15 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
     send = std::max(send, static_cast<double>(r.bytes) / f.put_bandwidth_Bps +
                               static_cast<double>(r.runs) * f.put_run_s * kExchangeRun);
   }
-  const double receive = static_cast<double>(t.bytes) / k / f.put_bandwidth_Bps + runs_per_agg * f.put_run_s * kExchangeRun;
+  const double receive =
+      static_cast<double>(t.bytes) / k / f.put_bandwidth_Bps + runs_per_agg * f.put_run_s * kExchangeRun;
   a.move_s = std::max(send, receive) + rounds * collective;  // an Alltoall of sizes a round
   // I/O: one buffer per round; rounds with holes are read first (the domain is dense only when
   // the ranks' bytes tile it).
   const uint64_t per_round = std::max<uint64_t>(std::min<uint64_t>(s, part), 1);
   const double write_round = f.write_s(per_round);
   const double io = rounds * (in.dense ? write_round : 2 * write_round);
-  a.io_s = io * k;  // one file: the aggregators' writes take turns
+  a.io_s = io * k;            // one file: the aggregators' writes take turns
   a.sync_s = 2 * collective;  // the Allreduce of the round count, the end of the call
   a.predicted_s = a.plan_s + a.move_s + a.io_s + a.sync_s;
   return a;
@@ -306,9 +315,16 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   // statistics' reduction; a commit's intent record, renames and checksum messages.
   double fixed = 3 * f.collective_at(ranks);
   if (in.commit) fixed += f.create_s + 3 * f.rename_s + f.collective_at(ranks);
+  // The plan itself: per declared run, sorting, summarising, splitting and listing it for its
+  // aggregator (kPlanRun x put_run_s each, on the rank with the most runs). A reused plan pays
+  // one reduction instead (reused_prediction()).
+  uint64_t most_runs = 0;
+  for (const RankShape& r : in.ranks) most_runs = std::max(most_runs, r.runs);
+  const double plan = static_cast<double>(most_runs) * f.put_run_s * kPlanRun;
   for (Alternative& a : c.alternatives) {
     a.sync_s += fixed;
-    a.predicted_s += fixed;
+    a.plan_s = plan;
+    a.predicted_s += fixed + plan;
   }
   // The cheapest; an alternative must beat an earlier one (simpler: owners before aggregators,
   // fewer aggregators, smaller buffers) by more than 5 %, the probe's own scatter, to be taken.

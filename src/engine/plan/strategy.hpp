@@ -75,6 +75,9 @@ struct Alternative {
 // MPI-IO's collective write of the same requests (engine/plan/strategy.cpp explains the
 // model; docs/engine.md its calibration). Deterministic like choose_strategy.
 Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f);
+// An alternative's prediction when its plan is reused: the plan's per-run work replaced by
+// the one reduction that finds it.
+double reused_prediction(const Alternative& a, const IoFigures& f, int ranks);
 
 struct StrategyChoice {
   std::vector<Alternative> alternatives;  // every candidate, in the order considered
