@@ -54,7 +54,9 @@ echo "pkg-config --cflags --libs strata: $flags"
 "$cc" -o "$work/three_variables_pc" "$src/docs/examples/three_variables.c" $flags
 
 # 2. find_package(Strata).
+# The consumer finds the MPI the build used (STRATA_MPI_C_COMPILER, from CMake), not the default one.
 "$cmake" -S "$src/tests/install/consumer" -B "$work/consumer" -G "$generator" -DCMAKE_PREFIX_PATH="$prefix" \
+  ${STRATA_MPI_C_COMPILER:+-DMPI_C_COMPILER="$STRATA_MPI_C_COMPILER"} \
   -DEXAMPLE="$src/docs/examples/three_variables.c" > "$work/consumer.log"
 "$cmake" --build "$work/consumer" >> "$work/consumer.log"
 
