@@ -28,7 +28,6 @@ from strata.preload_runs import (
     Runner,
     compare_files,
     engine_calls,
-    library_in_tree,
     library_path,
     passthrough_reasons,
 )
@@ -63,14 +62,10 @@ def fuzzer_args(seed: int, component: str) -> list[str]:
     return ["view_fuzzer", str(seed), "{out}", *(["--settle"] if component == "ompio" else [])]
 
 
-def have_layer() -> bool:
-    """True when the library is there; False when this tree has no drop-in layer yet; fails when the
-    tree has one but it is not built."""
-    if library_path(ROOT).exists():
-        return True
-    if library_in_tree(ROOT):
-        pytest.fail(f"{library_path(ROOT)} is missing: src/preload is in this tree, build it (make build)")
-    return False
+def require_layer() -> None:
+    """The drop-in layer is part of this tree: a build without it fails the test, never skips it."""
+    if not library_path(ROOT).exists():
+        pytest.fail(f"{library_path(ROOT)} is missing: build it (make build)")
 
 
 def argv(args: list[str], out: Path) -> list[str]:
@@ -82,18 +77,12 @@ def prove(
     args: list[str], component: str, tmp: Path, hdf5: bool = False, ranks: int = RANKS, timeout: float = 120
 ) -> dict:
     """Runs the program plainly and through the layer; asserts both succeed, the files are the same
-    and the engine ran. Without the layer: runs it twice plainly (determinism) and skips."""
+    and the engine ran."""
     runner = Runner(ROOT)
     plain_out = tmp / "plain.out"
     plain = runner.launch(argv(args, plain_out), ranks, component, preload=False, timeout=timeout)
     assert plain.returncode == 0, f"the program fails without the preload:\n{plain.why()}"
-    if not have_layer():
-        again_out = tmp / "again.out"
-        again = runner.launch(argv(args, again_out), ranks, component, preload=False, timeout=timeout)
-        assert again.returncode == 0, again.why()
-        differs = compare_files(plain_out, again_out, hdf5=hdf5)
-        assert differs is None, f"two plain runs differ: {differs}"
-        pytest.skip(f"plain runs deterministic; {library_path(ROOT).name} is not part of this tree yet")
+    require_layer()
     pre_out = tmp / "preload.out"
     pre = runner.launch(argv(args, pre_out), ranks, component, preload=True, timeout=timeout)
     assert pre.returncode == 0, f"the program fails with the preload:\n{pre.why()}"
@@ -170,22 +159,20 @@ def test_ior_mpiio_collective_writes_the_same_file(component: str, tmp_path: Pat
     ]
     runner = Runner(ROOT)
     outs = {}
-    for preload in (False, True) if have_layer() else (False, False):
+    require_layer()
+    for preload in (False, True):
         out = tmp_path / f"ior.{len(outs)}"
         run = runner.launch([str(out) if a == "{out}" else a for a in args], RANKS, component, preload=preload)
         assert run.returncode == 0, run.why()
         outs[len(outs)] = (out, run)
     differs = compare_files(outs[0][0], outs[1][0])
     assert differs is None, differs
-    if not have_layer():
-        pytest.skip(f"plain runs deterministic; {library_path(ROOT).name} is not part of this tree yet")
     assert engine_calls(outs[1][1].report) > 0, outs[1][1].report
 
 
 def test_strata_exec_runs_a_program_through_the_layer(tmp_path: Path) -> None:
     """The launcher, `strata exec -- PROGRAM`, instead of LD_PRELOAD."""
-    if not have_layer():
-        pytest.skip(f"{library_path(ROOT).name} is not part of this tree yet")
+    require_layer()
     runner = Runner(ROOT)
     plain = runner.launch(argv(["mpiio_mpifh", "{out}", "3"], tmp_path / "a"), RANKS, "ompio", preload=False)
     assert plain.returncode == 0, plain.why()
@@ -202,8 +189,7 @@ def test_a_full_disk_is_an_mpi_error_on_every_rank(component: str, tmp_path: Pat
     """3 ranks write 4 MiB each into a 2 MiB tmpfs. Without the layer OMPIO can hang here
     (../shared/MPI-IO-NOTES.md), so only the preloaded run is required to end with the error."""
     exe = program("fill_disk")
-    if not have_layer():
-        pytest.skip(f"{library_path(ROOT).name} is not part of this tree yet")
+    require_layer()
     mount = tmp_path / "full"
     mount.mkdir()
     done = subprocess.run(
