@@ -140,6 +140,7 @@ struct BackendCapabilities {
   bool mpi_io = false;                             // goes through MPI-IO, so MPI-IO hints (and the advisor's) apply
   bool call_per_variable = false;                  // one collective call per variable (per-dataset I/O), not one in all
   bool sizes_own_buffers = false;  // plans its own aggregation (the engine): no collective-buffering advice
+  bool collective = false;         // its transfers are collective calls (the multi-dataset strategies)
   // Its file holds the decomposition's bytes at their offsets and nothing else (the raw layout, or
   // the rank buffers of per-process and per-node files): after a write it is at least
   // FileGroup::file_bytes long. False for containers (HDF5, netCDF), whose size is the library's.
@@ -155,12 +156,22 @@ struct BackendCapabilities {
 using BackendFactory = std::unique_ptr<Backend> (*)(const BackendContext& ctx, const Decomposition& d,
                                                     const Target& target);
 
+// A way the MPI tests run a backend: each kernel's tests (kernels/kernel_test.hpp) choose among
+// the variants by layout, launcher and options (src/run/test_matrix.cpp).
+struct BackendTestVariant {
+  std::string name;  // in the tests' names: the backend's, or with its layout, launcher or options
+  Layout layout = Layout::shared;
+  bool romio = false;                     // launched with the MPI's ROMIO flags (none where ROMIO is its only MPI-IO)
+  std::vector<std::string> options = {};  // backend options it adds ("--per-block"): a strategy of its own
+};
+
 // A row of the backend table.
 struct BackendRow {
   std::string name;
   std::string summary;  // one line for help and the catalogue
   BackendFactory make = nullptr;
   BackendCapabilities can;
+  std::vector<BackendTestVariant> test_variants;  // none: the backend itself, writing a shared file
 };
 
 // Every backend built in, in the order help lists them (src/backends/backend_table.cpp).

@@ -475,6 +475,8 @@ BackendRow hdf5_backend_row() {
   row.can.raw_file = false;  // a container: its library sizes it
   row.can.call_per_variable = true;
   row.can.options = {"per-block", "independent"};
+  row.can.collective = true;  // unless --independent
+  row.test_variants = {{.name = "hdf5"}, {.name = "hdf5-per-block", .options = {"--per-block"}}};
   row.can.hints = HintFamily::mpi_io;
   return row;
 }
@@ -491,6 +493,7 @@ BackendRow hdf5_multi_backend_row() {
   };
   row.can.call_per_variable = false;
   row.can.options = {"independent"};
+  row.test_variants = {};
   return row;
 }
 #endif

@@ -246,6 +246,11 @@ BackendRow mpiio_coll_backend_row() {
     return std::make_unique<MpiioBackend>(ctx, d, true);
   };
   row.can.options = {"per-variable"};
+  row.can.collective = true;
+  row.test_variants = {{.name = "mpiio-coll"},
+                       {.name = "mpiio-coll-romio", .romio = true},
+                       {.name = "mpiio-coll-fpn", .layout = Layout::file_per_node},
+                       {.name = "mpiio-per-variable", .options = {"--per-variable"}}};
   return row;
 }
 

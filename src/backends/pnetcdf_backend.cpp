@@ -482,6 +482,7 @@ BackendRow pnetcdf_backend_row() {
   row.can.raw_file = false;  // a container: its library sizes it
   row.can.hints = HintFamily::mpi_io;
   row.can.options = {"independent"};  // run options of this backend only (src/run/run_options.cpp)
+  row.can.collective = true;          // unless --independent
   return row;
 }
 

@@ -179,6 +179,7 @@ BackendRow posix_backend_row() {
     return std::make_unique<PosixBackend>(ctx, d);
   };
   row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
+  row.test_variants = {{.name = "posix"}, {.name = "posix-fpp", .layout = Layout::file_per_process}};
   row.can.options = {"fsync-per-write", "direct", "deadline"};  // run options of this backend only
   return row;
 }

@@ -177,6 +177,11 @@ BackendRow strata_backend_row() {
   row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
   row.can.sizes_own_buffers = true;
   row.can.options = {"container"};
+  row.can.collective = true;
+  row.test_variants = {{.name = "strata"}, {.name = "strata-fpp", .layout = Layout::file_per_process}};
+#ifdef STRATA_HAVE_HDF5
+  row.test_variants.push_back({.name = "strata-hdf5", .options = {"--container", "hdf5"}});
+#endif
   row.can.hints = HintFamily::engine;
   return row;
 }

@@ -24,6 +24,7 @@
 #include "common/options.hpp"
 #include "decomp/values.hpp"
 #include "fs/io_options.hpp"
+#include "kernels/kernel_test.hpp"
 
 namespace strata {
 
@@ -100,6 +101,8 @@ class AppKernel {
   // Collective: checks the options (usage Errors), then prepares what the original prepares
   // before its timed phase when `will_write` (MSLIO's folders), and the data in memory.
   virtual std::unique_ptr<AppRun> prepare(const OptionSet& options, const AppContext& ctx, bool will_write) const = 0;
+  // The MPI tests of the kernel (kernels/kernel_test.hpp), on its own I/O: none unless it declares them.
+  virtual std::vector<KernelTest> tests() const { return {}; }
 
  private:
   AppKernelInfo info_;

@@ -8,6 +8,7 @@
 
 #include "common/options.hpp"
 #include "decomp/decomposition.hpp"
+#include "kernels/kernel_test.hpp"
 
 namespace strata {
 
@@ -30,6 +31,8 @@ class Kernel {
   // two numbers, so a serial reference writer can build every rank's part. Throws a usage
   // Error for bad parameters.
   virtual KernelSetup build(const OptionSet& options, int rank, int ranks) const = 0;
+  // The MPI tests of the kernel (kernels/kernel_test.hpp): none unless it declares them.
+  virtual std::vector<KernelTest> tests() const { return {}; }
 };
 
 const std::vector<const Kernel*>& kernel_list();

@@ -71,4 +71,12 @@ KernelSetup Array1dKernel::build(const OptionSet& o, int rank, int ranks) const 
   return setup;
 }
 
+std::vector<KernelTest> Array1dKernel::tests() const {
+  std::vector<KernelTest> t = matrix_tests(name(), {"--dist", "random", "--size", "48K", "--seed", "7"});
+  t.push_back(identical_test(name(), 5, {"--dist", "random", "--size", "40K", "--seed", "11"}));
+  t.push_back(identical_test(name(), 8, {"--dist", "normal", "--size", "8K", "--seed", "3"}));
+  t.push_back(identical_test(name(), 7, {"--dist", "random", "--size", "16", "--seed", "5"}));
+  return t;
+}
+
 }  // namespace strata

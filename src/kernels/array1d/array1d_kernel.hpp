@@ -17,6 +17,7 @@ class Array1dKernel final : public Kernel {
   std::string summary() const override { return "1-D int32 array, one chunk per rank, uniform/random/normal sizes"; }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 // Elements of each rank's chunk, for `ranks` ranks.

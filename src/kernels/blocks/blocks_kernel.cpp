@@ -91,4 +91,32 @@ KernelSetup BlocksKernel::build(const OptionSet& o, int rank, int ranks) const {
   return setup;
 }
 
+std::vector<KernelTest> BlocksKernel::tests() const {
+  std::vector<KernelTest> t =
+      matrix_tests(name(), {"--vars", "3", "--shape", "12x10x8", "--tiles-per-rank", "3", "--seed", "7"});
+  t.push_back(identical_test(name(), 4, {"--vars", "3", "--shape", "10x9x7", "--tiles-per-rank", "3", "--seed", "21"}));
+  t.push_back(identical_test(
+      name(), 3, {"--vars", "2", "--shape", "33x17", "--tiles-per-rank", "4", "--transfer-size", "72", "--seed", "8"}));
+  // Random N-D tiles split into transfer steps: the step and box paths of every backend.
+  t.push_back(
+      {.name = "steps.blocks.{BACKEND}",
+       .args = {"--vars", "2", "--shape", "9x7x5", "--tiles-per-rank", "2", "--transfer-size", "264", "--seed", "{NP}"},
+       .ranks = {3, 8}});
+  // One variable in transfer steps, collective and independent, on the backends with --independent
+  // (pnetcdf: a blocking put/get_vara_all per box, zero-sized calls for the ranks with fewer boxes
+  // in a step; more boxes than that: posted and waited for).
+  for (const std::string mode : {"collective", "independent"}) {
+    for (const std::string transfer : {"64", "1000"}) {
+      KernelTest one{.name = "steps.one-variable.{BACKEND}." + mode + ".t" + transfer,
+                     .args = {"--vars", "1", "--shape", "9x7x5", "--tiles-per-rank", "2", "--transfer-size", transfer,
+                              "--seed", "{NP}"},
+                     .ranks = {3, 8},
+                     .backends = {.option = "independent"}};
+      if (mode == "independent") one.args.push_back("--independent");
+      t.push_back(one);
+    }
+  }
+  return t;
+}
+
 }  // namespace strata

@@ -16,6 +16,7 @@ class BlocksKernel final : public Kernel {
   std::string summary() const override { return "random N-D tiles of several variables, shuffled in memory"; }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 }  // namespace strata

@@ -152,4 +152,27 @@ KernelSetup E3smKernel::build(const OptionSet& o, int rank, int ranks) const {
   return setup;
 }
 
+std::vector<KernelTest> E3smKernel::tests() const {
+  // Every multi-dataset strategy (the collective backends and their options), verified on read-back.
+  const TestBackends strategies = {.collective_only = true, .with_options = true};
+  return {
+      {.name = "multidataset.f.{BACKEND}",
+       .args = {"--case", "f", "--vars", "24", "--ncol", "96", "--lev", "6", "--seed", "3"},
+       .ranks = {1, 3, 4},
+       .backends = strategies},
+      {.name = "multidataset.g.{BACKEND}",
+       .args = {"--case", "g", "--vars", "12", "--ncol", "64", "--lev", "10", "--seed", "3"},
+       .ranks = {3},
+       .backends = strategies},
+      {.name = "multidataset.map.{BACKEND}",
+       .args = {"--maps", "{DATA}/pio_4ranks.dat", "--map-vars", "3", "--seed", "3"},
+       .ranks = {3, 4},
+       .backends = strategies},
+      // A PIO map with interior holes (elements 5 and 11), a rank that owns nothing, a rank whose
+      // elements run backwards and trailing elements 53-60 that no rank owns: every file spans the
+      // whole array, the holes zero.
+      identical_test(name(), 5, {"--maps", "{DATA}/pio_holes_5ranks.dat", "--map-vars", "2", "--seed", "9"}),
+  };
+}
+
 }  // namespace strata

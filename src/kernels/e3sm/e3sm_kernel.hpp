@@ -20,6 +20,7 @@ class E3smKernel final : public Kernel {
   std::string summary() const override { return "E3SM F/G-case history output: many variables, short scattered runs"; }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 }  // namespace strata

@@ -45,4 +45,19 @@ KernelSetup HaccKernel::build(const OptionSet& o, int rank, int ranks) const {
   return setup;
 }
 
+std::vector<KernelTest> HaccKernel::tests() const {
+  // Every backend and layout that can express it, file per node on virtual nodes of two ranks.
+  std::vector<KernelTest> t;
+  for (const std::string layout : {"aos", "soa"}) {
+    t.push_back({.name = "app.hacc-" + layout + ".{BACKEND}",
+                 .args = {"--particles", "2000", "--layout", layout, "--seed", "5"},
+                 .ranks = {1, 3, 4},
+                 .backends = {.layouts = {"shared", "file-per-process", "file-per-node"}},
+                 .env = {"STRATA_RANKS_PER_NODE=2"}});
+  }
+  t.push_back(identical_test(name(), 3, {"--particles", "500", "--layout", "aos", "--seed", "4"}));
+  t.push_back(identical_test(name(), 4, {"--particles", "300", "--layout", "soa", "--seed", "6"}));
+  return t;
+}
+
 }  // namespace strata

@@ -26,6 +26,7 @@ class HaccKernel final : public Kernel {
   std::string summary() const override { return "HACC-IO: 9 particle fields, 38 B/particle, --layout aos|soa"; }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 }  // namespace strata

@@ -66,4 +66,13 @@ KernelSetup IorKernel::build(const OptionSet& o, int rank, int ranks) const {
   return setup;
 }
 
+std::vector<KernelTest> IorKernel::tests() const {
+  std::vector<KernelTest> t =
+      matrix_tests(name(), {"--block-size", "64K", "--transfer-size", "16K", "--segments", "3", "--seed", "7"});
+  t.push_back(identical_test(name(), 4, {"--block-size", "32K", "--transfer-size", "8K", "--segments", "4"}));
+  t.push_back(identical_test(
+      name(), 3, {"--block-size", "16K", "--transfer-size", "16K", "--segments", "2", "--layout", "sequential"}));
+  return t;
+}
+
 }  // namespace strata

@@ -16,6 +16,7 @@ class IorKernel final : public Kernel {
   }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 }  // namespace strata

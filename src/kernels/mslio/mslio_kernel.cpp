@@ -259,4 +259,30 @@ std::unique_ptr<AppRun> MslioKernel::prepare(const OptionSet& o, const AppContex
   return run;
 }
 
+std::vector<KernelTest> MslioKernel::tests() const {
+  // Each mode, written, read back (timed) and verified.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"original", {"--mode", "original"}},
+      {"buffered", {"--mode", "buffered", "--buffer-size", "1K"}},
+      {"shared", {"--mode", "shared"}},
+      {"shared_buffered", {"--mode", "shared", "--buffer-size", "100"}},
+      {"strata", {"--mode", "strata", "--align", "4K"}},
+      {"strata_default_align", {"--mode", "strata"}},
+#ifdef STRATA_HAVE_HDF5
+      {"hdf5", {"--mode", "hdf5"}},
+#endif
+  };
+  std::vector<KernelTest> t;
+  for (const auto& [what, mode] : cases) {
+    KernelTest c{.name = "app.mslio." + what,
+                 .args = {"--ccross", "2", "--subelements", "16", "--threads", "2", "--seed", "5"},
+                 .ranks = {1, 3, 4},
+                 .backends = {.backend = false},
+                 .output_suffix = ""};
+    c.args.insert(c.args.end(), mode.begin(), mode.end());
+    t.push_back(c);
+  }
+  return t;
+}
+
 }  // namespace strata

@@ -14,6 +14,7 @@ class MslioKernel final : public AppKernel {
   MslioKernel();
   void add_options(OptionSet& options) const override;
   std::unique_ptr<AppRun> prepare(const OptionSet& options, const AppContext& ctx, bool will_write) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 }  // namespace strata

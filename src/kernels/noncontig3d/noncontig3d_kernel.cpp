@@ -53,4 +53,11 @@ KernelSetup Noncontig3dKernel::build(const OptionSet& o, int rank, int ranks) co
   return setup;
 }
 
+std::vector<KernelTest> Noncontig3dKernel::tests() const {
+  return {{.name = "multidataset.n3d.{BACKEND}",
+           .args = {"--datasets", "4", "--grid", "16x16x8", "--block", "4", "--seed", "3"},
+           .ranks = {1, 3, 4},
+           .backends = {.collective_only = true, .with_options = true}}};
+}
+
 }  // namespace strata

@@ -14,6 +14,7 @@ class Noncontig3dKernel final : public Kernel {
   std::string summary() const override { return "D datasets of random 8^3 blocks spread over ranks (h5bench)"; }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 }  // namespace strata

@@ -433,4 +433,22 @@ std::unique_ptr<AppRun> Pace3dKernel::prepare(const OptionSet& o, const AppConte
   return run;
 }
 
+std::vector<KernelTest> Pace3dKernel::tests() const {
+  // Each style and I/O level (odd levels on a 3-D decomposition), written, read back and verified.
+  const char* element[] = {"4", "12", "64", "4"};
+  std::vector<KernelTest> t;
+  for (const std::string style : {"sf", "mf", "mf-wo"}) {
+    for (int level = 0; level < 4; ++level) {
+      const std::string decomp = level % 2 == 1 ? "3d" : "1d";
+      t.push_back({.name = "app.pace3d." + style + ".level" + std::to_string(level) + "." + decomp,
+                   .args = {"--style", style, "--level", std::to_string(level), "--decomp", decomp, "--element",
+                            element[level], "--block-size", "16K", "--frames", "3", "--seed", "{NP}"},
+                   .ranks = {1, 3, 4},
+                   .backends = {.backend = false},
+                   .output_suffix = ".vox"});
+    }
+  }
+  return t;
+}
+
 }  // namespace strata

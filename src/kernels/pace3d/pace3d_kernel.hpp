@@ -16,6 +16,7 @@ class Pace3dKernel final : public AppKernel {
   Pace3dKernel();
   void add_options(OptionSet& options) const override;
   std::unique_ptr<AppRun> prepare(const OptionSet& options, const AppContext& ctx, bool will_write) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 }  // namespace strata

@@ -106,4 +106,12 @@ KernelSetup S3dKernel::build(const OptionSet& o, int rank, int ranks) const {
   return setup;
 }
 
+std::vector<KernelTest> S3dKernel::tests() const {
+  // Two checkpoint files per run, on every backend.
+  return {{.name = "app.s3d.{BACKEND}",
+           .args = {"--grid", "12x12x12", "--steps", "2", "--interval", "1", "--seed", "5"},
+           .ranks = {1, 3, 4},
+           .env = {"STRATA_RANKS_PER_NODE=2"}}};
+}
+
 }  // namespace strata

@@ -29,6 +29,7 @@ class S3dKernel final : public Kernel {
   }
   void add_options(OptionSet& options) const override;
   KernelSetup build(const OptionSet& options, int rank, int ranks) const override;
+  std::vector<KernelTest> tests() const override;
 };
 
 }  // namespace strata
