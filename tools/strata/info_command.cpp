@@ -23,6 +23,7 @@
 #include "help_table.hpp"
 #include "json_file.hpp"
 #include "run/catalogue.hpp"
+#include "run/test_matrix.hpp"
 
 namespace strata::cli {
 
@@ -32,13 +33,17 @@ const char* kInfoUsage =
     "usage: [mpirun -np N] strata info [PATH] [--json FILE]\n"
     "       [mpirun -np N] strata info --tiers [--json FILE]\n"
     "       [mpirun -np N] strata info --probe [DIR] [--json FILE]\n"
-    "       strata info --catalogue [--json]\n\n"
+    "       strata info --catalogue [--json]\n"
+    "       strata info --tests\n\n"
     "Prints the MPI library and version, the MPI-IO component in use (confirmed by opening a\n"
     "probe file beside PATH and reading its hints back), ranks and nodes (and whether the node map\n"
     "is virtual: STRATA_RANKS_PER_NODE / STRATA_NODE_MAP), the file system type and block size\n"
     "of PATH (default: the current directory) and a short hwloc summary of the node.\n"
     "--catalogue lists the kernels, backends (with what each can do), layouts and hints of this\n"
-    "build; with --json, as JSON on standard output (what the harness and the tests read).\n";
+    "build; with --json, as JSON on standard output (what the harness and the tests read).\n"
+    "--tests prints the MPI test matrix of this build, one test a line (tab-separated: name, ranks,\n"
+    "launch, environment, arguments): every kernel's declared tests on the backend variants they\n"
+    "choose (src/run/test_matrix.hpp); tests/mpi/CMakeLists.txt registers them with ctest.\n";
 
 // strata info --catalogue [--json]: the catalogue (src/run/catalogue.hpp), for people or as JSON.
 int catalogue_info(MPI_Comm comm, bool json) {
@@ -217,6 +222,7 @@ void add_info_options(OptionSet& o) {
   o.add_flag("catalogue",
              "list this build's kernels, backends, layouts and hints (with --json: as JSON on standard "
              "output)");
+  o.add_flag("tests", "print this build's MPI test matrix, one test a line (what tests/mpi registers)");
   o.add_flag("probe",
              "measure the engine's I/O figures (puts, fences, collectives, copies, hashes, file requests in "
              "PATH, default the current folder) and store them in the machine cache; collective, under a second");
@@ -228,6 +234,13 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  if (std::find(args.begin(), args.end(), "--tests") != args.end()) {
+    collectively(comm, [&] {
+      if (args.size() != 1) throw_usage("strata info --tests takes no other argument");
+    });
+    if (rank == 0) std::fputs(test_matrix_lines(test_matrix()).c_str(), stdout);
+    return 0;
+  }
   if (std::find(args.begin(), args.end(), "--catalogue") != args.end()) {
     OptionSet c;  // --json is a switch here: the catalogue goes to standard output
     c.add_flag("catalogue", "list kernels, backends, layouts and hints");
