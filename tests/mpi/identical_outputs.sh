@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Writes one decomposition with every raw backend (and mpiio-coll under each I/O component)
-# and with the serial reference writer, then checks every output is byte-identical. A shared
-# file is also read back and verified by another rank count (--writer-ranks NP; the engine's
-# also through its index alone), and written and read back so by each container backend in
-# $CONTAINERS (hdf5, pnetcdf when built): elements no writer owned are never checked.
+# Writes one decomposition with every raw backend in $RAW_BACKENDS (and those in $ROMIO_BACKENDS
+# under ROMIO too) and with the serial reference writer, then checks every output is
+# byte-identical. A shared file is also read back and verified by another rank count
+# (--writer-ranks NP; the engine's also through its index alone), and written and read back so by
+# each container backend in $CONTAINERS: elements no writer owned are never checked. The three
+# lists (comma-separated) come from the backend table (strata info --tests).
 # usage: identical_outputs.sh MPIEXEC STRATA REFERENCE DIR NP shared|fpp KERNEL [kernel args]
 # The launcher's flags come from cmake/StrataMPI.cmake: STRATA_MPIEXEC_PREFLAGS (before the
 # program) and STRATA_MPI_ROMIO_FLAGS (select ROMIO; empty where it is the only MPI-IO).
 set -euo pipefail
 mpiexec=$1 strata=$2 reference=$3 dir=$4 np=$5 layout=$6 kernel=$7
 shift 7
+: "${RAW_BACKENDS:?the raw backends, from strata info --tests}" "${ROMIO_BACKENDS?}" "${CONTAINERS?}"
 preflags=${STRATA_MPIEXEC_PREFLAGS---oversubscribe}
 romio=${STRATA_MPI_ROMIO_FLAGS-}
 rm -rf "$dir" && mkdir -p "$dir"
@@ -19,9 +21,14 @@ readers=$((np > 2 ? np - 1 : np + 1))  # another rank count
 
 "$reference" "$np" "$dir/reference" "${fpp[@]}" "$kernel" "$@"
 
-variants=("posix:" "mpiio-ind:" "mpiio-coll:" "strata:")
+variants=()
+for backend in ${RAW_BACKENDS//,/ }; do
+  variants+=("$backend:")
+done
 if [ -n "$romio" ]; then
-  variants+=("mpiio-coll:$romio" "mpiio-ind:$romio")
+  for backend in ${ROMIO_BACKENDS//,/ }; do
+    variants+=("$backend:$romio")
+  done
 fi
 for v in "${variants[@]}"; do
   backend=${v%%:*}
@@ -58,7 +65,7 @@ if [ "$layout" = shared ]; then
   timeout 100 "$mpiexec" -n "$readers" $preflags "$strata" run "$kernel" "$@" --backend strata \
     --read --verify --quiet --output "$dir/strata-spans"
   echo "ok: strata aggregated in whole spans, identical, and read back through its index alone by $readers ranks"
-  for backend in ${CONTAINERS:-}; do
+  for backend in ${CONTAINERS//,/ }; do
     timeout 100 "$mpiexec" -n "$np" $preflags "$strata" run "$kernel" "$@" --backend "$backend" --quiet \
       --output "$dir/$backend"
     timeout 100 "$mpiexec" -n "$readers" $preflags "$strata" run "$kernel" "$@" --backend "$backend" \

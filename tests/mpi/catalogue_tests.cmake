@@ -1,0 +1,41 @@
+# Included by ctest (TEST_INCLUDE_FILES, tests/mpi/CMakeLists.txt): registers a test for each line
+# of ROWS, the test matrix the program printed after its build (strata info --tests; fields
+# separated by tabs: name, ranks, launch, environment, arguments). Every test runs under the MPI
+# launcher with ${MPIEXEC_PREFLAGS}, the MPI environment and a timeout.
+if(NOT EXISTS "${ROWS}")
+  add_test(catalogue.matrix.not-built ${CMAKE_COMMAND} -E echo "build first: ${ROWS} is written after strata builds")
+  set_tests_properties(catalogue.matrix.not-built PROPERTIES WILL_FAIL TRUE)
+  return()
+endif()
+file(STRINGS "${ROWS}" lines)
+foreach(line IN LISTS lines)
+  string(REPLACE "\t" ";" fields "${line}")
+  list(GET fields 0 name)
+  list(GET fields 1 np)
+  list(GET fields 2 launch)
+  list(GET fields 3 extra)
+  list(GET fields 4 args)
+  string(REPLACE "{OUT}" "${OUT}" args "${args}")
+  string(REPLACE "{DATA}" "${DATA}" args "${args}")
+  separate_arguments(args UNIX_COMMAND "${args}")
+  set(env "${MPI_ENV}")
+  if(NOT extra STREQUAL "-")
+    separate_arguments(extra UNIX_COMMAND "${extra}")
+    list(APPEND env ${extra})
+  endif()
+  set(timeout 120)
+  if(launch STREQUAL "identical")
+    add_test(${name} bash ${IDENTICAL} ${MPIEXEC_EXECUTABLE} ${STRATA_BIN} ${REFERENCE_WRITER} ${OUT}/${name} ${np}
+             ${args})
+    set(timeout 240)
+  elseif(launch STREQUAL "romio")
+    if(NOT STRATA_MPI_ROMIO_FLAGS)
+      continue()  # ROMIO is this MPI's only MPI-IO: the default launch runs it already
+    endif()
+    add_test(${name} ${MPIEXEC_EXECUTABLE} ${STRATA_MPI_ROMIO_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
+             ${STRATA_BIN} ${args})
+  else()
+    add_test(${name} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS} ${STRATA_BIN} ${args})
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} LABELS mpi ENVIRONMENT "${env}")
+endforeach()
