@@ -1,7 +1,9 @@
 """docs/extending.md shows the diffs that added a kernel, a backend and run options: each must
 still be the repository's code (it applies in reverse to the tree), or the guide has gone stale.
 Its numbered lists of places must be complete: every file of the build and the sources that names
-the example (ior, pnetcdf) is one of the places the list names."""
+the example (ior, pnetcdf) is one of the places the list names. And those places are all: the MPI
+test matrix (strata info --tests) runs the examples, and tests/mpi/CMakeLists.txt names no kernel
+and no backend."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import ROOT
+from conftest import BASE_ENV, ROOT, STRATA, catalogue
 
 DOC = ROOT / "docs" / "extending.md"
 
@@ -63,6 +65,12 @@ def places(section: str, name: str) -> set[str]:
     return found
 
 
+def names_in_lists(text: str, name: str) -> bool:
+    """Whether CMake `text` has `name` as a word of a foreach(), set() or list()."""
+    lists = re.findall(r"^\s*(?:foreach|set|list)\(([^)]*)\)", text, flags=re.M)
+    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", x) for x in lists)
+
+
 def naming_files(name: str, code: str) -> set[str]:
     """Files of the build and the sources that name the example: a CMakeLists.txt that builds its
     files or has its name as a word of a foreach(), set() or list(); a C or C++ source that names its
@@ -73,8 +81,7 @@ def naming_files(name: str, code: str) -> set[str]:
         if rel.parts[0].startswith(("build", ".")):
             continue
         text = cmake.read_text()
-        lists = re.findall(r"^\s*(?:foreach|set|list)\(([^)]*)\)", text, flags=re.M)
-        if re.search(code, text) or any(re.search(rf"(?<![\w-]){name}(?![\w-])", x) for x in lists):
+        if re.search(code, text) or names_in_lists(text, name):
             out.add(str(rel))
     for folder in SCANNED:
         for f in (ROOT / folder).rglob("*"):
@@ -96,8 +103,55 @@ def test_the_list_of_places_is_complete(section: str) -> None:
 
 
 def test_the_completeness_check_sees_a_missing_place() -> None:
-    """The check above can fail: without its last item, the kernel's list misses a file."""
+    """The check above can fail: without its row, the kernel's list misses a file."""
     name, code = EXAMPLES["A kernel"]
     listed = places("A kernel", name)
-    assert {"tests/mpi/CMakeLists.txt", "src/kernels/kernel.cpp", "src/kernels/ior/ior_kernel.cpp"} <= listed
-    assert naming_files(name, code) - (listed - {"tests/mpi/CMakeLists.txt"}) == {"tests/mpi/CMakeLists.txt"}
+    assert listed == {
+        "src/kernels/ior/ior_kernel.hpp",
+        "src/kernels/ior/ior_kernel.cpp",
+        "src/kernels/kernel.cpp",
+        "CMakeLists.txt",
+    }
+    assert naming_files(name, code) - (listed - {"src/kernels/kernel.cpp"}) == {"src/kernels/kernel.cpp"}
+
+
+def matrix_rows() -> list[list[str]]:
+    proc = subprocess.run(
+        [str(STRATA), "info", "--tests"], capture_output=True, text=True, env=BASE_ENV, timeout=60, check=True
+    )
+    return [line.split("\t") for line in proc.stdout.splitlines()]
+
+
+def test_the_matrix_runs_the_examples() -> None:
+    """The file, the row and the build line are enough: the MPI test matrix of the build runs the
+    kernel on every backend and the backend with every kernel of the matrix, at 1, 2, 3, 4 and 8
+    ranks (what tests/mpi registers with ctest)."""
+    rows = matrix_rows()
+    names = {r[0] for r in rows}
+    assert all(len(r) == 5 for r in rows) and len(names) == len(rows)
+    backends = list(catalogue().backends)
+    kernels = {r[0].split(".")[1] for r in rows if r[0].startswith("matrix.")}
+    assert "ior" in kernels
+    for backend in backends:
+        for kernel in kernels:
+            assert {f"matrix.{kernel}.{backend}.np{np}" for np in (1, 2, 3, 4, 8)} <= names
+    for r in rows:
+        if r[0].startswith("matrix.ior."):
+            assert r[4].startswith("run ior ") and "--verify" in r[4].split() and f"{r[0]}.out" in r[4]
+    name, _ = EXAMPLES["A backend"]
+    if name in backends:
+        assert any(f"--backend {name} " in r[4] for r in rows if r[0].startswith("app."))
+        assert any(r[0].startswith(f"steps.blocks.{name}.") for r in rows)
+
+
+def test_the_mpi_test_list_names_no_kernel_or_backend() -> None:
+    """tests/mpi/CMakeLists.txt registers the matrix from the catalogue: no list of kernels or
+    backends, no `strata run KERNEL` or `--backend NAME` of its own."""
+    text = (ROOT / "tests" / "mpi" / "CMakeLists.txt").read_text()
+    code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    named = [n for n in [*catalogue().kernels, *catalogue().backends] if names_in_lists(code, n)]
+    assert not named, f"tests/mpi/CMakeLists.txt lists {named}: declare the tests in the catalogue instead"
+    assert "--backend" not in code and not re.search(r"\bSTRATA_BIN\}\s+run\b", code)
+    # The check sees a list when there is one (the matrix as it was).
+    assert names_in_lists("foreach(kernel ior array1d blocks)", "ior")
+    assert names_in_lists("  foreach(backend posix posix-fpp mpiio-ind)", "mpiio-ind")
