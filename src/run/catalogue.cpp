@@ -59,6 +59,11 @@ nlohmann::json backends_json() {
   for (const BackendRow& b : backend_table()) {
     nlohmann::json layouts = nlohmann::json::array();
     for (Layout l : b.can.layouts) layouts.push_back(layout_name(l));
+    nlohmann::json variants = nlohmann::json::array();
+    for (const BackendTestVariant& v : b.test_variants) {
+      variants.push_back(
+          {{"name", v.name}, {"layout", layout_name(v.layout)}, {"romio", v.romio}, {"options", v.options}});
+    }
     out.push_back({{"name", b.name},
                    {"summary", b.summary},
                    {"file_extension", b.can.file_extension},
@@ -67,6 +72,8 @@ nlohmann::json backends_json() {
                    {"call_per_variable", b.can.call_per_variable},
                    {"sizes_own_buffers", b.can.sizes_own_buffers},
                    {"raw_file", b.can.raw_file},
+                   {"collective", b.can.collective},
+                   {"test_variants", variants},
                    {"options", b.can.options},
                    {"hints", hint_family_name(b.can.hints)}});
   }
