@@ -80,18 +80,29 @@ nlohmann::json backends_json() {
   return out;
 }
 
-nlohmann::json run_options_json() {
+}  // namespace
+
+nlohmann::json run_options_json(const std::vector<RunOptionSpec>& specs) {
   nlohmann::json out = nlohmann::json::array();
-  for (const RunOptionSpec& s : run_option_specs()) {
+  for (const RunOptionSpec& s : specs) {
     nlohmann::json j = option_json(s.name, s.metavar, s.help, s.default_value);
     nlohmann::json kinds = nlohmann::json::array();
     if (s.for_decomposition) kinds.push_back(kernel_kind_name(KernelKind::decomposition));
     if (s.for_application) kinds.push_back(kernel_kind_name(KernelKind::application));
     j["kinds"] = kinds;
+    if (s.campaign_switch) {  // the harness makes it a [campaign] key (python/strata/catalogue.py)
+      const CampaignSwitch& c = *s.campaign_switch;
+      j["campaign_switch"] = {{"report_on", c.report_on},
+                              {"report_off", c.report_off},
+                              {"label_on", c.label_on},
+                              {"label_off", c.label_off}};
+    }
     out.push_back(j);
   }
   return out;
 }
+
+namespace {
 
 nlohmann::json layouts_json() {
   return nlohmann::json::array({

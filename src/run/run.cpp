@@ -48,7 +48,7 @@ RunRecord run(const RunOptions& options, MPI_Comm comm, const RunEnvironment& en
   } forget_diagnosis;
   RunRecord record;
   record.verify_requested = o.verify;
-  record.fsync = o.io.fsync;
+  record.switches = run_switches(o);
   const double started = MPI_Wtime();
   for (uint64_t rep = 0; rep < o.repetitions && !record.failure; ++rep) {
     record.repetitions.push_back(work->repeat(rep == 0, record.failure));

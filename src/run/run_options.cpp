@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "common/error.hpp"
@@ -11,6 +13,7 @@
 #include "common/units.hpp"
 #include "kernels/app_kernel.hpp"
 #include "kernels/kernel.hpp"
+#include "run/run_record.hpp"
 
 namespace strata {
 
@@ -49,7 +52,9 @@ const std::vector<RunOptionSpec>& run_option_specs() {
        true, false, &R::writer_ranks},
       {"verify", nullptr, "compare every element read back with the generator (after a write: read back first)", "",
        true, true, &R::verify},
-      {"fsync", nullptr, "sync to storage before close completes (counted in close time)", "", true, true, &I::fsync},
+      {"fsync", nullptr, "sync to storage before close completes (counted in close time)", "", true, true, &I::fsync,
+       CampaignSwitch{"fsync: included in close time", "fsync: not included (add --fsync)", "fsync included",
+                      "fsync not included"}},
       {"fsync-per-write", nullptr, "backend posix: fsync after each write request, timed (IOR -Y)", "", true, false,
        &I::fsync_per_write},
       {"direct", nullptr,
@@ -82,6 +87,28 @@ const std::vector<RunOptionSpec>& run_option_specs() {
       {"quiet", nullptr, "do not print the table", "", true, true, &R::quiet},
   };
   return specs;
+}
+
+std::vector<RunSwitch> run_switches(const RunOptions& o, const std::vector<RunOptionSpec>& specs) {
+  std::vector<RunSwitch> out;
+  for (const RunOptionSpec& s : specs) {
+    if (!s.campaign_switch) continue;
+    const bool on = std::visit(
+        [&](auto field) -> bool {
+          using F = decltype(field);
+          if constexpr (std::is_same_v<F, bool RunOptions::*>) {
+            return o.*field;
+          } else if constexpr (std::is_same_v<F, bool IoOptions::*>) {
+            return o.io.*field;
+          } else {
+            throw std::logic_error(std::string("run option --") + s.name + " is a campaign switch but not a flag");
+          }
+        },
+        s.field);
+    const CampaignSwitch& c = *s.campaign_switch;
+    out.push_back({s.name, on, on ? c.report_on : c.report_off});
+  }
+  return out;
 }
 
 std::string kernel_kind_name(KernelKind k) { return k == KernelKind::application ? "application" : "decomposition"; }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -20,6 +21,7 @@ namespace strata {
 
 class Kernel;
 class AppKernel;
+struct RunSwitch;  // run/run_record.hpp
 
 // The two kinds of kernel a run drives: a Decomposition written through a backend
 // (kernels/kernel.hpp), or an application kernel that owns its output phase (kernels/app_kernel.hpp).
@@ -64,6 +66,17 @@ struct RunOptions {
   void check() const;
 };
 
+// A flag that is also a campaign-wide switch (like --fsync): the run's record carries its state under
+// the option's name (JSON) and prints one of its report lines; the catalogue marks the row, so the
+// harness makes it a key of [campaign], passes it to every launch and names it in its statistics
+// with one of its labels. Declared only in its row (docs/extending.md, "A campaign-wide switch").
+struct CampaignSwitch {
+  const char* report_on;   // the run's table: "fsync: included in close time"
+  const char* report_off;  // "fsync: not included (add --fsync)"
+  const char* label_on;    // the harness's conditions: "fsync included"
+  const char* label_off;   // "fsync not included"
+};
+
 // A run option's row: the field it sets, its command-line name and help, and which kernels take it.
 struct RunOptionSpec {
   using Field = std::variant<bool RunOptions::*, uint64_t RunOptions::*, std::string RunOptions::*, Hints RunOptions::*,
@@ -75,8 +88,14 @@ struct RunOptionSpec {
   bool for_decomposition;     // taken by decomposition kernels
   bool for_application;       // taken by application kernels
   Field field;
+  std::optional<CampaignSwitch> campaign_switch = {};  // a flag that is a campaign-wide switch
 };
 const std::vector<RunOptionSpec>& run_option_specs();
+
+// The state of every campaign-wide switch of `specs` in `options`, in the table's order (for the
+// record).
+std::vector<RunSwitch> run_switches(const RunOptions& options,
+                                    const std::vector<RunOptionSpec>& specs = run_option_specs());
 
 // Declares the run options `kernel` takes (its kind's rows, then, for an application kernel, its
 // mode option), then the kernel's own; no kernel: the decomposition kernels' run options.

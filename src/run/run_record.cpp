@@ -62,7 +62,7 @@ nlohmann::json to_json(const RunRecord& r) {
   nlohmann::json j = r.header;
   j["verify_requested"] = r.verify_requested;
   j["verified"] = r.verified;
-  j["fsync"] = r.fsync;
+  for (const RunSwitch& s : r.switches) j[s.name] = s.on;
   j["repetitions"] = nlohmann::json::array();
   for (const auto& rep : r.repetitions) {
     nlohmann::json e = nlohmann::json::object();

@@ -44,12 +44,20 @@ struct Repetition {
   std::vector<CheckpointTiming> checkpoints;  // empty for a single output
 };
 
+// A campaign-wide switch as the run had it (run_switches(), run_options.hpp): the record's JSON
+// has `name`: on, and its table prints `line`.
+struct RunSwitch {
+  std::string name;
+  bool on = false;
+  std::string line;  // the report's line for this state
+};
+
 struct RunRecord {
   nlohmann::json header;  // kernel, backend, params, ranks, nodes, hints, mpi, ... (run.cpp)
   std::vector<Repetition> repetitions;
   bool verify_requested = false;
   bool verified = false;
-  bool fsync = false;
+  std::vector<RunSwitch> switches;     // campaign-wide switches (--fsync), from their rows
   std::optional<std::string> failure;  // the verification's first mismatch (the same on every rank)
   std::string kernel_text;             // an application kernel's own report, for people
 };

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "common/error.hpp"
 #include "run/catalogue.hpp"
 #include "run/run_options.hpp"
+#include "run/run_record.hpp"
 
 using strata::RunOptions;
 
@@ -91,4 +93,65 @@ TEST(RunOptions, TheCatalogueListsEveryRowAndBackend) {
   strata::IoOptions h5;
   h5.container = "hdf5";
   EXPECT_EQ(strata::default_output("ior", "strata", h5), "strata-ior.h5");
+}
+
+TEST(RunOptions, ACampaignSwitchIsItsRow) {
+  // --fsync is the switch of the table: the record names it, with the report's line for its state.
+  const auto on = strata::run_switches(RunOptions::parse({"ior", "--backend", "posix", "--fsync"}));
+  const auto off = strata::run_switches(RunOptions::parse({"ior", "--backend", "posix"}));
+  ASSERT_EQ(on.size(), 1u);
+  ASSERT_EQ(off.size(), 1u);
+  EXPECT_EQ(on[0].name, "fsync");
+  EXPECT_TRUE(on[0].on);
+  EXPECT_EQ(on[0].line, "fsync: included in close time");
+  EXPECT_FALSE(off[0].on);
+  EXPECT_EQ(off[0].line, "fsync: not included (add --fsync)");
+  strata::RunRecord record;
+  record.switches = on;
+  EXPECT_EQ(strata::to_json(record)["fsync"], true);  // the record's key, as before the table had switches
+  for (const auto& s : strata::run_option_specs()) {
+    if (s.campaign_switch) {
+      EXPECT_EQ(s.metavar, nullptr) << s.name << " is a switch but takes a value";
+    }
+  }
+
+  // A second switch declared only in a row (here, --no-advice marked as one in a copy of the table)
+  // is in the record's JSON under its name, in the report's lines and in the catalogue's entry.
+  std::vector<strata::RunOptionSpec> specs = strata::run_option_specs();
+  for (auto& s : specs) {
+    if (std::string(s.name) == "no-advice") {
+      s.campaign_switch = strata::CampaignSwitch{"advice: not applied", "advice: applied (add --no-advice to skip it)",
+                                                 "advice not applied", "advice applied"};
+    }
+  }
+  const RunOptions o = RunOptions::parse({"ior", "--backend", "posix", "--no-advice"});
+  record.switches = strata::run_switches(o, specs);
+  ASSERT_EQ(record.switches.size(), 2u);
+  EXPECT_EQ(record.switches[0].line, "advice: not applied");
+  EXPECT_EQ(record.switches[1].line, "fsync: not included (add --fsync)");
+  const nlohmann::json j = strata::to_json(record);
+  EXPECT_EQ(j["no-advice"], true);
+  EXPECT_EQ(j["fsync"], false);
+  int marked = 0;
+  for (const auto& entry : strata::run_options_json(specs)) {
+    if (!entry.contains("campaign_switch")) continue;
+    ++marked;
+    if (entry["name"] == "no-advice") {
+      EXPECT_EQ(entry["campaign_switch"]["label_on"], "advice not applied");
+    } else {
+      EXPECT_EQ(entry["name"], "fsync");
+      EXPECT_EQ(entry["campaign_switch"]["label_off"], "fsync not included");
+    }
+  }
+  EXPECT_EQ(marked, 2);
+  int in_the_catalogue = 0;
+  const nlohmann::json catalogue = strata::catalogue();
+  for (const auto& entry : catalogue["run_options"]) in_the_catalogue += entry.contains("campaign_switch");
+  EXPECT_EQ(in_the_catalogue, 1);
+
+  // Only a flag can be a switch: a row with a value says so rather than guessing.
+  for (auto& s : specs) {
+    if (std::string(s.name) == "seed") s.campaign_switch = strata::CampaignSwitch{"", "", "", ""};
+  }
+  EXPECT_THROW(strata::run_switches(o, specs), std::logic_error);
 }

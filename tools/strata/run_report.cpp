@@ -149,7 +149,7 @@ std::string to_table(const RunRecord& r) {
   engine_lines(out, r);
   out << collective_lines(r);
   out << "\n";
-  out << (r.fsync ? "fsync: included in close time\n" : "fsync: not included (add --fsync)\n");
+  for (const RunSwitch& s : r.switches) out << s.line << "\n";
   if (!r.verify_requested) {
     out << "verification: NOT verified (add --verify)\n";
   } else {
