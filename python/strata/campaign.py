@@ -24,14 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .catalogue import StrataCatalogue
+from .catalogue import StrataCatalogue, SwitchState
 from .launch import HARNESS_OPTIONS, LauncherSpec, find_strata
 
 OPERATIONS = ("write", "read")
 LAUNCHERS = ("local", "slurm")
 # `strata run` options the harness sets itself (launch.strata_arguments); a campaign may not put
-# them in a kernel's params.
+# them in a kernel's params. The campaign-wide switches of the catalogue are set by it too.
 RESERVED_OPTIONS = {*HARNESS_OPTIONS, "backend", "help"}
+
+
+def reserved_options(cat: StrataCatalogue) -> set[str]:
+    """The harness's own options and the catalogue's campaign-wide switches (keys of [campaign])."""
+    return RESERVED_OPTIONS | {s.name for s in cat.switches}
 
 
 class CampaignError(ValueError):
@@ -135,7 +140,9 @@ class Campaign:
     wait_s: float
     operations: tuple[str, ...]
     verify: bool
-    fsync: bool
+    # The campaign-wide switches of the catalogue (fsync), each a key of [campaign]: see
+    # CampaignSwitch in catalogue.py.
+    switches: tuple[SwitchState, ...]
     timeout_s: float
     baseline: str
     keep_data: bool
@@ -144,6 +151,10 @@ class Campaign:
     configurations: list[Configuration] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
     scale: str | None = None  # the [scale.NAME] profile laid over the file, None for the file as written
+
+    def switch(self, name: str) -> bool:
+        """Whether the campaign-wide switch `name` is on (False for one this campaign does not have)."""
+        return any(s.on for s in self.switches if s.name == name)
 
     def reseed(self, seed: int) -> None:
         """Shuffles again with another seed (resuming a campaign whose file left the seed to chance)."""
@@ -351,6 +362,17 @@ def load(
     top = reader.get(doc, "", "campaign", dict, None)
     if top is None:
         raise reader.error("campaign", "missing table [campaign]", "a [campaign] table with at least name")
+    strata_text = reader.get(top, "campaign", "strata", str, "")
+    strata_bin = strata or (Path(strata_text) if strata_text else find_strata())
+    if not strata_bin.exists():
+        raise CampaignError(
+            file,
+            "campaign.strata",
+            f"the strata binary {strata_bin} does not exist",
+            "run `make build`, or set STRATA_BIN or campaign.strata",
+        )
+    cat = catalogue or StrataCatalogue.from_binary(strata_bin)
+    reserved = reserved_options(cat)
     reader.check_keys(
         top,
         "campaign",
@@ -366,7 +388,7 @@ def load(
             "wait_s",
             "operations",
             "verify",
-            "fsync",
+            *(s.name for s in cat.switches),
             "timeout_s",
             "baseline",
             "ranks",
@@ -400,17 +422,6 @@ def load(
     operations = tuple(reader.str_list(top, "campaign", "operations", ["write", "read"]))
     if not operations or any(op not in OPERATIONS for op in operations):
         raise reader.error("campaign.operations", f"got {list(operations)!r}", "a non-empty subset of write, read")
-
-    strata_text = reader.get(top, "campaign", "strata", str, "")
-    strata_bin = strata or (Path(strata_text) if strata_text else find_strata())
-    if not strata_bin.exists():
-        raise CampaignError(
-            file,
-            "campaign.strata",
-            f"the strata binary {strata_bin} does not exist",
-            "run `make build`, or set STRATA_BIN or campaign.strata",
-        )
-    cat = catalogue or StrataCatalogue.from_binary(strata_bin)
 
     launcher_table = reader.get(doc, "", "launcher", dict, {})
     reader.check_keys(
@@ -495,9 +506,9 @@ def load(
                     f"the {kname} variants are its modes: list them in " f"{where}.modes",
                     ", ".join(cat.kernel_modes[kname][1]),
                 )
-            if option in RESERVED_OPTIONS or option not in cat.kernel_options[kname]:
-                allowed = sorted(set(cat.kernel_options[kname]) - RESERVED_OPTIONS)
-                why = "set by the harness itself" if option in RESERVED_OPTIONS else f"not an option of {kname}"
+            if option in reserved or option not in cat.kernel_options[kname]:
+                allowed = sorted(set(cat.kernel_options[kname]) - reserved)
+                why = "set by the harness itself" if option in reserved else f"not an option of {kname}"
                 raise reader.error(f"{where}.params.{key}", why, ", ".join(allowed))
             normalised[option] = value
         ranks = _ranks(reader, ktable, where, default_ranks)
@@ -535,7 +546,11 @@ def load(
         wait_s=wait_s,
         operations=operations,
         verify=reader.get(top, "campaign", "verify", bool, True),
-        fsync=reader.get(top, "campaign", "fsync", bool, False),
+        switches=tuple(
+            SwitchState(s.name, on, s.label(on))
+            for s in cat.switches
+            for on in [reader.get(top, "campaign", s.name, bool, False)]
+        ),
         timeout_s=timeout_s,
         baseline=baseline,
         keep_data=reader.get(top, "campaign", "keep_data", bool, False),
@@ -562,19 +577,20 @@ def _check_variant_args(reader: _Reader, variant: Variant, kname: str, cat: Stra
     """A variant's `args` are options of `strata run KERNEL` (as the catalogue lists them), caught
     by validate rather than by every run of the campaign."""
     known = set(cat.kernel_options[kname])
+    reserved = reserved_options(cat)
     for arg in variant.args:
         if not arg.startswith("--"):
             continue  # a value of the option before it
         option = arg[2:].split("=", 1)[0]
-        if option in known - RESERVED_OPTIONS:
+        if option in known - reserved:
             continue
-        why = "set by the harness itself" if option in RESERVED_OPTIONS else f"not an option of {kname}"
-        near = difflib.get_close_matches(option, sorted(known - RESERVED_OPTIONS), n=1)
+        why = "set by the harness itself" if option in reserved else f"not an option of {kname}"
+        near = difflib.get_close_matches(option, sorted(known - reserved), n=1)
         hint = f"; did you mean --{near[0]}?" if near else ""
         raise reader.error(
             f"variants (label {variant.label!r}).args",
             f"--{option}: {why}{hint}",
-            ", ".join(sorted(known - RESERVED_OPTIONS)),
+            ", ".join(sorted(known - reserved)),
         )
 
 

@@ -18,6 +18,31 @@ class CatalogueError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class CampaignSwitch:
+    """A `strata run` flag that is a campaign-wide switch (`fsync`): its row in
+    src/run/run_options.cpp says so, and the harness follows from that row alone. It is a boolean
+    key of [campaign] (default false), `--NAME` on every launch when true, and one of its labels
+    in the statistics' conditions ("fsync not included")."""
+
+    name: str
+    help: str
+    label_on: str
+    label_off: str
+
+    def label(self, on: bool) -> str:
+        return self.label_on if on else self.label_off
+
+
+@dataclass(frozen=True)
+class SwitchState:
+    """A campaign-wide switch as a campaign set it, with the label that says so."""
+
+    name: str
+    on: bool
+    label: str
+
+
+@dataclass(frozen=True)
 class StrataCatalogue:
     """Kernels, backends and each kernel's options, as one strata binary reports them."""
 
@@ -27,6 +52,8 @@ class StrataCatalogue:
     kernel_options: dict[str, tuple[str, ...]]
     # Application kernels (MSLIO, PACE3D) choose a mode, not a backend: kernel -> (option, modes).
     kernel_modes: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    # The run options that are campaign-wide switches, in the catalogue's order.
+    switches: tuple[CampaignSwitch, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @staticmethod
@@ -48,7 +75,12 @@ class StrataCatalogue:
                 modes[k["name"]] = (k["selector"], tuple(m["name"] for m in k["modes"]))
                 names.add(k["selector"])
             options[k["name"]] = tuple(sorted(names))
-        return StrataCatalogue(kernels, backends, options, modes, raw=doc)
+        switches = tuple(
+            CampaignSwitch(o["name"], o["help"], o["campaign_switch"]["label_on"], o["campaign_switch"]["label_off"])
+            for o in doc["run_options"]
+            if "campaign_switch" in o
+        )
+        return StrataCatalogue(kernels, backends, options, modes, switches, raw=doc)
 
     def backend(self, name: str) -> dict[str, Any]:
         """The backend's row: summary, file_extension, layouts, mpi_io, options, hints."""

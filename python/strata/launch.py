@@ -80,8 +80,9 @@ def run_environment(extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
     return env
 
 
-# The `strata run` options strata_arguments sets (besides the variant's selector).
-HARNESS_OPTIONS = ("hints", "write", "read", "verify", "fsync", "repetitions", "output", "json", "quiet")
+# The `strata run` options strata_arguments sets (besides the variant's selector and the campaign-wide
+# switches of the catalogue, which it sets too).
+HARNESS_OPTIONS = ("hints", "write", "read", "verify", "repetitions", "output", "json", "quiet")
 
 
 def strata_arguments(campaign: Campaign, run: Run, run_dir: Path, data_path: Path) -> list[str]:
@@ -97,8 +98,7 @@ def strata_arguments(campaign: Campaign, run: Run, run_dir: Path, data_path: Pat
     args += [f"--{op}" for op in campaign.operations]
     if campaign.verify:
         args.append("--verify")
-    if campaign.fsync:
-        args.append("--fsync")
+    args += [f"--{s.name}" for s in campaign.switches if s.on]
     args += [
         "--repetitions",
         str(campaign.repetitions_per_launch),

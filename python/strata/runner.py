@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from .campaign import Campaign, Run
 from .launch import in_slurm_allocation, launch_command, sbatch_script
-from .store import SCHEMA_VERSION, RunResult, Store, now, schema_version
+from .store import READABLE_VERSIONS, RunResult, Store, now, schema_version
 
 STDERR_TAIL_LINES = 20
 RESULTS_NAME = "results.sqlite"
@@ -237,7 +237,7 @@ def run_campaign(
     """Runs (or, for Slurm outside an allocation, scripts) every run not stored yet."""
     campaign.output.mkdir(parents=True, exist_ok=True)
     db_path = results_path(campaign)
-    if force and db_path.exists() and schema_version(db_path) != SCHEMA_VERSION:
+    if force and db_path.exists() and schema_version(db_path) not in READABLE_VERSIONS:
         aside = db_path.with_name(f"{db_path.name}.schema-{schema_version(db_path)}")
         db_path.rename(aside)
         print(f"strata-bench: {db_path} had another schema; moved it to {aside}", file=sys.stderr)

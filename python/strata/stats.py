@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from .store import Store
+from .store import Store, campaign_switches
 
 CONFIDENCE = 0.95  # the interval's level when there are launches enough (6 or more)
 
@@ -175,20 +175,21 @@ class CampaignStats:
     cells: list[CellStats]
     labels: list[str]  # variants in campaign order
     verify: bool = True
-    fsync: bool = False
+    # The campaign-wide switches as the campaign set them: name -> {"on", "label"} (the catalogue's
+    # labels, stored with the campaign).
+    switches: dict[str, dict[str, Any]] = field(default_factory=dict)
     all_verified: bool = True  # every successful run reported verified data
 
     @property
     def conditions(self) -> str:
         """What the numbers include, said every time they are shown."""
-        fsync = "fsync included" if self.fsync else "fsync not included"
         if not self.verify:
             checked = "data NOT verified"
         elif self.all_verified:
             checked = "every run verified on read-back"
         else:
             checked = "some runs NOT verified"
-        return f"{fsync}, {checked}"
+        return ", ".join([*(s["label"] for s in self.switches.values()), checked])
 
     def to_json(self) -> dict[str, Any]:
         def clean(obj: Any) -> Any:
@@ -304,7 +305,7 @@ def campaign_stats(store: Store, name: str | None = None, baseline: str | None =
         cells,
         labels,
         bool(row["verify"]),
-        bool(row["fsync"]),
+        campaign_switches(row),
         all_verified,
     )
 

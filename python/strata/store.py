@@ -18,7 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# Versions this harness opens: read-only as they are, and migrated to SCHEMA_VERSION when opened for
+# writing (version 2 kept each campaign-wide switch in its own column; see _migrate_2).
+READABLE_VERSIONS = (2, 3)
+# The campaign-wide switches of version 2, each an INTEGER column of campaigns, and their labels.
+_V2_SWITCHES = {"fsync": ("fsync included", "fsync not included")}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -41,7 +46,7 @@ CREATE TABLE IF NOT EXISTS campaigns (
     wait_s      REAL NOT NULL,
     operations  TEXT NOT NULL,      -- JSON array: write, read
     verify      INTEGER NOT NULL,   -- 1: every run compared every element on read-back
-    fsync       INTEGER NOT NULL,   -- 1: the sync to storage is in the close time
+    switches    TEXT NOT NULL,      -- JSON object: campaign-wide switch (a strata run flag) -> {"on", "label"}
     created     TEXT NOT NULL       -- ISO 8601, UTC
 );
 CREATE TABLE IF NOT EXISTS configurations (
@@ -158,6 +163,38 @@ class RunResult:
     record: dict[str, Any] | None
 
 
+def campaign_switches(row: sqlite3.Row) -> dict[str, dict[str, Any]]:
+    """A campaign row's campaign-wide switches: name -> {"on": bool, "label": str}, in the
+    catalogue's order (a version-2 row's from its switch columns)."""
+    if "switches" in row.keys():
+        return dict(json.loads(row["switches"]))
+    return {name: _v2_switch(name, row[name]) for name in _V2_SWITCHES}
+
+
+def _v2_switch(name: str, value: int) -> dict[str, Any]:
+    on = bool(value)
+    return {"on": on, "label": _V2_SWITCHES[name][0 if on else 1]}
+
+
+def _migrate_2(db: sqlite3.Connection) -> None:
+    """Version 2 to 3, in one transaction: the switch columns of campaigns become its JSON column
+    `switches`, the same text as a version-3 campaign would store."""
+    db.execute("BEGIN")
+    try:
+        db.execute("ALTER TABLE campaigns ADD COLUMN switches TEXT NOT NULL DEFAULT '{}'")
+        rows = db.execute(f"SELECT id, {', '.join(_V2_SWITCHES)} FROM campaigns").fetchall()
+        for row in rows:
+            switches = {name: _v2_switch(name, row[i + 1]) for i, name in enumerate(_V2_SWITCHES)}
+            db.execute("UPDATE campaigns SET switches = ? WHERE id = ?", (json.dumps(switches), row[0]))
+        for name in _V2_SWITCHES:
+            db.execute(f"ALTER TABLE campaigns DROP COLUMN {name}")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+
+
 def schema_version(path: Path) -> int | None:
     """The schema version of an existing database file; None when it has none or is not one."""
     try:
@@ -184,17 +221,19 @@ class Store:
             self.db.executescript(SCHEMA)
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self.db.commit()
+            if schema_version(self.path) == 2:
+                _migrate_2(self.db)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.DatabaseError as e:
             raise SchemaError(f"{self.path}: not a strata-bench results database ({e})") from e
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        if row is None or int(row[0]) not in (READABLE_VERSIONS if readonly else (SCHEMA_VERSION,)):
             found = row[0] if row else "none"
             raise SchemaError(
                 f"{self.path}: results schema version {found}, this strata-bench reads version "
-                f"{SCHEMA_VERSION}; run the campaign again into a new folder"
+                f"{' or '.join(map(str, READABLE_VERSIONS))}; run the campaign again into a new folder"
             )
 
     def close(self) -> None:
@@ -235,7 +274,7 @@ class Store:
         with self.transaction() as db:
             cur = db.execute(
                 "INSERT INTO campaigns (name, file, toml, plan_hash, seed, baseline, launcher, strata, total_runs,"
-                " repetitions, repetitions_per_launch, wait_s, operations, verify, fsync, created)"
+                " repetitions, repetitions_per_launch, wait_s, operations, verify, switches, created)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     campaign.name,
@@ -252,7 +291,7 @@ class Store:
                     campaign.wait_s,
                     json.dumps(list(campaign.operations)),
                     int(campaign.verify),
-                    int(campaign.fsync),
+                    json.dumps({s.name: {"on": s.on, "label": s.label} for s in campaign.switches}),
                     now(),
                 ),
             )
