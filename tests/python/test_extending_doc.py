@@ -1,9 +1,11 @@
-"""docs/extending.md shows the diffs that added a kernel, a backend and run options: each must
-still be the repository's code (it applies in reverse to the tree), or the guide has gone stale.
+"""docs/extending.md shows the diffs that added a kernel, a backend, run options and a campaign-wide
+switch: each must still be the repository's code (it applies in reverse to the tree), or the guide
+has gone stale.
 Its numbered lists of places must be complete: every file of the build and the sources that names
 the example (ior, pnetcdf) is one of the places the list names. And those places are all: the MPI
 test matrix (strata info --tests) runs the examples, and tests/mpi/CMakeLists.txt names no kernel
-and no backend."""
+and no backend. A campaign-wide switch is its row: the files the guide says follow from it name no
+switch."""
 
 from __future__ import annotations
 
@@ -23,13 +25,13 @@ def diffs() -> list[str]:
 
 def test_the_guide_has_its_diffs() -> None:
     found = diffs()
-    assert len(found) == 4
+    assert len(found) == 5
     changed = {m for d in found for m in re.findall(r"^\+\+\+ b/(\S+)", d, flags=re.M)}
     assert {"src/kernels/kernel.cpp", "src/backends/backend_table.cpp", "src/run/run_options.cpp"} <= changed
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs git and the repository")
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_each_diff_is_the_code(index: int) -> None:
     patch = diffs()[index] if index < len(diffs()) else ""
     proc = subprocess.run(
@@ -155,3 +157,51 @@ def test_the_mpi_test_list_names_no_kernel_or_backend() -> None:
     # The check sees a list when there is one (the matrix as it was).
     assert names_in_lists("foreach(kernel ior array1d blocks)", "ior")
     assert names_in_lists("  foreach(backend posix posix-fpp mpiio-ind)", "mpiio-ind")
+
+
+SWITCH = "A campaign-wide switch"
+# The version-2 results database kept each switch in a column: its migration names them.
+LEGACY = {"python/strata/store.py": "_V2_SWITCHES = "}
+
+
+def code_of(path: str, text: str) -> str:
+    """`text` without its comments (and, for Python, its docstrings): what names things in code."""
+    if path.endswith(".py"):
+        text = re.sub(r'^\s*(?:[rf]?"""|\'\'\').*?(?:"""|\'\'\')\s*$', "", text, flags=re.M | re.S)
+        return "\n".join(
+            line.split("#", 1)[0] for line in text.splitlines() if not line.startswith(LEGACY.get(path, "\0"))
+        )
+    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+
+
+def names_switch(path: str, text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", code_of(path, text)) is not None
+
+
+def test_a_campaign_switch_is_declared_by_its_row_alone() -> None:
+    """The section lists one place, its diff changes it, and every file it says follows from the row
+    (the record, the report, the catalogue, the harness) names no switch of the catalogue."""
+    assert places(SWITCH, "fsync") == {"src/run/run_options.cpp"}
+    text = section_text(SWITCH)
+    changed = {
+        m
+        for d in re.findall(r"^```diff\n(.*?)^```$", text, flags=re.M | re.S)
+        for m in re.findall(r"^\+\+\+ b/(\S+)", d, flags=re.M)
+    }
+    assert changed == {"src/run/run_options.cpp"}
+    followers = set(re.findall(r"`((?:src|tools|python)/[\w./-]+\.(?:cpp|hpp|py))`", text)) - {
+        "src/run/run_options.cpp"
+    }
+    assert {"src/run/run_record.cpp", "tools/strata/run_report.cpp", "src/run/catalogue.cpp"} <= followers
+    assert {f"python/strata/{m}.py" for m in ("catalogue", "campaign", "launch", "store", "stats")} <= followers
+    switches = [s.name for s in catalogue().switches]
+    assert switches == ["fsync"]
+    for path in sorted(followers):
+        text = (ROOT / path).read_text()
+        named = [n for n in switches if names_switch(path, text, n)]
+        assert not named, f"{path} names the campaign-wide switch {named}: read it from the row (docs/extending.md)"
+    # The check sees a switch copied by hand, as the harness and the record had fsync before.
+    assert names_switch("python/strata/launch.py", '    if campaign.fsync:\n        args.append("--fsync")', "fsync")
+    assert names_switch("src/run/run_record.cpp", '  j["fsync"] = r.fsync;  // the switch', "fsync")
+    assert names_switch("python/strata/store.py", "    fsync       INTEGER NOT NULL,", "fsync")
+    assert not names_switch("python/strata/stats.py", '"""A label: "fsync included"."""\n# fsync', "fsync")
