@@ -129,6 +129,7 @@ struct PlacementReport {
   uint64_t fallbacks = 0;
   std::vector<StrategyAlternative> strategies;  // every rank
   bool figures_measured = false;                // the machine's I/O figures were probed (else stated defaults)
+  bool figures_doubtful = false;                // ... on a busy machine (strata info --tiers says how busy)
 };
 
 // The small self-describing index the engine writes beside its output, PATH.strata-index.json:

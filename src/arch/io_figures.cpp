@@ -1,7 +1,11 @@
 #include "arch/io_figures.hpp"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <unistd.h>
 
@@ -59,6 +63,23 @@ int IoFigures::cores_per_node() const {
   if (cores > 0) return cores;
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
   return online > 0 ? static_cast<int>(online) : 1;
+}
+
+bool IoFigures::doubtful() const { return measured && scatter > kDoubtfulScatter; }
+
+bool IoFigures::older_than_build() const {
+  if (!measured || probed_at <= 0) return false;
+  // The object that holds this code (the shared library, or the program it is linked into).
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&load_average_now), &info) == 0 || info.dli_fname == nullptr) return false;
+  struct stat st {};
+  if (::stat(info.dli_fname, &st) != 0) return false;
+  return st.st_mtime > probed_at;
+}
+
+double load_average_now() {
+  double load[1] = {0};
+  return ::getloadavg(load, 1) == 1 ? load[0] : -1;
 }
 
 double IoFigures::fence_at(int ranks) const { return scaled(fence_s, probe_ranks, ranks); }

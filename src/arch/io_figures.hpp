@@ -32,6 +32,13 @@ struct IoFigures {
   double rename_s = 30e-6;         // rename() in that folder
   double fsync_Bps = 0;            // 16 MiB written then fsynced, per second (0: not measured)
   int cores = 0;                   // cores of the node (hwloc, at probe time); 0: not known, ask the OS
+  // How much to trust the figures: each timed figure keeps the best of its repeats (a busy moment
+  // only ever slows a repeat down), and `scatter` is the largest ratio of a figure's median repeat
+  // to that best (about 1 on a quiet machine; 0: not known). `load_average` is the 1-minute load
+  // of the node when probed (-1: not known), `probed_at` the time (Unix seconds; 0: not known).
+  double scatter = 0;
+  double load_average = -1;
+  int64_t probed_at = 0;
   std::vector<WriteFigure> write = {{4096, 4e-6}, {65536, 25e-6}, {1 << 20, 350e-6}, {4 << 20, 1.4e-3}};
 
   // Seconds for one pwrite of `bytes`: log-log interpolation between the points, the time per
@@ -46,12 +53,23 @@ struct IoFigures {
   // Cores that run copies and writes at once on a node: `cores` when known, else the online
   // processors the OS reports (no topology load on the engine's path).
   int cores_per_node() const;
+  // Measured while the machine was busy: repeats scattered by more than kDoubtfulScatter.
+  bool doubtful() const;
+  // Probed before the program that reads them was built (a new build may time things otherwise).
+  bool older_than_build() const;
 };
+
+// A figure whose median repeat took this many times its best was measured on a busy machine.
+constexpr double kDoubtfulScatter = 2.5;
+
+// The node's 1-minute load average (-1 when the system does not say).
+double load_average_now();
 
 // Collective over `comm`: measures every figure (the MPI ones between the ranks of `comm`, each
 // rank putting to its neighbour — a lone rank keeps their defaults; the file ones by rank 0 in folder `dir`, its files
 // removed afterwards; a folder it cannot write leaves the file figures at their defaults). Every rank returns the same
-// figures. Takes a fraction of a second.
+// figures. Takes a fraction of a second. Each figure is the best of its repeats (the slowest
+// rank's best), with `scatter`, `load_average` and `probed_at` saying how far to trust them.
 IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir);
 
 }  // namespace strata

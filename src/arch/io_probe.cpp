@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ namespace strata {
 
 namespace {
 
-constexpr int kRepeats = 5;
+constexpr int kRepeats = 7;
 
 double now() { return MPI_Wtime(); }
 
@@ -28,9 +29,21 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// The median over `kRepeats` timings of fn() (one warm-up first), the slowest rank's.
+double best(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+
+// The largest median / best ratio of the figures timed so far (how busy the machine was).
+struct Scatter {
+  double worst = 1;
+  void note(const std::vector<double>& t) {
+    const double b = best(t);
+    if (b > 1e-7) worst = std::max(worst, median(t) / b);  // below 0.1 us the clock's own step dominates
+  }
+};
+
+// The best of `kRepeats` timings of fn() (one warm-up first), the slowest rank's: a busy moment
+// only ever slows a repeat down, so the best is the machine's own figure.
 template <class F>
-double timed(MPI_Comm comm, F&& fn) {
+double timed(MPI_Comm comm, Scatter& scatter, F&& fn) {
   fn();
   std::vector<double> t;
   for (int i = 0; i < kRepeats; ++i) {
@@ -39,13 +52,14 @@ double timed(MPI_Comm comm, F&& fn) {
     fn();
     t.push_back(now() - t0);
   }
-  double mine = median(t), worst = 0;
+  scatter.note(t);
+  double mine = best(t), worst = 0;
   MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
   return worst;
 }
 
 // Seconds per pwrite of `bytes` into an empty file of `dir` (page cache), about 8 MiB in all.
-double write_seconds(const std::string& dir, uint64_t bytes, std::vector<char>& data) {
+double write_seconds(const std::string& dir, uint64_t bytes, std::vector<char>& data, Scatter& scatter) {
   const std::string path = dir + "/.strata-io-probe-" + std::to_string(::getpid());
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return 0;
@@ -61,7 +75,8 @@ double write_seconds(const std::string& dir, uint64_t bytes, std::vector<char>& 
   }
   ::close(fd);
   ::unlink(path.c_str());
-  return median(per);
+  scatter.note(per);
+  return best(per);
 }
 
 }  // namespace
@@ -73,6 +88,9 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   IoFigures f;
   f.measured = true;
   f.probe_ranks = size;
+  f.load_average = load_average_now();  // before the probe's own work adds to it
+  f.probed_at = static_cast<int64_t>(std::time(nullptr));
+  Scatter scatter;
 
   // One-sided figures: every rank puts into its neighbour's window at once, as the ranks of a
   // round do. A lone rank would only measure puts to itself (a memcpy) and fences with nobody
@@ -86,12 +104,12 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
     check_mpi(MPI_Win_allocate(static_cast<MPI_Aint>(kWindow), 1, MPI_INFO_NULL, comm, &base, &win),
               "MPI_Win_allocate");
     const int target = (rank + 1) % size;
-    f.fence_s = timed(comm, [&] { MPI_Win_fence(0, win); });
-    f.collective_s = timed(comm, [&] {
+    f.fence_s = timed(comm, scatter, [&] { MPI_Win_fence(0, win); });
+    f.collective_s = timed(comm, scatter, [&] {
       double x = 1, y = 0;
       MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm);
     });
-    const double small = timed(comm, [&] {
+    const double small = timed(comm, scatter, [&] {
       for (int i = 0; i < kSmallPuts; ++i) {
         MPI_Put(source.data(), 8, MPI_BYTE, target, static_cast<MPI_Aint>(i % 16384) * 64, 8, MPI_BYTE, win);
       }
@@ -99,7 +117,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
     });
     // (At least 5 ns: below that the fence's noise is all one measures.)
     f.put_latency_s = std::max(std::max(small - f.fence_s, 0.0) / kSmallPuts, 5e-9);
-    const double large = timed(comm, [&] {
+    const double large = timed(comm, scatter, [&] {
       MPI_Put(source.data(), static_cast<int>(kWindow), MPI_BYTE, target, 0, static_cast<int>(kWindow), MPI_BYTE, win);
       MPI_Win_fence(0, win);
     });
@@ -109,7 +127,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
     std::vector<int> lengths(kRuns, kRunBytes);
     std::vector<MPI_Aint> displacements(kRuns);
     for (int i = 0; i < kRuns; ++i) displacements[static_cast<size_t>(i)] = static_cast<MPI_Aint>(i) * 2 * kRunBytes;
-    const double packed = timed(comm, [&] {
+    const double packed = timed(comm, scatter, [&] {
       MPI_Datatype t = MPI_DATATYPE_NULL;
       MPI_Type_create_hindexed(kRuns, lengths.data(), displacements.data(), MPI_BYTE, &t);
       MPI_Type_commit(&t);
@@ -117,7 +135,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
       MPI_Win_fence(0, win);
       MPI_Type_free(&t);
     });
-    const double contiguous = timed(comm, [&] {
+    const double contiguous = timed(comm, scatter, [&] {
       MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, kRuns * kRunBytes, MPI_BYTE, win);
       MPI_Win_fence(0, win);
     });
@@ -129,15 +147,17 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   if (rank == 0) {
     f.cores = hwloc_summary().cores;  // kept with the figures: the engine never loads the topology
     std::vector<std::byte> copy(kWindow);
-    f.memcpy_Bps = static_cast<double>(kWindow) /
-                   std::max(timed(MPI_COMM_SELF, [&] { std::memcpy(copy.data(), source.data(), kWindow); }), 1e-9);
+    f.memcpy_Bps =
+        static_cast<double>(kWindow) /
+        std::max(timed(MPI_COMM_SELF, scatter, [&] { std::memcpy(copy.data(), source.data(), kWindow); }), 1e-9);
     volatile uint64_t sink = 0;
-    f.hash_Bps = static_cast<double>(kWindow) /
-                 std::max(timed(MPI_COMM_SELF, [&] { sink = sink + XXH3_64bits(source.data(), kWindow); }), 1e-9);
+    f.hash_Bps =
+        static_cast<double>(kWindow) /
+        std::max(timed(MPI_COMM_SELF, scatter, [&] { sink = sink + XXH3_64bits(source.data(), kWindow); }), 1e-9);
     std::vector<char> data(uint64_t{4} << 20, 'p');
     std::vector<WriteFigure> curve;
     for (uint64_t bytes : {uint64_t{4096}, uint64_t{65536}, uint64_t{1} << 20, uint64_t{4} << 20}) {
-      const double s = write_seconds(dir, bytes, data);
+      const double s = write_seconds(dir, bytes, data, scatter);
       if (s > 0) curve.push_back({bytes, s});
     }
     if (curve.size() == 4) f.write = curve;  // else the folder is not writable: the defaults stay
@@ -155,8 +175,8 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
       rename.push_back(now() - t0);
       ::unlink(b.c_str());
     }
-    if (!create.empty()) f.create_s = median(create);
-    if (!rename.empty()) f.rename_s = median(rename);
+    if (!create.empty()) f.create_s = best(create);
+    if (!rename.empty()) f.rename_s = best(rename);
     const int fd = ::open(a.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {
       const double t0 = now();
@@ -169,6 +189,13 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
       ::unlink(a.c_str());
     }
   }
+  // The scatter of the slowest rank; rank 0's load and time.
+  double mine = scatter.worst;
+  MPI_Allreduce(&mine, &f.scatter, 1, MPI_DOUBLE, MPI_MAX, comm);
+  double when[2] = {f.load_average, static_cast<double>(f.probed_at)};
+  MPI_Bcast(when, 2, MPI_DOUBLE, 0, comm);
+  f.load_average = when[0];
+  f.probed_at = static_cast<int64_t>(when[1]);
   double shared[16] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
                        f.memcpy_Bps,    f.hash_Bps,          f.create_s,  f.rename_s, f.fsync_Bps};
   for (size_t i = 0; i < 4 && i < f.write.size(); ++i) {

@@ -252,6 +252,9 @@ IoFigures parse_io(const Reader& rd, const toml::node& node) {
   us("rename_us", f.rename_s);
   gbps("fsync_GBps", f.fsync_Bps, false);
   f.cores = static_cast<int>(rd.number_or(*t, "cores", "io.cores", 0));
+  f.scatter = rd.number_or(*t, "scatter", "io.scatter", 0);
+  f.load_average = rd.number_or(*t, "load_average", "io.load_average", -1);
+  f.probed_at = static_cast<int64_t>(rd.number_or(*t, "probed_at", "io.probed_at", 0));
   if (f.cores < 0) rd.fail(t->get("cores"), "field \"io.cores\" must be at least 0 (0: ask the OS)");
   const toml::node* bytes = t->get("write_bytes");
   const toml::node* times = t->get("write_us");
@@ -438,6 +441,9 @@ std::string io_to_toml(const IoFigures& f) {
     << "\ncollective_us = " << f.collective_s * 1e6 << "\nmemcpy_GBps = " << f.memcpy_Bps / 1e9
     << "\nhash_GBps = " << f.hash_Bps / 1e9 << "\ncreate_us = " << f.create_s * 1e6
     << "\nrename_us = " << f.rename_s * 1e6 << "\nfsync_GBps = " << f.fsync_Bps / 1e9 << "\ncores = " << f.cores
+    << "\n# how far to trust them: the worst median/best ratio of the repeats, the load, when (Unix time)"
+    << "\nscatter = " << f.scatter << "\nprobed_at = " << f.probed_at
+    << (f.load_average >= 0 ? "\nload_average = " + std::to_string(f.load_average) : std::string())
     << "\nwrite_bytes = [";
   for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].request_bytes;
   o << "]\nwrite_us = [";

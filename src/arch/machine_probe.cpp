@@ -190,11 +190,27 @@ Machine load_machine(MPI_Comm comm, int node) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   const bool incomplete = !m.io.measured || (m.io.probe_ranks < 2 && size > 1);
-  if (from_cache && incomplete && (no_probe == nullptr || *no_probe == '\0' || std::string(no_probe) == "0")) {
+  const bool may_probe = from_cache && (no_probe == nullptr || *no_probe == '\0' || std::string(no_probe) == "0");
+  // Figures measured on a busy machine (io_figures.hpp: doubtful) are measured again once this
+  // node is clearly quieter than it was then (rank 0's load average, one broadcast, only while
+  // they are doubtful); the less scattered of the two sets is kept.
+  int again = 0;
+  if (may_probe && !incomplete && m.io.doubtful()) {
+    if (rank == 0) {
+      const double load = load_average_now();
+      const double then = m.io.load_average >= 0 ? m.io.load_average : 2.0 * m.io.cores_per_node();
+      again = load >= 0 && load < 0.5 * then ? 1 : 0;
+    }
+    MPI_Bcast(&again, 1, MPI_INT, 0, comm);
+  }
+  if (may_probe && (incomplete || again != 0)) {
     const std::string cache = machine_cache_path();
     const std::string dir = cache.empty() ? "/tmp" : std::filesystem::path(cache).parent_path().string();
-    m.io = probe_io_figures(comm, dir);
-    if (rank == 0 && !cache.empty()) store_machine_cache(cache, machine_to_toml(m));
+    const IoFigures fresh = probe_io_figures(comm, dir);
+    if (incomplete || fresh.scatter < m.io.scatter) {
+      m.io = fresh;
+      if (rank == 0 && !cache.empty()) store_machine_cache(cache, machine_to_toml(m));
+    }
   }
   if (const char* caps = std::getenv("STRATA_TIER_CAPACITY"); caps != nullptr && *caps != '\0') {
     apply_capacity_overrides(m, caps);

@@ -211,7 +211,10 @@ void PhaseImpl::log_plan() const {
   log::debug("phase \"" + path_ + "\" (" + (mode_ == PhaseMode::write ? "write" : "read") +
              "): " + std::to_string(sel_.bytes) + " bytes here, " + std::to_string(size_) + " ranks on " +
              std::to_string(engine_.nodes.node_count) + " node(s), commit " + (commit_ ? "new files" : "in place") +
-             ", machine figures " + (engine_.machine_once().io.measured ? "measured" : "stated defaults"));
+             ", machine figures " +
+             (engine_.machine_once().io.measured
+                  ? (engine_.machine_once().io.doubtful() ? "measured on a busy machine" : "measured")
+                  : "stated defaults"));
   for (size_t i = 0; i < strategy_.alternatives.size(); ++i) {
     const Alternative& a = strategy_.alternatives[i];
     log::debug(std::string(i == strategy_.chosen ? "  chosen    " : "  candidate ") + a.name + ": predicted " +
@@ -498,6 +501,7 @@ void PhaseImpl::partition(const std::vector<RankSummary>& all) {
   const Machine& machine = engine_.machine_once();
   if (placement_.machine.empty()) placement_.machine = machine.name + " (" + machine.source + ")";
   placement_.figures_measured = machine.io.measured;
+  placement_.figures_doubtful = machine.io.doubtful();
   for (size_t i = 0; i < strategy_.alternatives.size(); ++i) {
     const Alternative& a = strategy_.alternatives[i];
     placement_.strategies.push_back({a.name, a.direct, a.hybrid, i == strategy_.chosen && !a.mpiio, a.aggregators,

@@ -155,7 +155,23 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   m.io.put_run_s = 0.4e-6;
   m.io.cores = 48;
   m.io.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 160e-6}};
+  m.io.scatter = 1.4;
+  m.io.load_average = 0.25;
+  m.io.probed_at = 1790000000;
   const Machine back = parse_machine(machine_to_toml(m), "round-trip");
+  EXPECT_NEAR(back.io.scatter, 1.4, 1e-9);
+  EXPECT_NEAR(back.io.load_average, 0.25, 1e-6);
+  EXPECT_EQ(back.io.probed_at, 1790000000);
+  EXPECT_FALSE(back.io.doubtful());
+  // Repeats that scattered beyond kDoubtfulScatter: a busy machine's figures; and older than
+  // the program that reads them (probed in 2026-09, before this build).
+  m.io.scatter = kDoubtfulScatter * 1.5;
+  EXPECT_TRUE(parse_machine(machine_to_toml(m), "busy").io.doubtful());
+  EXPECT_TRUE(parse_machine(machine_to_toml(m), "busy").io.older_than_build());
+  m.io.probed_at = 4102444800;  // 2100
+  EXPECT_FALSE(parse_machine(machine_to_toml(m), "later").io.older_than_build());
+  m.io.load_average = -1;  // not known: not written, read back as not known
+  EXPECT_LT(parse_machine(machine_to_toml(m), "no-load").io.load_average, 0);
   EXPECT_TRUE(back.io.measured);
   EXPECT_EQ(back.io.probe_ranks, 16);
   EXPECT_NEAR(back.io.fence_s, 106e-6, 1e-12);

@@ -20,7 +20,10 @@ std::string cost_text(double s) {
 // The strategies the cost model weighed (engine/plan/strategy.hpp), cheapest chosen.
 void strategy_lines(std::ostringstream& out, const PlacementReport& p) {
   char line[256];
-  out << "strategy    predicted time of each alternative (" << (p.figures_measured ? "measured" : "default")
+  out << "strategy    predicted time of each alternative ("
+      << (p.figures_doubtful   ? "doubtful (measured on a busy machine)"
+          : p.figures_measured ? "measured"
+                               : "default")
       << " machine figures; strata info --probe measures them); * chosen\n";
   std::snprintf(line, sizeof line, "  %-34s %7s %12s %12s %12s %12s\n", "alternative", "rounds", "total (s)",
                 "puts (s)", "file I/O (s)", "sync (s)");
@@ -151,6 +154,7 @@ nlohmann::json plan_json(const PlanResult& r) {
           {"strategy", s.strategy},
           {"predicted_s", s.predicted_s},
           {"figures_measured", p.figures_measured},
+          {"figures_doubtful", p.figures_doubtful},
           {"machine", p.machine},
           {"forced_tier", p.forced_tier},
           {"fallbacks", p.fallbacks},

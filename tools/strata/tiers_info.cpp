@@ -2,6 +2,7 @@
 // model uses (from STRATA_MACHINE or the cached probe) and, for a tier a node lacks, why.
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -28,6 +29,12 @@ std::string seconds_text(double s) {
   return b;
 }
 
+std::string format_fixed(double v, int digits) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
 std::string rate_text(double bps) {
   char b[32];
   std::snprintf(b, sizeof b, "%.3g GB/s", bps / 1e9);
@@ -41,6 +48,21 @@ std::string io_text(const IoFigures& f) {
       << (f.measured ? "measured at " + std::to_string(f.probe_ranks) + " rank(s)"
                      : "stated defaults: strata info --probe measures them")
       << "), for the engine's choice of strategy:\n";
+  if (f.measured && f.probed_at > 0) {
+    char when[64] = "";
+    const std::time_t t = static_cast<std::time_t>(f.probed_at);
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+    out << "  probed " << when;
+    if (f.load_average >= 0) out << ", load average " << format_fixed(f.load_average, 1);
+    if (f.scatter > 0) out << ", repeats within " << format_fixed(f.scatter, 1) << "x of their best";
+    out << "\n";
+  }
+  if (f.doubtful()) {
+    out << "  doubtful: the machine was busy when they were measured (repeats scattered beyond "
+        << format_fixed(kDoubtfulScatter, 1)
+        << "x); the engine measures them again once the node is quieter, or now: strata info --probe\n";
+  }
+  if (f.older_than_build()) out << "  older than this build of Strata: strata info --probe measures them again\n";
   char line[160];
   auto row = [&](const char* name, const std::string& value, const char* meaning) {
     std::snprintf(line, sizeof line, "  %-18s %12s  %s\n", name, value.c_str(), meaning);
@@ -78,7 +100,12 @@ nlohmann::json io_json(const IoFigures& f) {
           {"create_s", f.create_s},
           {"rename_s", f.rename_s},
           {"fsync_Bps", f.fsync_Bps},
-          {"write", curve}};
+          {"write", curve},
+          {"scatter", f.scatter},
+          {"load_average", f.load_average},
+          {"probed_at", f.probed_at},
+          {"doubtful", f.doubtful()},
+          {"older_than_build", f.older_than_build()}};
 }
 
 }  // namespace
