@@ -20,8 +20,10 @@ struct WriteFigure {
 
 struct IoFigures {
   bool measured = false;
-  int probe_ranks = 2;             // ranks the MPI figures were measured at
-  double put_latency_s = 3e-6;     // one small MPI_Put to another rank of the node, in a batch closed by one fence
+  int probe_ranks = 2;          // ranks the MPI figures were measured at
+  double put_latency_s = 3e-6;  // one small MPI_Put to another rank of the node, in a batch closed by one fence
+  // The put figures are a core's own (measured by at most one rank per core of a node): the
+  // model counts the sharing of the cores by more ranks itself.
   double put_bandwidth_Bps = 4e9;  // a large (4 MiB) MPI_Put to another rank of the node
   double put_run_s = 0.2e-6;       // each run of one MPI_Put with an hindexed target type (type built and freed)
   double fence_s = 20e-6;          // one MPI_Win_fence at probe_ranks ranks

@@ -92,9 +92,13 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   f.probed_at = static_cast<int64_t>(std::time(nullptr));
   Scatter scatter;
 
-  // One-sided figures: every rank puts into its neighbour's window at once, as the ranks of a
-  // round do. A lone rank would only measure puts to itself (a memcpy) and fences with nobody
-  // to wait for: it keeps the stated defaults, and load_machine() probes again with more ranks.
+  // One-sided figures. The fence and the small collective at this job's ranks, as the engine's
+  // rounds meet them. The puts are each a core's own work: on a node with more ranks than cores
+  // (oversubscribed, as on a laptop) only one rank per core puts, to its neighbour among them,
+  // while the others wait — otherwise a figure would also hold the sharing of the cores, which
+  // the model counts itself (streams), and would depend on how many ranks happened to probe.
+  // A lone rank would only measure puts to itself (a memcpy) and fences with nobody to wait for:
+  // it keeps the stated defaults, and load_machine() probes again with more ranks.
   constexpr uint64_t kWindow = uint64_t{4} << 20;
   constexpr int kSmallPuts = 4096, kRuns = 1000, kRunBytes = 64;
   std::vector<std::byte> source(kWindow, std::byte{0x5a});
@@ -103,44 +107,80 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
     MPI_Win win = MPI_WIN_NULL;
     check_mpi(MPI_Win_allocate(static_cast<MPI_Aint>(kWindow), 1, MPI_INFO_NULL, comm, &base, &win),
               "MPI_Win_allocate");
-    const int target = (rank + 1) % size;
-    f.fence_s = timed(comm, scatter, [&] { MPI_Win_fence(0, win); });
-    f.collective_s = timed(comm, scatter, [&] {
+    // (Not in the scatter: with more ranks than cores, a fence waits for a scheduling round or
+    // not, so its repeats are far apart on the quietest machine.)
+    Scatter rounds;
+    f.fence_s = timed(comm, rounds, [&] { MPI_Win_fence(0, win); });
+    f.collective_s = timed(comm, rounds, [&] {
       double x = 1, y = 0;
       MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm);
     });
-    const double small = timed(comm, scatter, [&] {
-      for (int i = 0; i < kSmallPuts; ++i) {
-        MPI_Put(source.data(), 8, MPI_BYTE, target, static_cast<MPI_Aint>(i % 16384) * 64, 8, MPI_BYTE, win);
-      }
-      MPI_Win_fence(0, win);
-    });
-    // (At least 5 ns: below that the fence's noise is all one measures.)
-    f.put_latency_s = std::max(std::max(small - f.fence_s, 0.0) / kSmallPuts, 5e-9);
-    const double large = timed(comm, scatter, [&] {
-      MPI_Put(source.data(), static_cast<int>(kWindow), MPI_BYTE, target, 0, static_cast<int>(kWindow), MPI_BYTE, win);
-      MPI_Win_fence(0, win);
-    });
-    f.put_bandwidth_Bps = static_cast<double>(kWindow) / std::max(large - f.fence_s, 1e-9);
-    // A put of many runs with an hindexed target type (built, committed and freed each time, as
-    // a phase does once per group), against one contiguous put of the same bytes.
-    std::vector<int> lengths(kRuns, kRunBytes);
-    std::vector<MPI_Aint> displacements(kRuns);
-    for (int i = 0; i < kRuns; ++i) displacements[static_cast<size_t>(i)] = static_cast<MPI_Aint>(i) * 2 * kRunBytes;
-    const double packed = timed(comm, scatter, [&] {
-      MPI_Datatype t = MPI_DATATYPE_NULL;
-      MPI_Type_create_hindexed(kRuns, lengths.data(), displacements.data(), MPI_BYTE, &t);
-      MPI_Type_commit(&t);
-      MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, 1, t, win);
-      MPI_Win_fence(0, win);
-      MPI_Type_free(&t);
-    });
-    const double contiguous = timed(comm, scatter, [&] {
-      MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, kRuns * kRunBytes, MPI_BYTE, win);
-      MPI_Win_fence(0, win);
-    });
-    f.put_run_s = std::max(packed - contiguous, 0.0) / kRuns;
     MPI_Win_free(&win);
+    // The putting ranks: the first `cores` ranks of each node (at least two), or every rank
+    // when each node holds one (then the puts cross nodes, as they would).
+    MPI_Comm node = MPI_COMM_NULL, pairs = MPI_COMM_NULL;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int node_rank = 0, node_size = 1;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    int one_per_node = node_size == 1 ? 1 : 0, all_one = 0;
+    MPI_Allreduce(&one_per_node, &all_one, 1, MPI_INT, MPI_MIN, comm);
+    const int putters = std::max(2, IoFigures{}.cores_per_node());
+    if (all_one == 1) {
+      MPI_Comm_dup(comm, &pairs);
+    } else {
+      MPI_Comm_split(node, node_rank < putters && node_size > 1 ? 0 : MPI_UNDEFINED, node_rank, &pairs);
+    }
+    MPI_Comm_free(&node);
+    double puts[3] = {0, 0, 0};  // seconds: a small put, a byte of a large put, a run
+    if (pairs != MPI_COMM_NULL) {
+      int me = 0, n = 1;
+      MPI_Comm_rank(pairs, &me);
+      MPI_Comm_size(pairs, &n);
+      check_mpi(MPI_Win_allocate(static_cast<MPI_Aint>(kWindow), 1, MPI_INFO_NULL, pairs, &base, &win),
+                "MPI_Win_allocate");
+      const int target = (me + 1) % n;
+      const double fence = timed(pairs, scatter, [&] { MPI_Win_fence(0, win); });
+      const double small = timed(pairs, scatter, [&] {
+        for (int i = 0; i < kSmallPuts; ++i) {
+          MPI_Put(source.data(), 8, MPI_BYTE, target, static_cast<MPI_Aint>(i % 16384) * 64, 8, MPI_BYTE, win);
+        }
+        MPI_Win_fence(0, win);
+      });
+      // (At least 5 ns: below that the fence's noise is all one measures.)
+      puts[0] = std::max(std::max(small - fence, 0.0) / kSmallPuts, 5e-9);
+      const double large = timed(pairs, scatter, [&] {
+        MPI_Put(source.data(), static_cast<int>(kWindow), MPI_BYTE, target, 0, static_cast<int>(kWindow), MPI_BYTE,
+                win);
+        MPI_Win_fence(0, win);
+      });
+      puts[1] = std::max(large - fence, 1e-9) / static_cast<double>(kWindow);
+      // A put of many runs with an hindexed target type (built, committed and freed each time,
+      // as a phase does once per group), against one contiguous put of the same bytes.
+      std::vector<int> lengths(kRuns, kRunBytes);
+      std::vector<MPI_Aint> displacements(kRuns);
+      for (int i = 0; i < kRuns; ++i) displacements[static_cast<size_t>(i)] = static_cast<MPI_Aint>(i) * 2 * kRunBytes;
+      const double packed = timed(pairs, scatter, [&] {
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        MPI_Type_create_hindexed(kRuns, lengths.data(), displacements.data(), MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, 1, t, win);
+        MPI_Win_fence(0, win);
+        MPI_Type_free(&t);
+      });
+      const double contiguous = timed(pairs, scatter, [&] {
+        MPI_Put(source.data(), kRuns * kRunBytes, MPI_BYTE, target, 0, kRuns * kRunBytes, MPI_BYTE, win);
+        MPI_Win_fence(0, win);
+      });
+      puts[2] = std::max(packed - contiguous, 0.0) / kRuns;
+      MPI_Win_free(&win);
+      MPI_Comm_free(&pairs);
+    }
+    double slowest[3] = {0, 0, 0};  // the waiting ranks add nothing
+    MPI_Allreduce(puts, slowest, 3, MPI_DOUBLE, MPI_MAX, comm);
+    f.put_latency_s = slowest[0];
+    f.put_bandwidth_Bps = 1.0 / slowest[1];
+    f.put_run_s = slowest[2];
   }
 
   // Rank 0: memory and the folder's file system; then every rank gets rank 0's figures.
