@@ -128,6 +128,7 @@ class PhaseImpl {
   void keep_plan(const std::vector<RankSummary>& all, bool defer_open);
   void agree(const std::vector<RankSummary>& all, const std::optional<Error>& failure);
   void choose_strategy_of(const std::vector<RankSummary>& all);
+  std::optional<uint64_t> touching_intervals(const std::vector<RankSummary>& all, const engine::StrategyInput& in);
   void partition(const std::vector<RankSummary>& all);
   void choose_phase_files();
   std::vector<ReceivedRange> direct_runs_to_know(const std::vector<RankSummary>& all);

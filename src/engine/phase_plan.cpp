@@ -10,6 +10,7 @@
 #include "common/seeded_random.hpp"
 #include "engine/phase_impl.hpp"
 #include "engine/place/placement.hpp"
+#include "engine/plan/run_sketch.hpp"
 #include "fs/fs_info.hpp"
 
 namespace strata {
@@ -18,6 +19,9 @@ namespace {
 
 // A boundary's term in the tiling sum (a keyed hash, so boundaries cancel only when equal).
 uint64_t boundary(uint64_t offset) { return splitmix64(offset ^ 0x5bd1e9955bd1e995ULL); }
+
+// Runs per rank (on average) from which the intervals the runs make together are estimated.
+constexpr uint64_t kSketchRuns = 64;
 
 }  // namespace
 
@@ -390,6 +394,33 @@ void PhaseImpl::agree(const std::vector<RankSummary>& all, const std::optional<E
 
 // Step 3: the alternatives the hints leave open, each predicted from the summaries and the
 // machine's figures; the cheapest is taken. Every rank computes the same.
+// How many intervals the ranks' runs make together, estimated by one reduction of a sketch
+// (plan/run_sketch.hpp) — only where it can change the choice: many runs written run by run at
+// the aggregators (in place, no whole spans) and both owners and aggregators open; when the ranks
+// tile the domain (the summaries say so) it is one, without a sketch. The condition
+// holds on every rank alike (it reads only the summaries and the agreed options).
+std::optional<uint64_t> PhaseImpl::touching_intervals(const std::vector<RankSummary>& all, const StrategyInput& in) {
+  uint64_t runs = 0;
+  for (const RankSummary& s : all) runs += s.runs;
+  if (in.dense) return uint64_t{1};  // the ranks tile the domain: one interval, known without a sketch
+  const bool matters = mode_ == PhaseMode::write && !in.whole_spans && in.direct_allowed &&
+                       options_.strategy == PhaseOptions::Strategy::automatic && !options_.tiers.forced.has_value() &&
+                       runs >= kSketchRuns * static_cast<uint64_t>(size_);
+  if (!matters) return std::nullopt;
+  RunSketch sketch;
+  for (const StreamExtent& e : sel_.extents) sketch.add_run(e.file_offset, e.length);
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, sketch.registers().data(), static_cast<int>(RunSketch::kRegisters),
+                          MPI_UNSIGNED_CHAR, MPI_MAX, comm_),
+            "MPI_Allreduce");
+  ++stats_.collectives;
+  const uint64_t intervals = sketch.intervals(runs);
+  if (rank_ == 0) {
+    log::debug("phase \"" + path_ + "\": " + std::to_string(runs) + " runs make about " + std::to_string(intervals) +
+               " interval(s) together");
+  }
+  return intervals;
+}
+
 void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   const Machine& machine = engine_.machine_once();
   machine.check_covers(engine_.nodes.node_count);  // a usage error on every rank alike, whatever the strategy
@@ -408,6 +439,7 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.direct_allowed = !aggregate_only && !options_.tiers.node_local &&
                       (all[0].striped == 0 || options_.strategy == PhaseOptions::Strategy::direct);
   in.dense = dense_and_tiled(all, false);
+  in.intervals = touching_intervals(all, in);
   in.hybrid_threshold = hybrid_threshold();
   in.aggregators = options_.aggregators;
   if (!in.aggregators && options_.stripe_count > 0) {

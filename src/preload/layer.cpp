@@ -376,6 +376,8 @@ int flush_one(File& f) {
     return rc;
   }
   const double t0 = now();
+  double steps[5] = {t0, t0, t0, t0, t0};  // engine made, declared, planned, written, closed
+  const size_t runs = f.pending.runs();
   int code = MPI_SUCCESS;
   bool to_mpiio = mode() == Mode::mpiio;
   double last_engine_s = 0, last_mpiio_s = -1;
@@ -384,6 +386,7 @@ int flush_one(File& f) {
   try {
     if (to_mpiio) throw Replay();
     if (!f.group->engine) f.group->engine = std::make_unique<strata::Engine>(f.group->comm);
+    steps[0] = now();
     // Exactly the declared bytes into the program's own file; MPI-IO's own time predicted too.
     std::vector<strata::Phase::Hint> hints = {{"strata_target", "in-place"}, {"strata_compare_mpiio", "true"}};
     for (const auto& h : f.hints) hints.push_back(h);
@@ -392,7 +395,9 @@ int flush_one(File& f) {
     f.pending.for_each([&](uint64_t offset, uint64_t length, const char* data) {
       phase.add_extent(v, offset, length, const_cast<char*>(data));
     });
+    steps[1] = now();
     phase.plan();
+    steps[2] = now();
     double& engine_s = last_engine_s;
     double& mpiio_s = last_mpiio_s;
     for (const auto& s : phase.placement().strategies) {
@@ -403,7 +408,9 @@ int flush_one(File& f) {
     if (mpiio_s >= 0) c.mpiio_predicted_s += mpiio_s;
     if (mode() == Mode::on && mpiio_s >= 0 && mpiio_s < engine_s) to_mpiio = true;
     if (!to_mpiio) phase.write();
+    steps[3] = now();
     const strata::PhaseStats stats = phase.close();
+    steps[4] = now();
     if (!to_mpiio) {
       ++c.engine_phases;
       if (stats.plan_reused) ++c.plans_reused;
@@ -428,14 +435,16 @@ int flush_one(File& f) {
   c.engine_s += now() - t0;
   if (tracing() && rank == 0) {
     std::fprintf(stderr,
-                 "strata preload [0]: flush of \"%s\": %llu calls, up to byte %llu, engine predicted %.6f s, "
-                 "MPI-IO %.6f s: %s, %.6f s\n",
-                 f.path.c_str(), static_cast<unsigned long long>(calls), static_cast<unsigned long long>(all[0]),
+                 "strata preload [0]: flush of \"%s\": %llu calls, %zu runs here, up to byte %llu, engine "
+                 "predicted %.6f s, MPI-IO %.6f s: %s, %.6f s (engine made %.3f, declared %.3f, planned %.3f, "
+                 "written %.3f, closed %.3f s; gathering so far %.3f s)\n",
+                 f.path.c_str(), static_cast<unsigned long long>(calls), runs, static_cast<unsigned long long>(all[0]),
                  last_engine_s, last_mpiio_s,
                  code != MPI_SUCCESS ? "failed"
                  : to_mpiio          ? "MPI-IO"
                                      : "engine",
-                 now() - t0);
+                 now() - t0, steps[0] - t0, steps[1] - steps[0], steps[2] - steps[1], steps[3] - steps[2],
+                 steps[4] - steps[3], c.gather_s);
   }
   f.pending.clear();
   return rc != MPI_SUCCESS ? rc : code;
@@ -447,6 +456,7 @@ int flush_collective(File& f) { return flush_one(f); }
 
 int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count, MPI_Datatype type,
                  MPI_Status* status) {
+  const double t0 = now();
   int rc = MPI_SUCCESS;
   auto mem = type_map(type);
   const uint64_t bytes = static_cast<uint64_t>(count > 0 ? count : 0) * mem->size;
@@ -483,6 +493,7 @@ int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count
   }
   f.dirty = true;
   ++f.pending_calls;
+  counters().gather_s += now() - t0;
   if (status != MPI_STATUS_IGNORE) {
     if (mem->ok) {
       PMPI_Status_set_elements_x(status, type,

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/move/packing.hpp"
+#include "engine/plan/run_sketch.hpp"
 #include "engine/plan/spans.hpp"
 #include "engine/plan/strategy.hpp"
 
@@ -55,6 +56,35 @@ TEST(Strategy, SlowerFileRequestsFavourAggregation) {
   dear.write = {{4096, 2e-3}, {65536, 2.1e-3}, {1 << 20, 3e-3}, {4 << 20, 6e-3}};  // a parallel file system's latency
   EXPECT_TRUE(choose_strategy(in, cheap).best().direct);
   EXPECT_FALSE(choose_strategy(in, dear).best().direct);
+}
+
+// In place (no whole spans), many short runs whose union is a few intervals: an aggregator
+// writes the intervals, not the runs, so aggregation beats owners writing run by run; the same
+// runs scattered (as many intervals as runs) leave owners writing directly.
+TEST(Strategy, InPlaceRunsThatTouchAreAggregated) {
+  StrategyInput in = strided(16, 20000, 16);
+  in.whole_spans = false;
+  in.sieve_allowed = false;
+  in.intervals = 1;
+  EXPECT_FALSE(choose_strategy(in, IoFigures{}).best().direct);
+  in.intervals = 16 * 20000;
+  EXPECT_TRUE(choose_strategy(in, IoFigures{}).best().direct);
+}
+
+TEST(RunSketch, CountsTheIntervalsRunsMakeTogether) {
+  // 4 ranks x 50 000 runs of 8 bytes, round robin: they tile one interval.
+  RunSketch tiled, apart, pairs;
+  for (uint64_t i = 0; i < 200000; ++i) tiled.add_run(i * 8, 8);
+  EXPECT_EQ(tiled.intervals(200000), 1u);
+  // The same runs with a 1-byte hole after each: as many intervals as runs (within 5 %).
+  for (uint64_t i = 0; i < 200000; ++i) apart.add_run(i * 9, 8);
+  EXPECT_NEAR(static_cast<double>(apart.intervals(200000)), 200000.0, 10000.0);
+  // Touching in pairs: half as many, merged from two ranks' sketches as MPI_MAX would.
+  RunSketch even;
+  for (uint64_t i = 0; i < 200000; ++i) (i % 2 == 0 ? even : pairs).add_run(i / 2 * 17 + (i % 2) * 8, 8);
+  pairs.merge(even);
+  EXPECT_NEAR(static_cast<double>(pairs.intervals(200000)), 100000.0, 10000.0);
+  EXPECT_EQ(RunSketch{}.intervals(0), 0u);
 }
 
 TEST(Strategy, HintsWin) {

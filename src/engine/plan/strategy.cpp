@@ -119,8 +119,14 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   if (a.rounds > 0) {
     const uint64_t per_round = std::max<uint64_t>(static_cast<uint64_t>(part_bytes / rounds), 1);
     const double spans = rounds * f.write_s(per_round);
+    // Runs of different ranks that touch on the file are one request at their aggregator.
+    uint64_t requests = agg_runs;
+    if (in.intervals && t.bytes > 0) {
+      const double share = static_cast<double>(agg_bytes) / static_cast<double>(t.bytes);
+      requests = std::min(agg_runs, static_cast<uint64_t>(std::ceil(static_cast<double>(*in.intervals) * share)));
+    }
     const double runs =
-        f.writes_s(std::max<uint64_t>(agg_runs / static_cast<uint64_t>(k), 1), static_cast<uint64_t>(part_bytes));
+        f.writes_s(std::max<uint64_t>(requests / static_cast<uint64_t>(k), 1), static_cast<uint64_t>(part_bytes));
     const double rmw =
         2 * rounds * f.write_s(std::min<uint64_t>(s, std::max<uint64_t>(part / std::max<uint64_t>(a.rounds, 1), 1)));
     io = in.whole_spans ? spans : in.sieve_allowed ? std::min(runs, rmw) : runs;
@@ -201,9 +207,14 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   const int ranks = std::max(static_cast<int>(in.ranks.size()), 1);
   const double streams = static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1);
   const double log_ranks = std::log2(static_cast<double>(std::max(ranks, 2)));
-  double flatten = 0;
-  for (const RankShape& r : in.ranks)
-    flatten = std::max(flatten, static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns);
+  // Every rank flattens its request at once (sharing the cores when they are fewer).
+  double flatten_slowest = 0, flatten_total = 0;
+  for (const RankShape& r : in.ranks) {
+    const double x = static_cast<double>(r.runs) * f.put_run_s * kFlattenRuns;
+    flatten_slowest = std::max(flatten_slowest, x);
+    flatten_total += x;
+  }
+  const double flatten = parallel(flatten_slowest, flatten_total, streams);
   // The call only: the caller opened the file and closes it whichever way it writes; MPI-IO
   // has no commit of its own.
   const double collective = mpiio_collective(f, ranks, streams);
@@ -318,9 +329,15 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   // The plan itself: per declared run, sorting, summarising, splitting and listing it for its
   // aggregator (kPlanRun x put_run_s each, on the rank with the most runs). A reused plan pays
   // one reduction instead (reused_prediction()).
-  uint64_t most_runs = 0;
-  for (const RankShape& r : in.ranks) most_runs = std::max(most_runs, r.runs);
-  const double plan = static_cast<double>(most_runs) * f.put_run_s * kPlanRun;
+  // Every rank plans at once: on a node with more ranks than cores they share the cores.
+  uint64_t most_runs = 0, all_runs = 0;
+  for (const RankShape& r : in.ranks) {
+    most_runs = std::max(most_runs, r.runs);
+    all_runs += r.runs;
+  }
+  const double plan = parallel(static_cast<double>(most_runs) * f.put_run_s * kPlanRun,
+                               static_cast<double>(all_runs) * f.put_run_s * kPlanRun,
+                               static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   for (Alternative& a : c.alternatives) {
     a.sync_s += fixed;
     a.plan_s = plan;

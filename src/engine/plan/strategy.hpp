@@ -38,7 +38,11 @@ struct StrategyInput {
   bool sieve_allowed = true;   // else in place: runs only, no read-modify-write (strata_target=in-place)
   bool direct_allowed = true;  // owners may write unaligned runs themselves (no stripe locks, no subfiles)
   bool aggregate_allowed = true;
-  bool dense = false;             // the ranks' bytes tile the domain: no range exchange
+  bool dense = false;  // the ranks' bytes tile the domain: no range exchange
+  // The contiguous intervals all ranks' runs make together (plan/run_sketch.hpp), when estimated:
+  // what the aggregators write run by run where no whole span may be written (in place). Absent:
+  // as many as the runs.
+  std::optional<uint64_t> intervals;
   bool commit = false;            // a committed write: index, intent record and renames at close
   uint64_t hybrid_threshold = 0;  // the threshold big_* were counted at (0: no hybrid)
   // Fixed by hints (unset: the model chooses).
