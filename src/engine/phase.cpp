@@ -354,6 +354,7 @@ void Phase::add_extent(int var, uint64_t file_offset, uint64_t length, void* mem
 }
 void Phase::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory) {
   impl_->deferring([&] {
+    impl_->reserve_pieces(n);
     auto* at = static_cast<std::byte*>(memory);
     for (size_t i = 0; i < n; ++i) {
       impl_->add_extent(var, offsets[i], lengths[i], at);

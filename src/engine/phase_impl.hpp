@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -114,6 +115,10 @@ class PhaseImpl {
   }
 
   void plan();
+  // Room for n more declared pieces (Phase::add_extents knows how many come).
+  void reserve_pieces(size_t n) {
+    if (pieces_.capacity() < pieces_.size() + n) pieces_.reserve(std::max(pieces_.size() + n, 2 * pieces_.capacity()));
+  }
 
   void plan_steps();
   // The plan's named steps (phase_plan.cpp), in order.

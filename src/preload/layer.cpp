@@ -277,6 +277,7 @@ void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatyp
     agree(f, static_cast<int>(Reason::view_not_decoded));
     return;
   }
+  const double t0 = now();
   FileView v;
   v.disp = static_cast<uint64_t>(disp);
   int esize = 1;
@@ -287,6 +288,7 @@ void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatyp
   auto map = type_map(filetype);
   if (!map->contiguous() || map->lb != 0) v.filetype = map;
   f.view = std::move(v);
+  counters().view_s += now() - t0;
   take_hints(f, info);
   const std::string problem = f.view.problem();
   agree(f, problem.empty() ? -1 : static_cast<int>(reason_from_name(problem)));
@@ -392,9 +394,25 @@ int flush_one(File& f) {
     for (const auto& h : f.hints) hints.push_back(h);
     strata::Phase phase(*f.group->engine, f.path, strata::PhaseMode::write, hints);
     const int v = phase.define_variable("mpi-io", 1, {all[0]}, 0);
+    // Runs whose bytes lie back to back in the gathered copy go in one add_extents call.
+    std::vector<uint64_t> offsets, lengths;
+    const char* first = nullptr;
+    const char* next = nullptr;
+    auto declare = [&] {
+      if (!offsets.empty()) phase.add_extents(v, offsets.size(), offsets.data(), lengths.data(), const_cast<char*>(first));
+      offsets.clear();
+      lengths.clear();
+    };
     f.pending.for_each([&](uint64_t offset, uint64_t length, const char* data) {
-      phase.add_extent(v, offset, length, const_cast<char*>(data));
+      if (data != next) {
+        declare();
+        first = data;
+      }
+      offsets.push_back(offset);
+      lengths.push_back(length);
+      next = data + length;
     });
+    declare();
     steps[1] = now();
     phase.plan();
     steps[2] = now();
@@ -437,14 +455,14 @@ int flush_one(File& f) {
     std::fprintf(stderr,
                  "strata preload [0]: flush of \"%s\": %llu calls, %zu runs here, up to byte %llu, engine "
                  "predicted %.6f s, MPI-IO %.6f s: %s, %.6f s (engine made %.3f, declared %.3f, planned %.3f, "
-                 "written %.3f, closed %.3f s; gathering so far %.3f s)\n",
+                 "written %.3f, closed %.3f s; gathering so far %.3f s, decoding views %.3f s)\n",
                  f.path.c_str(), static_cast<unsigned long long>(calls), runs, static_cast<unsigned long long>(all[0]),
                  last_engine_s, last_mpiio_s,
                  code != MPI_SUCCESS ? "failed"
                  : to_mpiio          ? "MPI-IO"
                                      : "engine",
                  now() - t0, steps[0] - t0, steps[1] - steps[0], steps[2] - steps[1], steps[3] - steps[2],
-                 steps[4] - steps[3], c.gather_s);
+                 steps[4] - steps[3], c.gather_s, c.view_s);
   }
   f.pending.clear();
   return rc != MPI_SUCCESS ? rc : code;

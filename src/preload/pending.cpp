@@ -26,6 +26,19 @@ const char* PendingRuns::keep(const char* data, uint64_t length) {
 
 void PendingRuns::insert(uint64_t offset, uint64_t length, const char* source) {
   if (length == 0) return;
+  if (runs_.empty() || offset >= end()) {  // the usual case, past everything gathered: no search
+    const char* data = keep(source, length);
+    bytes_ += length;
+    if (!runs_.empty()) {
+      auto& last = *runs_.rbegin();
+      if (last.first + last.second.length == offset && last.second.data + last.second.length == data) {
+        last.second.length += length;
+        return;
+      }
+    }
+    runs_.emplace_hint(runs_.end(), offset, Piece{length, data});
+    return;
+  }
   const char* data = keep(source, length);
   const uint64_t end = offset + length;
   // Cut what the new run overlaps out of the existing runs.

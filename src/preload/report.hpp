@@ -51,6 +51,7 @@ struct Counters {
   double mpiio_predicted_s = 0;    // sum of MPI-IO's predictions for the same phases (when known)
   double engine_s = 0;             // time in engine phases (max over ranks in the report)
   double gather_s = 0;             // time gathering collective writes (max over ranks in the report)
+  double view_s = 0;               // time decoding file views (max over ranks in the report)
 };
 
 Counters& counters();
