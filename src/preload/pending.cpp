@@ -24,9 +24,29 @@ const char* PendingRuns::keep(const char* data, uint64_t length) {
   return at;
 }
 
+void PendingRuns::to_map() {
+  for (const Run& r : ordered_) runs_.emplace_hint(runs_.end(), r.offset, Piece{r.length, r.data});
+  ordered_ = {};
+  mapped_ = true;
+}
+
 void PendingRuns::insert(uint64_t offset, uint64_t length, const char* source) {
   if (length == 0) return;
-  if (runs_.empty() || offset >= end()) {  // the usual case, past everything gathered: no search
+  if (!mapped_) {
+    if (ordered_.empty() || offset >= ordered_.back().offset + ordered_.back().length) {
+      const char* data = keep(source, length);
+      bytes_ += length;
+      Run* last = ordered_.empty() ? nullptr : &ordered_.back();
+      if (last != nullptr && last->offset + last->length == offset && last->data + last->length == data) {
+        last->length += length;
+      } else {
+        ordered_.push_back({offset, length, data});
+      }
+      return;
+    }
+    to_map();  // a run before the end: overlaps and order need the map from now on
+  }
+  if (runs_.empty() || offset >= end()) {  // past everything gathered: no search
     const char* data = keep(source, length);
     bytes_ += length;
     if (!runs_.empty()) {
@@ -82,7 +102,15 @@ void PendingRuns::insert(uint64_t offset, uint64_t length, const char* source) {
 }
 
 bool PendingRuns::overlaps(uint64_t offset, uint64_t length) const {
-  if (length == 0 || runs_.empty()) return false;
+  if (length == 0 || empty()) return false;
+  if (!mapped_) {
+    // The first run starting at or after offset + length, and the one before it.
+    auto it = std::lower_bound(ordered_.begin(), ordered_.end(), offset + length,
+                               [](const Run& r, uint64_t at) { return r.offset < at; });
+    if (it == ordered_.begin()) return false;
+    --it;
+    return it->offset + it->length > offset;
+  }
   auto it = runs_.lower_bound(offset);
   if (it != runs_.end() && it->first < offset + length) return true;
   if (it == runs_.begin()) return false;
@@ -91,17 +119,24 @@ bool PendingRuns::overlaps(uint64_t offset, uint64_t length) const {
 }
 
 uint64_t PendingRuns::end() const {
+  if (!mapped_) return ordered_.empty() ? 0 : ordered_.back().offset + ordered_.back().length;
   if (runs_.empty()) return 0;
   const auto& last = *runs_.rbegin();
   return last.first + last.second.length;
 }
 
 void PendingRuns::for_each(const std::function<void(uint64_t, uint64_t, const char*)>& f) const {
+  if (!mapped_) {
+    for (const Run& r : ordered_) f(r.offset, r.length, r.data);
+    return;
+  }
   for (const auto& [offset, piece] : runs_) f(offset, piece.length, piece.data);
 }
 
 void PendingRuns::clear() {
   runs_.clear();
+  ordered_ = {};
+  mapped_ = false;
   bytes_ = 0;
   blocks_.clear();
   tail_ = nullptr;

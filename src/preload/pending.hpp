@@ -18,8 +18,8 @@ class PendingRuns {
  public:
   void insert(uint64_t offset, uint64_t length, const char* data);
   uint64_t bytes() const { return bytes_; }
-  bool empty() const { return runs_.empty(); }
-  size_t runs() const { return runs_.size(); }
+  bool empty() const { return ordered_.empty() && runs_.empty(); }
+  size_t runs() const { return mapped_ ? runs_.size() : ordered_.size(); }
   // Whether any pending byte lies in [offset, offset + length).
   bool overlaps(uint64_t offset, uint64_t length) const;
   // One past the last pending byte (0 when empty).
@@ -33,8 +33,18 @@ class PendingRuns {
     uint64_t length = 0;
     const char* data = nullptr;
   };
+  struct Run {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    const char* data = nullptr;
+  };
   const char* keep(const char* data, uint64_t length);
+  void to_map();
 
+  // While every run came past all earlier ones (a program writing forward: the usual case), a
+  // sorted vector, appended to; from the first run that did not, an ordered map (mapped_).
+  std::vector<Run> ordered_;
+  bool mapped_ = false;
   std::map<uint64_t, Piece> runs_;
   uint64_t bytes_ = 0;
   std::vector<std::unique_ptr<char[]>> blocks_;

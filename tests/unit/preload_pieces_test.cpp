@@ -227,8 +227,14 @@ TEST(PreloadPending, LaterWritesWinAndTouchingRunsMerge) {
   for (int trial = 0; trial < 200; ++trial) {
     PendingRuns p;
     std::vector<int> model(600, -1);  // the byte's value, -1: never written
+    // Odd trials write forward (touching or a few bytes apart: the sorted vector's appends), and
+    // every fourth of them turns back at its last write (from then on, the map).
+    uint64_t cursor = 0;
     for (int w = 0; w < 20; ++w) {
-      const uint64_t off = rng() % 500, len = 1 + rng() % 90;
+      const bool forward = trial % 2 == 1 && !(trial % 4 == 3 && w == 19);
+      const uint64_t len = forward ? 1 + rng() % 20 : 1 + rng() % 90;
+      const uint64_t off = forward ? cursor + rng() % 3 : rng() % 500;
+      cursor = off + len;
       std::vector<char> data(len);
       for (uint64_t i = 0; i < len; ++i) {
         data[i] = static_cast<char>(rng() % 100);
