@@ -116,6 +116,7 @@ class PhaseImpl {
 
   void plan();
   // Room for n more declared pieces (Phase::add_extents knows how many come).
+  std::vector<std::pair<const char*, double>> plan_steps_s_;  // a fresh plan's steps, for the debug log
   void reserve_pieces(size_t n) {
     if (pieces_.capacity() < pieces_.size() + n) pieces_.reserve(std::max(pieces_.size() + n, 2 * pieces_.capacity()));
   }

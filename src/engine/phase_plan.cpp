@@ -59,19 +59,27 @@ void PhaseImpl::plan_steps() {
   }
   // 1. Everything local first; one allgather then tells every rank every rank's summary and
   // whether anything failed, so errors cost nothing when there are none.
+  plan_steps_s_.clear();
+  auto step = [&](const char* name) { plan_steps_s_.emplace_back(name, MPI_Wtime()); };
+  step("start");
   local_summary(mine, failure);
+  step("summary");
   std::vector<RankSummary> all(static_cast<size_t>(size_));
   MPI_Allgather(&mine, sizeof(RankSummary), MPI_BYTE, all.data(), sizeof(RankSummary), MPI_BYTE, comm_);
   ++stats_.collectives;
+  step("allgather");
   agreed_key_ = 0;
   for (int r = 0; r < size_; ++r) agreed_key_ += rank_key_term(all[static_cast<size_t>(r)].key, r);
   // 2. Agreement: errors, hints, variables.
   agree(all, failure);
   // 3. The strategy, by cost (or by hints); then which bytes go direct and which are aggregated.
   choose_strategy_of(all);
+  step("strategy");
   split_direct();
+  step("split");
   // 4. Partitions, rounds and aggregators (with their memory tiers).
   partition(all);
+  step("partitions");
   // 5. Files: the output's (written) or the index's (read).
   choose_phase_files();
   // 6. Ranges: what each aggregator receives (and the overlaps), the transfers, the window.
@@ -79,17 +87,21 @@ void PhaseImpl::plan_steps() {
   const double exchange_t0 = MPI_Wtime();
   const ReceivedRanges received = ranges_to_receive(all);
   stats_.exchange_s = MPI_Wtime() - exchange_t0;
+  step("ranges");
   const Machine& machine = engine_.machine_once();
   const uint64_t pack_from = options_.pack == PhaseOptions::Choice::on    ? 1
                              : options_.pack == PhaseOptions::Choice::off ? 0
                                                                           : pack_threshold(machine.io);
   transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), pack_from);
+  step("transfers");
   // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
   // committed write by owners alone has nothing to agree on before it writes: its files are
   // new partial files, so a failure to open one is agreed at close (which discards them).
   defer_open_ = mode_ == PhaseMode::write && commit_ && strategy_.best().direct && direct_all.empty();
   open_and_finish(t0, defer_open_, &direct_all, &received);
+  step("window+open");
   keep_plan(all, defer_open_);
+  step("kept");
 }
 
 void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<ReceivedRange>* direct_all,
@@ -236,7 +248,13 @@ void PhaseImpl::log_plan() const {
                std::to_string(part.node) + ", tier " + part.tier +
                (part.fallback ? " (fallback: the cheapest tier lacked capacity)" : "") + ", cost " + ms(part.cost_s));
   }
-  log::debug("  plan took " + ms(stats_.plan_s) + ", " + std::to_string(stats_.collectives) + " collective(s)");
+  std::string steps;
+  for (size_t i = 1; i < plan_steps_s_.size(); ++i) {
+    steps += std::string(i > 1 ? ", " : " (") + plan_steps_s_[i].first + " " +
+             ms(plan_steps_s_[i].second - plan_steps_s_[i - 1].second);
+  }
+  if (!steps.empty()) steps += ")";
+  log::debug("  plan took " + ms(stats_.plan_s) + ", " + std::to_string(stats_.collectives) + " collective(s)" + steps);
 }
 
 // Step 1: options, the normalised selection and this rank's summary. Rank 0 also looks at the

@@ -399,7 +399,8 @@ int flush_one(File& f) {
     const char* first = nullptr;
     const char* next = nullptr;
     auto declare = [&] {
-      if (!offsets.empty()) phase.add_extents(v, offsets.size(), offsets.data(), lengths.data(), const_cast<char*>(first));
+      if (!offsets.empty())
+        phase.add_extents(v, offsets.size(), offsets.data(), lengths.data(), const_cast<char*>(first));
       offsets.clear();
       lengths.clear();
     };

@@ -45,6 +45,9 @@ PackedTransfers::PackedTransfers(std::vector<std::vector<Transfer>> by_round, ui
       if (pack_from > 0 && group.count >= pack_from && group.count > 1) {
         std::vector<int> lengths;
         std::vector<MPI_Aint> target_at, origin_at;
+        lengths.reserve(j - i);
+        target_at.reserve(j - i);
+        origin_at.reserve(j - i);
         for (size_t k = i; k < j; ++k) {
           lengths.push_back(static_cast<int>(xs[k].length));
           target_at.push_back(static_cast<MPI_Aint>(xs[k].displacement - group.displacement));
