@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arch/node_map.hpp"
@@ -146,6 +147,9 @@ struct BackendCapabilities {
   // FileGroup::file_bytes long. False for containers (HDF5, netCDF), whose size is the library's.
   bool raw_file = true;
   std::vector<std::string> options;  // the backend-specific run options it takes (per-block, ...)
+  // Backend-specific run options it cannot take, each with the reason (said instead of the list
+  // of backends that take the option).
+  std::vector<std::pair<std::string, std::string>> refuses;
   HintFamily hints = HintFamily::none;
   bool supports(Layout l) const;
   bool takes(const std::string& option) const;

@@ -131,6 +131,7 @@ class Hdf5Backend final : public Backend {
 
   void move_data(Access access, std::byte* buffer) {
     requests_ = 0;
+    stopped_at_.reset();
     spans_.clear();
     begin_collective_timing();
     if (ctx_.io.per_block) {
@@ -152,7 +153,14 @@ class Hdf5Backend final : public Backend {
     for (H5Id& m : memspaces) m = H5Id(check_id(H5Screate_simple(1, &one, nullptr), "H5Screate_simple"));
     MultiCall call;
     std::vector<Extent> clipped;
+    // IOR -D: between steps, rank 0 decides for every rank (the calls are collective; with
+    // --independent every rank still makes each step's selections, so all stop at one step).
+    Stonewall wall(ctx_.io.deadline, ctx_.comm);
     for (uint64_t s = 0; s < steps.count; ++s) {
+      if (wall.reached()) {
+        stopped_at_ = std::min(d_.local_bytes(), s * steps.step_bytes);
+        break;
+      }
       if (steps.count > 1)
         clipped = clip_to_memory(d_, stream.extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes);
       // The step's extents are in file order (variable, then element), so each variable's are one
@@ -253,6 +261,7 @@ class Hdf5Backend final : public Backend {
 
   Hints hints_in_effect() const override { return in_effect_; }
   uint64_t requests() const override { return requests_; }
+  uint64_t moved_bytes(uint64_t asked) const override { return stopped_at_ ? *stopped_at_ : asked; }
   CollectiveStats collective_calls(double transfer_s) override {
     if (ctx_.io.independent) return {};  // no collective data calls to account for (the same on every rank)
     return mpiio_collective_stats(ctx_.comm, spans_, in_effect_, transfer_s);
@@ -445,8 +454,9 @@ class Hdf5Backend final : public Backend {
   MPI_File mpi_file_ = MPI_FILE_NULL;
   Hints in_effect_;
   uint64_t requests_ = 0;
-  std::vector<uint64_t> offsets_;  // each dataset's file offset (H5Dget_offset)
-  std::vector<CallSpan> spans_;    // this rank's file bytes in each collective call
+  std::optional<uint64_t> stopped_at_;  // bytes moved when the deadline stopped the last transfer
+  std::vector<uint64_t> offsets_;       // each dataset's file offset (H5Dget_offset)
+  std::vector<CallSpan> spans_;         // this rank's file bytes in each collective call
   // The OR of each variable's blocks, added in file order of their first element: HDF5 1.10.8
   // misplaces elements when single-element hyperslabs are OR-ed out of order (seen on the e3sm
   // F case at 16 ranks: two elements written 70 and 160 places away), and appending in order
@@ -468,13 +478,16 @@ BackendRow hdf5_backend_row() {
     if (ctx.io.per_block && d.transfer_bytes != 0) {
       throw_usage("--per-block makes one call per block; it cannot be combined with a transfer size");
     }
+    if (ctx.io.per_block && !ctx.io.deadline.empty()) {
+      throw_usage("--deadline stops a transfer between its steps; --per-block moves every block in one step");
+    }
     return std::make_unique<Hdf5Backend>(ctx, d, t);
   };
   row.can.file_extension = ".h5";
   row.can.mpi_io = true;
   row.can.raw_file = false;  // a container: its library sizes it
   row.can.call_per_variable = true;
-  row.can.options = {"per-block", "independent"};
+  row.can.options = {"per-block", "independent", "deadline"};
   row.can.collective = true;  // unless --independent
   row.test_variants = {{.name = "hdf5"}, {.name = "hdf5-per-block", .options = {"--per-block"}}};
   row.can.hints = HintFamily::mpi_io;
@@ -492,7 +505,7 @@ BackendRow hdf5_multi_backend_row() {
     return std::make_unique<Hdf5Backend>(ctx, d, t, true);
   };
   row.can.call_per_variable = false;
-  row.can.options = {"independent"};
+  row.can.options = {"independent", "deadline"};
   row.test_variants = {};
   return row;
 }

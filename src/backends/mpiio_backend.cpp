@@ -48,6 +48,7 @@ class MpiioBackend final : public Backend {
 
   void transfer(Access access, std::byte* buffer) override {
     requests_ = 0;
+    stopped_at_.reset();
     spans_.clear();
     begin_collective_timing();
     if (collective_) {
@@ -65,6 +66,7 @@ class MpiioBackend final : public Backend {
 
   Hints hints_in_effect() const override { return file_.hints_in_effect(); }
   uint64_t requests() const override { return requests_; }
+  uint64_t moved_bytes(uint64_t asked) const override { return stopped_at_ ? *stopped_at_ : asked; }
   CollectiveStats collective_calls(double transfer_s) override {
     if (!collective_) return {};
     return mpiio_collective_stats(ctx_.file.comm, spans_, file_.hints_in_effect(), transfer_s);
@@ -99,7 +101,13 @@ class MpiioBackend final : public Backend {
 
   void transfer_independent(Access access, std::byte* buffer) {
     const auto pieces = split_extents(d_, flatten(d_), d_.transfer_bytes ? d_.transfer_bytes : kMaxRequestBytes);
+    Stonewall wall(ctx_.io.deadline);  // IOR -D: each rank stops on its own clock
+    uint64_t moved = 0;
     for (const Extent& e : pieces) {
+      if (wall.reached()) {
+        stopped_at_ = moved;
+        return;
+      }
       const uint64_t off = file_offset(e);
       const uint64_t n = extent_bytes(e);
       MPI_Status st;
@@ -110,6 +118,7 @@ class MpiioBackend final : public Backend {
       ++requests_;
       check_status(rc, access, access == Access::write ? "MPI_File_write_at" : "MPI_File_read_at", off);
       check_count(st, n, access, off);
+      moved += n;
     }
   }
 
@@ -160,7 +169,14 @@ class MpiioBackend final : public Backend {
     // Every rank makes every collective call even after a local failure (or the others would
     // wait forever); the first failure is raised once all steps are done.
     std::optional<Error> failure;
+    Stonewall wall(ctx_.io.deadline, comm);  // IOR -D with -c: rank 0 decides for every call
+    uint64_t moved = 0;
     for (const auto& [begin, n] : calls) {
+      if (wall.reached()) {
+        stopped_at_ = moved;
+        break;
+      }
+      moved += n;
       spans_.push_back(file_span(pieces, begin, n));
       MPI_Status st;
       rc = access == Access::write ? MPI_File_write_at_all(file_.get(), static_cast<MPI_Offset>(begin),
@@ -209,6 +225,7 @@ class MpiioBackend final : public Backend {
   MpiioFile file_;
   Access access_ = Access::read;
   uint64_t requests_ = 0;
+  std::optional<uint64_t> stopped_at_;  // bytes moved when the deadline stopped the last transfer
 };
 
 }  // namespace
@@ -220,6 +237,7 @@ BackendRow mpiio_row() {
   row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
   row.can.mpi_io = true;
   row.can.hints = HintFamily::mpi_io;
+  row.can.options = {"deadline"};  // run options of these backends only (src/run/run_options.cpp)
   return row;
 }
 
@@ -245,7 +263,7 @@ BackendRow mpiio_coll_backend_row() {
     }
     return std::make_unique<MpiioBackend>(ctx, d, true);
   };
-  row.can.options = {"per-variable"};
+  row.can.options = {"per-variable", "deadline"};
   row.can.collective = true;
   row.test_variants = {{.name = "mpiio-coll"},
                        {.name = "mpiio-coll-romio", .romio = true},

@@ -134,6 +134,7 @@ class PnetcdfBackend final : public Backend {
 
   void move_data(Access access, std::byte* buffer) {
     requests_ = 0;
+    stopped_at_.reset();
     begin_collective_timing();
     wait_calls_ = 0;
     span_ = whole_span();
@@ -155,6 +156,14 @@ class PnetcdfBackend final : public Backend {
     steps.count = agreed[0];
     const uint64_t calls_per_step = agreed[1];
     std::optional<Error> failure;  // every rank makes every collective call, then reports
+    // IOR -D: between steps, rank 0 decides for every rank (the calls are collective; in
+    // independent mode too every rank goes through each step, so all stop at one step).
+    Stonewall wall(ctx_.io.deadline, ctx_.comm);
+    auto stonewalled = [&](uint64_t s) {
+      if (!wall.reached()) return false;
+      stopped_at_ = std::min(d_.local_bytes(), s * steps.step_bytes);
+      return true;
+    };
     if (ctx_.io.independent) check_nc(ncmpi_begin_indep_data(ncid_), "ncmpi_begin_indep_data");
     struct EndIndependent {  // collective too: every rank leaves the mode, whatever failed
       int ncid;
@@ -185,7 +194,7 @@ class PnetcdfBackend final : public Backend {
       const Variable& v = d_.variables[0];
       const std::vector<MPI_Offset> none(v.shape.size(), 0);
       std::byte* ptr = stream->data();
-      for (uint64_t s = 0; s < steps.count; ++s) {
+      for (uint64_t s = 0; s < steps.count && !stonewalled(s); ++s) {
         for (uint64_t k = 0; k < calls_per_step; ++k) {
           if (k >= boxes[s].size()) {
             if (!ctx_.io.independent) move_vara_all(access, none, none, ptr, 0, failure);
@@ -200,7 +209,7 @@ class PnetcdfBackend final : public Backend {
         }
       }
     } else {
-      for (uint64_t s = 0; s < steps.count; ++s) {
+      for (uint64_t s = 0; s < steps.count && !stonewalled(s); ++s) {
         for (const Extent& e :
              clip_to_memory(d_, stream->extents(), s * steps.step_bytes, (s + 1) * steps.step_bytes)) {
           const Variable& v = d_.variables[static_cast<size_t>(e.var)];
@@ -252,6 +261,7 @@ class PnetcdfBackend final : public Backend {
 
   Hints hints_in_effect() const override { return in_effect_; }
   uint64_t requests() const override { return requests_; }
+  uint64_t moved_bytes(uint64_t asked) const override { return stopped_at_ ? *stopped_at_ : asked; }
   CollectiveStats collective_calls(double transfer_s) override {
     if (ctx_.io.independent) return {};  // no collective data calls to account for (the same on every rank)
     // PnetCDF may split a wait_all into several MPI-IO calls; each is given the whole span.
@@ -461,6 +471,7 @@ class PnetcdfBackend final : public Backend {
   Hints in_effect_;
   Hints printed_;
   uint64_t requests_ = 0;
+  std::optional<uint64_t> stopped_at_;  // bytes moved when the deadline stopped the last transfer
   uint64_t wait_calls_ = 0;
   CallSpan span_;
   KeptError kept_;  // the transfer's error, raised by close()
@@ -481,8 +492,8 @@ BackendRow pnetcdf_backend_row() {
   row.can.mpi_io = true;
   row.can.raw_file = false;  // a container: its library sizes it
   row.can.hints = HintFamily::mpi_io;
-  row.can.options = {"independent"};  // run options of this backend only (src/run/run_options.cpp)
-  row.can.collective = true;          // unless --independent
+  row.can.options = {"independent", "deadline"};  // run options of this backend only (src/run/run_options.cpp)
+  row.can.collective = true;                      // unless --independent
   return row;
 }
 

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -95,11 +94,10 @@ class PosixBackend final : public Backend {
   void move(Access access, std::byte* buffer) {
     const auto pieces = split_extents(d_, flatten(d_), d_.transfer_bytes ? d_.transfer_bytes : kMaxRequestBytes);
     // IOR's stonewalling (-D): past the deadline, no further request starts; what moved is counted.
-    const double deadline = ctx_.io.deadline.empty() ? 0 : std::stod(ctx_.io.deadline);
-    const auto start = std::chrono::steady_clock::now();
+    Stonewall wall(ctx_.io.deadline);
     uint64_t moved = 0;
     for (const Extent& e : pieces) {
-      if (deadline > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= deadline) {
+      if (wall.reached()) {
         stopped_at_ = moved;
         return;
       }

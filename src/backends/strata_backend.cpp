@@ -177,6 +177,10 @@ BackendRow strata_backend_row() {
   row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
   row.can.sizes_own_buffers = true;
   row.can.options = {"container"};
+  row.can.refuses = {{"deadline",
+                      "the engine moves a phase as one planned collective operation (every rank's data "
+                      "exchanged with its aggregators, then written), which cannot stop part-way and report "
+                      "what moved (IOR -D: use posix, mpiio-ind, mpiio-coll, hdf5 or pnetcdf)"}};
   row.can.collective = true;
   row.test_variants = {{.name = "strata"}, {.name = "strata-fpp", .layout = Layout::file_per_process}};
 #ifdef STRATA_HAVE_HDF5

@@ -63,4 +63,15 @@ TransferSteps local_transfer_steps(const Decomposition& d) {
   return s;
 }
 
+Stonewall::Stonewall(const std::string& seconds, MPI_Comm collective)
+    : seconds_(seconds.empty() ? 0 : std::stod(seconds)), comm_(collective), start_(std::chrono::steady_clock::now()) {}
+
+bool Stonewall::reached() {
+  if (seconds_ <= 0 || reached_) return reached_;
+  int past = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >= seconds_ ? 1 : 0;
+  if (comm_ != MPI_COMM_NULL) MPI_Bcast(&past, 1, MPI_INT, 0, comm_);
+  reached_ = past != 0;
+  return reached_;
+}
+
 }  // namespace strata

@@ -3,9 +3,11 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -76,6 +78,24 @@ TransferSteps transfer_steps(MPI_Comm comm, const Decomposition& d);
 // The same for this rank alone (count: its own steps), for a backend that agrees on the count
 // together with something else. Local.
 TransferSteps local_transfer_steps(const Decomposition& d);
+
+// IOR's stonewalling (-D, --deadline SECONDS): once the seconds have passed since the transfer
+// began, no further request starts, and the backend reports what moved. Independent requests stop
+// on each rank's own clock. A collective call is made by every rank or by none, so with a
+// communicator rank 0 decides and broadcasts its decision before each call (IOR's rule for -c);
+// reached() is then collective, called by every rank as many times. Without --deadline it is
+// never reached and costs nothing.
+class Stonewall {
+ public:
+  explicit Stonewall(const std::string& seconds, MPI_Comm collective = MPI_COMM_NULL);
+  bool reached();
+
+ private:
+  double seconds_ = 0;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::chrono::steady_clock::time_point start_;
+  bool reached_ = false;
+};
 
 // Largest bytes per single MPI call, so counts stay within int.
 constexpr uint64_t kMaxRequestBytes = uint64_t{1} << 30;

@@ -62,8 +62,9 @@ const std::vector<RunOptionSpec>& run_option_specs() {
        "multiples of 4 KiB",
        "", true, false, &I::direct},
       {"deadline", "SECONDS",
-       "backend posix: stop each write and read after this many seconds and report what was moved (IOR -D, "
-       "stonewalling; not with --verify: part of the data is not moved)",
+       "backends posix, mpiio-ind, mpiio-coll, hdf5, pnetcdf: stop each write and read after this many seconds "
+       "and report what was moved (IOR -D, stonewalling; collective calls stop together, as rank 0 decides; not "
+       "with --verify: part of the data is not moved)",
        "", true, false, &I::deadline},
       {"reorder-tasks", "N",
        "read back what rank r+N wrote (mod ranks), not what this rank wrote, so a read is not served from this "
@@ -289,6 +290,9 @@ void RunOptions::check() const {
     const bool specific =
         std::any_of(table.begin(), table.end(), [&](const BackendRow& b) { return b.can.takes(name); });
     if (specific && !row.can.takes(name) && differs_from_default(*this, s)) {
+      for (const auto& [option, why] : row.can.refuses) {
+        if (option == name) throw_usage("--" + name + " cannot apply to backend " + row.name + ": " + why);
+      }
       throw_usage("--" + name + " applies to backend " +
                   backends_that([&](const BackendRow& b) { return b.can.takes(name); }) + " only");
     }

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import requires_backend, run_ranks
+from conftest import built_backends, requires_backend, run_ranks
 
 USAGE, RUNTIME = 2, 1
 IOR = ["run", "ior", "-b", "16K", "-t", "4K", "-s", "2"]
@@ -241,34 +241,29 @@ def test_info_memory_is_the_operating_systems(tmp_path: Path) -> None:
     assert info["hardware"]["memory_bytes"] == int(meminfo["MemTotal"].split()[0]) * 1024
 
 
-def test_deadline_stops_each_phase_and_reports_what_moved(tmp_path: Path) -> None:
+# Every backend that can stop part-way (collective ones stop together: rank 0 decides).
+DEADLINE_BACKENDS = [["posix"], ["mpiio-ind"], ["mpiio-coll"], ["hdf5"], ["pnetcdf"], ["pnetcdf", "--independent"]]
+
+
+@pytest.mark.parametrize("backend", DEADLINE_BACKENDS, ids=" ".join)
+def test_deadline_stops_each_phase_and_reports_what_moved(tmp_path: Path, backend: list[str]) -> None:
+    if backend[0] not in built_backends():
+        pytest.skip(f"backend {backend[0]} is not built in")
     total = 2 * 8 * 16 * 2**20  # 2 ranks x 8 segments x 16 MiB: far more than 20 ms of I/O
-    r = record(
-        tmp_path,
-        2,
-        [
-            "run",
-            "ior",
-            "-b",
-            "16M",
-            "-t",
-            "64K",
-            "-s",
-            "8",
-            "-D",
-            "0.02",
-            "--backend",
-            "posix",
-            "--output",
-            str(tmp_path / "o"),
-            "--write",
-            "--read",
-        ],
-    )
+    args = ["run", "ior", "-b", "16M", "-t", "64K", "-s", "8", "-D", "0.02", "--backend", *backend]
+    r = record(tmp_path, 2, [*args, "--output", str(tmp_path / "o"), "--write", "--read"])
     for phase in ("write", "read"):
         moved = r["repetitions"][0][phase]["bytes"]
         assert 0 < moved < total, (phase, moved)
+
+
+def test_deadline_is_refused_where_it_cannot_stop(tmp_path: Path) -> None:
     refused = run_ranks(1, [*IOR, "-D", "1", "--verify", "--backend", "posix", "--output", str(tmp_path / "v")])
     assert refused.status == USAGE and "cannot be combined with --verify" in refused.stderr
-    other = run_ranks(1, [*IOR, "-D", "1", "--backend", "mpiio-coll", "--output", str(tmp_path / "m")])
-    assert other.status == USAGE and "--deadline applies to backend posix only" in other.stderr
+    engine = run_ranks(1, [*IOR, "-D", "1", "--backend", "strata", "--output", str(tmp_path / "m")])
+    assert engine.status == USAGE and "--deadline cannot apply to backend strata: the engine moves" in engine.stderr
+    assert not (tmp_path / "m").exists()
+    if "hdf5" in built_backends():
+        args = ["run", "array1d", "-D", "1", "--backend", "hdf5", "--per-block", "--output", str(tmp_path / "h")]
+        blocks = run_ranks(1, args)
+        assert blocks.status == USAGE and "--per-block moves every block in one step" in blocks.stderr
