@@ -170,14 +170,14 @@ def main() -> int:
     parser.add_argument(
         "--strata",
         type=Path,
-        default=STRATA,
+        default=None,
         help="the strata program (default build/bin/strata; build-hdf5-114/bin/strata adds hdf5-multi)",
     )
     parser.add_argument("--dir", type=Path, help="where data files go (default: a temporary folder in bench-output)")
     parser.add_argument("--output", type=Path, default=ROOT / "bench-output", help="folder for the table and JSON")
     args = parser.parse_args()
     global STRATA
-    STRATA = args.strata.resolve()
+    STRATA = (args.strata or STRATA).resolve()
     if args.repetitions < 5:
         parser.error("--repetitions must be at least 5")
     if args.real_maps is not None and not all((args.real_maps / m).is_file() for m in REAL_MAPS):
