@@ -37,6 +37,14 @@ typedef struct {
   int aggregator;
 } strata_stats;
 
+/* A burst-buffer write's two moments (hint strata_drain=PATH): seconds from the phase's plan to
+ * close returning, and to the data durable on the target (the slowest rank's); bytes copied. */
+typedef struct {
+  int drained, fallback; /* fallback: node-local space was short, the target was written directly */
+  double return_s, durable_s, copy_s;
+  uint64_t bytes;
+} strata_drain_stats;
+
 int strata_engine_create(MPI_Comm comm, strata_engine** engine);
 /* The same from a Fortran communicator handle: `use mpi`'s integer, or mpi_f08's comm%MPI_VAL
  * (MPI_Comm_f2c converts it). The Fortran module's strata_engine_create calls it. */
@@ -63,6 +71,10 @@ int strata_read(strata_phase* phase);
 /* Closes and frees the phase (also after an error). stats may be NULL; it receives the
  * phase-wide maxima of times and sums of bytes and requests. */
 int strata_phase_close(strata_phase* phase, strata_stats* stats);
+/* Collective, after strata_phase_close: waits for the drain that the engine's last write phase
+ * of `path` (the phase's path, or its drain target) started with hint strata_drain, and fills
+ * stats (may be NULL); a drain's failure is returned on every rank. No drain: stats zeroed. */
+int strata_wait_drain(strata_engine* engine, const char* path, strata_drain_stats* stats);
 const char* strata_last_error(void);
 
 #ifdef __cplusplus

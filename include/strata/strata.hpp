@@ -25,7 +25,7 @@
 // strata_direct_threshold (runs whose aligned part reaches this size bypass aggregation
 // and go straight to the file from their owner; default S_buff, 0: never), strata_fsync (true:
 // sync in close). Tiers and targets (docs/tiers.md): strata_aggr_tier, strata_persistency,
-// strata_target=node-local, strata_drain, strata_cost_table, strata_dry_run.
+// strata_target=node-local, strata_drain=PATH (docs/drain.md), strata_cost_table, strata_dry_run.
 //
 // Plan once, write many — the interface the engine (plan reuse) and the drop-in layer
 // (src/preload, unmodified MPI-IO programs) agree on:
@@ -91,6 +91,19 @@ struct PhaseStats {
   double place_s = 0;           // part of plan_s, this rank's: electing the aggregators and their tiers
   double exchange_s = 0;        // part of plan_s, this rank's: telling each aggregator what it receives
   bool plan_reused = false;     // plan() reused an earlier phase's plan (same declarations on every rank)
+};
+
+// A burst-buffer write's two moments (hint strata_drain=PATH, docs/drain.md), from
+// Phase::wait_drain(): times from the phase's plan() on, the slowest rank's.
+struct DrainStats {
+  bool drained = false;   // the phase drained to a target (false: no drain, or the fallback below)
+  bool fallback = false;  // node-local space was short: the phase wrote the target directly
+  std::string target;
+  std::string note;      // why the fallback was taken
+  double return_s = 0;   // until close() returned: the application could go on
+  double durable_s = 0;  // until the target was committed and synced
+  double copy_s = 0;     // the copies themselves (the slowest aggregator's)
+  uint64_t bytes = 0;    // bytes copied to the target
 };
 
 // Where plan() placed the aggregators (the cost model of the aggregation paper, section 4.2):
@@ -186,6 +199,9 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
   MPI_Comm comm() const;
+  // Collective: waits for the drain that this engine's last write phase of `path` started
+  // (hint strata_drain), raising its failure on every rank; DrainStats{} when there is none.
+  DrainStats wait_drain(const std::string& path);
   // Phases this engine has executed (write() or read() calls that ran), for callers that
   // report how many collective executions an operation took. Local; the same on every rank.
   uint64_t executions() const;
@@ -234,6 +250,10 @@ class Phase {
   void read();
   // Local statistics of this rank; close() also fills the phase-wide maxima in `max`.
   PhaseStats close(PhaseStats* max = nullptr);
+  // After close(), collective: with hint strata_drain, waits until the data is durable on the
+  // target and returns both moments; a drain's failure is raised on every rank. The next phase
+  // of the same output (or target) waits for it anyway, and so does the engine's destruction.
+  DrainStats wait_drain();
 
  private:
   std::unique_ptr<PhaseImpl> impl_;

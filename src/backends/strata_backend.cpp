@@ -49,6 +49,9 @@ class StrataBackend final : public Backend {
   void transfer(Access access, std::byte* buffer) override {
     auto hints = ctx_.hints;
     if (ctx_.io.fsync && access == Access::write) hints.emplace_back("strata_fsync", "true");
+    // --drain: written on node-local storage, drained to the output (read: from the output).
+    if (!ctx_.io.drain.empty()) hints.emplace_back("strata_drain", "true");
+    drain_.reset();
     const PhaseMode mode = access == Access::write ? PhaseMode::write : PhaseMode::read;
     executions_before_ = engine_->executions();
     if (ctx_.file.raw_layout) {
@@ -102,6 +105,10 @@ class StrataBackend final : public Backend {
   // plus waiting for buffers, library = the HDF5 container's metadata.
   CollectiveStats collective_calls(double transfer_s) override {
     if (!stats_) return {};
+    // --drain: the timed write ended when the application could go on (close returned); the run
+    // waits here, untimed, until the data is durable on the output, so that what follows (the
+    // write's check, a read) finds it there. Both moments go to the engine record's "drain".
+    if (!ctx_.io.drain.empty() && access_ == Access::write) drain_ = engine_->wait_drain(ctx_.file.path);
     CollectiveStats c;
     c.valid = true;
     c.calls = engine_ ? engine_->executions() - executions_before_ : 0;  // as the engine counted them
@@ -119,34 +126,40 @@ class StrataBackend final : public Backend {
   nlohmann::json details() const override {
     if (!stats_) return nullptr;
     const PhaseStats& s = *stats_;
-    return {{"plan_s", s.plan_s},
-            {"aggregation_s", s.aggregation_s},
-            {"io_s", s.io_s},
-            {"wait_s", s.wait_s},
-            {"close_s", s.close_s},
-            {"commit_s", s.commit_s},
-            {"rounds", s.rounds},
-            {"aggregators", s.aggregators},
-            {"buffer_bytes", s.buffer_bytes},
-            {"buffers", s.buffers},
-            {"fs_requests", s.fs_requests},
-            {"bytes", s.bytes},
-            {"direct_bytes", s.direct_bytes},
-            {"tier", s.tier},
-            {"tier_fallbacks", s.tier_fallbacks},
-            {"strategy", s.strategy},
-            {"predicted_s", s.predicted_s},
-            {"execute_s", s.execute_s},
-            {"operations", s.operations},
-            {"collectives", s.collectives},
-            {"place_s", s.place_s},
-            {"exchange_s", s.exchange_s},
-            {"plan_reused", s.plan_reused},
-            {"measured_s",
-             s.plan_s + s.execute_s + s.close_s},  // beside predicted_s: the slowest rank's plan + write + close
-            {"container", ctx_.io.container},
-            {"container_s", container_s_},
-            {"extents", extents_}};
+    nlohmann::json j = {{"plan_s", s.plan_s},
+                        {"aggregation_s", s.aggregation_s},
+                        {"io_s", s.io_s},
+                        {"wait_s", s.wait_s},
+                        {"close_s", s.close_s},
+                        {"commit_s", s.commit_s},
+                        {"rounds", s.rounds},
+                        {"aggregators", s.aggregators},
+                        {"buffer_bytes", s.buffer_bytes},
+                        {"buffers", s.buffers},
+                        {"fs_requests", s.fs_requests},
+                        {"bytes", s.bytes},
+                        {"direct_bytes", s.direct_bytes},
+                        {"tier", s.tier},
+                        {"tier_fallbacks", s.tier_fallbacks},
+                        {"strategy", s.strategy},
+                        {"predicted_s", s.predicted_s},
+                        {"execute_s", s.execute_s},
+                        {"operations", s.operations},
+                        {"collectives", s.collectives},
+                        {"place_s", s.place_s},
+                        {"exchange_s", s.exchange_s},
+                        {"plan_reused", s.plan_reused},
+                        {"measured_s", s.plan_s + s.execute_s +
+                                           s.close_s},  // beside predicted_s: the slowest rank's plan + write + close
+                        {"container", ctx_.io.container},
+                        {"container_s", container_s_},
+                        {"extents", extents_}};
+    if (drain_) {
+      j["drain"] = {{"target", drain_->target}, {"drained", drain_->drained},   {"fallback", drain_->fallback},
+                    {"note", drain_->note},     {"return_s", drain_->return_s}, {"durable_s", drain_->durable_s},
+                    {"copy_s", drain_->copy_s}, {"bytes", drain_->bytes}};
+    }
+    return j;
   }
 
  private:
@@ -160,6 +173,7 @@ class StrataBackend final : public Backend {
   double container_s_ = 0;
   uint64_t extents_ = 0;
   uint64_t executions_before_ = 0;
+  std::optional<DrainStats> drain_;  // --drain: the last write's two moments
 };
 
 }  // namespace
@@ -176,7 +190,7 @@ BackendRow strata_backend_row() {
   };
   row.can.layouts = {Layout::shared, Layout::file_per_process, Layout::file_per_node};
   row.can.sizes_own_buffers = true;
-  row.can.options = {"container"};
+  row.can.options = {"container", "drain"};
   row.can.refuses = {{"deadline",
                       "the engine moves a phase as one planned collective operation (every rank's data "
                       "exchanged with its aggregators, then written), which cannot stop part-way and report "

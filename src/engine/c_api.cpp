@@ -131,6 +131,14 @@ int strata_phase_close(strata_phase* ph, strata_stats* out) {
   return status;
 }
 
+int strata_wait_drain(strata_engine* engine, const char* path, strata_drain_stats* out) {
+  return guarded([&] {
+    if (engine == nullptr || path == nullptr) strata::throw_usage("strata_wait_drain: engine and path are required");
+    const strata::DrainStats s = engine->engine.wait_drain(path);
+    if (out != nullptr) *out = {s.drained ? 1 : 0, s.fallback ? 1 : 0, s.return_s, s.durable_s, s.copy_s, s.bytes};
+  });
+}
+
 const char* strata_last_error(void) { return last_error.c_str(); }
 
 }  // extern "C"

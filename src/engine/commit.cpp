@@ -189,7 +189,7 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
 }
 
 std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync, bool same_files,
-                                       bool spare) {
+                                       bool spare, const std::function<void()>& at_commit_point) {
   // Written in place: a crash while writing it leaves a record that does not parse, and then no
   // rename has happened yet (roll_forward() drops such a record). Into the spare and renamed
   // when there is one: a crash while writing leaves a damaged spare (a retired name that the
@@ -200,6 +200,7 @@ std::vector<std::string> commit_output(const std::string& output, const OutputIn
     write_index_file(intent_path(output), index, sync, false);
   }
   if (sync) sync_directory(folder_of(output));
+  if (at_commit_point) at_commit_point();
   // The files replaced keep their second name until the caller removes them (in the
   // background: freeing a large file's pages takes milliseconds). Unless the old index lists the
   // same files (then nothing can be dropped), it says which of its files the new index dropped:
@@ -245,6 +246,7 @@ bool roll_forward(const std::string& output) {
     return false;
   }
   if (!intent) return false;
+  ::unlink((output + ".strata-drain.json").c_str());  // a drain whose commit point was passed
   finish_commit(output, *intent, true, false, nullptr, true);
   return true;
 }

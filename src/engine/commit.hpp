@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,11 +74,15 @@ std::vector<std::vector<uint64_t>> hash_chunks(MPI_Comm comm, const std::vector<
 // replaced: nothing it names can be dropped, and it becomes the spare (spare_index_path). With
 // `spare` (the caller kept the last commit's spare), the intent record is written into the
 // spare and renamed, reusing its inode.
+// `at_commit_point` runs once the intent record is durable, before any rename (a drain removes
+// its record there: engine/drain_job.hpp).
 std::vector<std::string> commit_output(const std::string& output, const OutputIndex& index, bool sync,
-                                       bool same_files = false, bool spare = false);
+                                       bool same_files = false, bool spare = false,
+                                       const std::function<void()>& at_commit_point = {});
 // Removes the second names commit_output() returned.
 void remove_retired(const std::vector<std::string>& retired);
 // Completes a commit interrupted after its intent record was written; false when there is none.
+// A drain record of the output (PATH.strata-drain.json) goes too: the intent record supersedes it.
 bool roll_forward(const std::string& output);
 // fsync of a directory, so that renames in it are durable.
 void sync_directory(const std::string& dir);

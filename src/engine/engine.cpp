@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "engine/commit.hpp"
 
 namespace strata {
@@ -37,6 +39,11 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
 }
 
 EngineImpl::~EngineImpl() {
+  for (auto& d : drains) {  // not waited for: the copies and the commit finish before the engine goes
+    d->join();
+    if (d->error) log::warn("drain of \"" + d->target + "\" failed (never waited for): " + *d->error);
+  }
+  drains.clear();
   if (remover.joinable()) remover.join();
   for (const std::string& p : retired) ::unlink(p.c_str());
   plans.clear();  // their datatypes, before the communicator goes
@@ -140,9 +147,58 @@ int EngineImpl::cores_per_node() {
   return cores;
 }
 
+DrainStats EngineImpl::wait_drain(engine::DrainJob& job) {
+  if (job.result) return *job.result;
+  job.join();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  double times[4] = {job.error ? static_cast<double>(size - rank) : 0.0, job.return_s, job.durable_s, job.copy_s};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, times, 4, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce");
+  unsigned long long bytes = job.bytes;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm), "MPI_Allreduce");
+  DrainStats s;
+  s.drained = !job.fallback;
+  s.fallback = job.fallback;
+  s.target = job.target;
+  s.note = job.note;
+  s.return_s = times[1];
+  s.durable_s = job.fallback ? times[1] : std::max(times[2], times[1]);
+  s.copy_s = times[3];
+  s.bytes = bytes;
+  job.result = s;
+  drains.erase(std::remove_if(drains.begin(), drains.end(), [&](const auto& d) { return d.get() == &job; }),
+               drains.end());
+  if (times[0] > 0) {
+    const Error local(ErrorKind::runtime, "drain of \"" + job.target + "\": " + job.error.value_or(""));
+    raise_from(comm, size - static_cast<int>(times[0]), job.error ? &local : nullptr);
+  }
+  return s;
+}
+
+void EngineImpl::wait_drains_touching(const std::vector<std::string>& paths) {
+  std::vector<std::shared_ptr<engine::DrainJob>> touching;
+  for (const auto& d : drains) {
+    for (const std::string& p : paths) {
+      if (!p.empty() && (d->source == p || d->target == p)) {
+        touching.push_back(d);
+        break;
+      }
+    }
+  }
+  for (const auto& d : touching) wait_drain(*d);
+}
+
 Engine::Engine(MPI_Comm comm) : impl_(std::make_unique<EngineImpl>(comm)) {}
 Engine::~Engine() = default;
 MPI_Comm Engine::comm() const { return impl_->comm; }
 uint64_t Engine::executions() const { return impl_->executions; }
+DrainStats Engine::wait_drain(const std::string& path) {
+  const std::string p = std::filesystem::absolute(path).lexically_normal().string();
+  for (const auto& d : impl_->drains) {
+    if (d->source == p || d->target == p) return impl_->wait_drain(*d);
+  }
+  return {};
+}
 
 }  // namespace strata

@@ -17,6 +17,7 @@
 #include "arch/memory_tier.hpp"
 #include "arch/node_map.hpp"
 #include "common/error.hpp"
+#include "engine/drain_job.hpp"
 #include "engine/move/window.hpp"
 #include "engine/plan_cache.hpp"
 #include "strata/strata.hpp"
@@ -65,6 +66,13 @@ class EngineImpl {
   // copies that run at once.
   int cores_per_node();
 
+  // Drains (hint strata_drain, engine/drain_job.hpp) started and not yet waited for, in order:
+  // the same list on every rank. wait_drain() is collective: this rank's copy joined, the
+  // moments reduced (slowest rank), a failure raised on every rank; the job keeps the result.
+  DrainStats wait_drain(engine::DrainJob& job);
+  // Collective: waits for every listed drain whose source or target is one of `paths` (absolute).
+  void wait_drains_touching(const std::vector<std::string>& paths);
+
   MPI_Comm comm;
   NodeMap nodes;
   engine::Window window;
@@ -89,6 +97,7 @@ class EngineImpl {
   };
   std::map<std::string, CleanOutput> clean;
   std::vector<std::byte> stream;
+  std::vector<std::shared_ptr<engine::DrainJob>> drains;
   engine::PlanCache plans;  // plans kept for reuse (engine/plan_cache.hpp): the same on every rank
   MPI_Op stats = MPI_OP_NULL;
 };

@@ -1,5 +1,7 @@
 // The Phase: declarations, one pipelined execution (write or read), close, and the public API.
 // The plan is in phase_plan.cpp, the output's files in phase_files.cpp, the commit in commit.cpp.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -209,7 +211,6 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     // (sixteen ranks fsyncing one file each cost sixteen times the journal work).
     const bool sync = options_.fsync && mode_ == PhaseMode::write && state_ == State::done;
     files_.close_all(false);
-    if (options_.tiers.drain && state_ == State::done) drain_partition();  // tiers: node-local copy to the shared file
     if (!sync && !commit_ && state_ == State::done) finish_output();
   } catch (const Error& e) {
     failure = e;
@@ -235,6 +236,9 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
       failure = e;
     }
   }
+  if (drain_ && !drain_->fallback && state_ == State::done && mode_ == PhaseMode::write) {
+    if (auto e = record_drain(); e && !failure) failure = e;  // drains: the record, before the agreement
+  }
   if (state_ != State::done) discard_partials();  // planned, never written
   // One agreement on the outcome that also reduces the statistics: the lowest failing rank
   // (as size - rank, maximised), the maxima of the times, the sums of the counts (exact as
@@ -250,7 +254,15 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     stats_array(failure, d);
     MPI_Allreduce(d, r, kStats, MPI_DOUBLE, engine_.stats_op(), comm_);
   }
+  const bool written = state_ == State::done && mode_ == PhaseMode::write;
   state_ = State::closed;
+  if (drain_ && written) {
+    if (r[0] > 0) {
+      if (rank_ == 0 && !drain_->fallback) ::unlink(engine::drain_record_path(drain_->target).c_str());
+    } else {
+      start_drain();
+    }
+  }
   if (log::enabled(log::Level::debug)) {
     log::debug("phase \"" + path_ + "\" closed (slowest rank): plan " + log::milliseconds(r[1]) + ", execute " +
                log::milliseconds(r[6]) + ", close " + log::milliseconds(r[5]) + " (rank 0's commit " +
@@ -392,6 +404,10 @@ void Phase::read() {
 PhaseStats Phase::close(PhaseStats* max) {
   watchdog::Scope scope("engine close");
   return impl_->close(max);
+}
+DrainStats Phase::wait_drain() {
+  watchdog::Scope scope("engine drain");
+  return impl_->wait_drain();
 }
 
 }  // namespace strata

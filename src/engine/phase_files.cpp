@@ -1,5 +1,5 @@
 // The files of a phase: their names (the output, partial files, subfiles, node-local copies),
-// opening them, sizing subfiles, the output's index, the node-local drain.
+// opening them, sizing subfiles, the output's index.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +12,6 @@
 
 #include "arch/node_local.hpp"
 #include "common/error.hpp"
-#include "engine/move/drain.hpp"
 #include "engine/phase_impl.hpp"
 
 namespace strata {
@@ -122,10 +121,6 @@ void PhaseImpl::finish_output() {
     extend_in_place();
   }
   write_output_index(index_output(), index);
-  if (options_.tiers.drain) {  // tiers: the drained shared file has its own index
-    index.files = {{std::filesystem::path(path_).filename().string(), 0, UINT64_MAX, std::nullopt, {}, {}, {}}};
-    write_output_index(path_, index);
-  }
 }
 
 // The index of what this phase wrote, without sizes and checksums. Files are named by their
@@ -197,17 +192,6 @@ FileSet PhaseImpl::node_local_files() {  // the directories are made and checked
   }
   files.front().begin = plan_.start[0];
   return FileSet(std::move(files), true);
-}
-
-// After a node-local write, this partition's aggregator copies its node file into the shared
-// file. Local part of a collective step.
-void PhaseImpl::drain_partition() {
-  if (mode_ != PhaseMode::write || my_partition_ < 0) return;
-  const SubFile& f = files_.files()[static_cast<size_t>(my_partition_)];
-  const uint64_t end = std::min(f.end, plan_.hi);
-  std::error_code ec;
-  if (end <= f.begin || !std::filesystem::exists(f.path, ec)) return;  // a partition of holes only
-  drain_file(f.path, path_, f.begin, end - f.begin);
 }
 
 // fsync of every file of the phase that exists, by one rank of each node.

@@ -4,6 +4,7 @@
 //                    placement, range exchange, window, open)
 //   phase_files.cpp  the output's files and their names, subfiles, node-local copies, the index
 //   commit.cpp       the crash-consistent commit of a write
+//   phase_drain.cpp  a burst-buffer write's drain to its target (engine/drain_job.hpp)
 #pragma once
 
 #include <mpi.h>
@@ -273,10 +274,21 @@ class PhaseImpl {
   // A write to node-local storage: one file per partition, in its aggregator's node directory.
   FileSet node_local_files();
 
-  // After a node-local write, this partition's aggregator copies its node file into the shared
-  // file. Local part of a collective step.
-  void drain_partition();
+  // ---- Drains (hint strata_drain, engine/drain_job.hpp; phase_drain.cpp) ----------------------
+  // At plan(), collective: waits for this engine's drains that this phase reads or replaces;
+  // a read with a drain target reads the target; a write checks node-local space (one
+  // reduction), falling back to writing the target directly when it is short.
+  void resolve_drain();
+  // At close, collective (drain phases only): the node files' sizes to rank 0, which clears an
+  // earlier drain's leftovers and writes the drain record. Returns this rank's failure.
+  std::optional<Error> record_drain();
+  // After the close's agreement: the drain starts (aggregators' threads), kept by the engine.
+  void start_drain();
 
+ public:
+  DrainStats wait_drain();
+
+ private:
  public:
   const PlacementReport& placement() const;
 
@@ -321,6 +333,8 @@ class PhaseImpl {
   PhaseOptions options_;  // from the hints (engine/phase_options.hpp), completed by the plan
   std::vector<Tier> tier_of_partition_;
   PlacementReport placement_;
+  std::shared_ptr<engine::DrainJob> drain_;  // a write with a drain target (or its fallback)
+  size_t drain_group_ = 0;                   // the target's subfile group (strata_subfiling), 0: one file
 };
 
 }  // namespace strata

@@ -42,6 +42,7 @@ void PhaseImpl::plan_steps() {
   // one reduction tells whether every rank declared what it declared for one of them (and
   // that no rank failed): then that plan is reused whole (engine/plan_cache.hpp).
   std::optional<Error> failure = declaration_error_;
+  resolve_drain();  // drains only (hint strata_drain): waits, a read of the target, the space check
   RankSummary mine = local_start(failure);
   stats_.collectives = 0;
   if (!engine_.plans.empty()) {
@@ -291,6 +292,7 @@ RankSummary PhaseImpl::local_start(std::optional<Error>& failure) {
   }
   // Tiers: a node-local target is a file per partition on its aggregator's node, so every byte
   // passes through the aggregator of its partition.
+  drain_group_ = options_.subfile_group;  // a drain's target keeps the layout asked for
   if (options_.tiers.node_local) options_.subfile_group = 1;
   key_ = failure ? 0 : plan_key(mine);
   mine.key = key_;
@@ -670,8 +672,7 @@ SpanPolicy PhaseImpl::span_policy() const {
 // Written in place, the old index is stale: it goes now, and comes back when the phase closes.
 // Rank 0; local part of a collective step.
 void PhaseImpl::remove_stale_index() const {
-  for (const std::string& out : {index_output(), path_}) {
-    if (out != index_output() && !options_.tiers.drain) continue;
+  for (const std::string& out : {index_output()}) {
     if (::unlink(index_path(out).c_str()) != 0 && errno != ENOENT) {
       throw_system("cannot remove the old index \"" + index_path(out) + "\"", errno);
     }

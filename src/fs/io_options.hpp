@@ -18,6 +18,7 @@ struct IoOptions {
   bool fsync_per_write = false;   // posix: fsync after each write request (IOR -Y)
   bool direct = false;            // posix: O_DIRECT, the page cache bypassed (IOR --posix.odirect)
   std::string deadline;           // posix: seconds after which a transfer stops (IOR -D); "" none
+  std::string drain;              // strata: the output, written on node-local storage and drained to it
 };
 
 }  // namespace strata

@@ -210,7 +210,9 @@ class DecompositionWorkload final : public Workload {
         nodes_(nodes),
         row_(backend_row(o.backend)),
         raw_file_(row_.can.raw_file && o.io.container == "raw") {
-    target_.path = o.output.empty() ? default_output(o.kernel, o.backend, o.io) : o.output;
+    target_.path = !o.io.drain.empty() ? o.io.drain
+                   : o.output.empty()  ? default_output(o.kernel, o.backend, o.io)
+                                       : o.output;
     target_.layout = o.layout();
     target_.node_local = o.node_local;
     setup_ = build_setup(o, target_, comm);

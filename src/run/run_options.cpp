@@ -45,6 +45,10 @@ const std::vector<RunOptionSpec>& run_option_specs() {
        true, false, &R::file_per_node},
       {"node-local", nullptr, "put the files in node-local storage: STRATA_LOCAL_DIR/<node>/<file name of PATH>", "",
        true, false, &R::node_local},
+      {"drain", "PATH",
+       "backend strata: the output PATH, written on node-local storage first (the write returns then) and drained to "
+       "PATH in the background; the record's engine entry \"drain\" has both moments (docs/drain.md)",
+       "", true, false, &I::drain},
       {"write", nullptr, "write the data (the default unless --read is given alone)", "", true, true, &R::write},
       {"read", nullptr, "read the data back, timed; alone, read an existing output without writing it", "", true, true,
        &R::read},
@@ -279,6 +283,16 @@ void RunOptions::check() const {
   }
   const BackendRow& row = backend_row(backend);
   if (file_per_process && file_per_node) throw_usage("choose one of --file-per-process and --file-per-node");
+  if (!io.drain.empty()) {
+    if (!output.empty() && output != io.drain) {
+      throw_usage("--drain PATH names the output: give --output " + output + " or --drain " + io.drain + ", not both");
+    }
+    if (layout() != Layout::shared || node_local) {
+      throw_usage(
+          "--drain writes one output (a shared file, or subfiles with --hints strata_subfiling): not with "
+          "--file-per-process, --file-per-node or --node-local");
+    }
+  }
   if (writer_ranks > 0) {
     if (writes()) throw_usage("--writer-ranks applies to reading an existing file: use it with --read alone");
     if (layout() != Layout::shared) throw_usage("--writer-ranks needs a shared file (not per process or node)");

@@ -1,6 +1,7 @@
 #include "engine/place/tier_hints.hpp"
 
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "engine/place/placement.hpp"
 
 namespace strata::engine {
@@ -16,12 +17,15 @@ bool parse_bool(const std::string& key, const std::string& v) {
 }  // namespace
 
 uint64_t TierHints::hash() const {
-  return (forced ? static_cast<uint64_t>(*forced) + 1 : 0) | (persistent ? 1u << 4 : 0) | (node_local ? 1u << 5 : 0) |
-         (drain ? 1u << 6 : 0) | (cost_table ? 1u << 7 : 0) | (dry_run ? 1u << 8 : 0) | (in_place ? 1u << 9 : 0);
+  const uint64_t flags = (forced ? static_cast<uint64_t>(*forced) + 1 : 0) | (persistent ? 1u << 4 : 0) |
+                         (node_local ? 1u << 5 : 0) | (drain ? 1u << 6 : 0) | (cost_table ? 1u << 7 : 0) |
+                         (dry_run ? 1u << 8 : 0) | (in_place ? 1u << 9 : 0);
+  return flags ^ (drain_target.empty() ? 0 : fnv1a(drain_target) << 10);
 }
 
 TierHints parse_tier_hints(const std::vector<std::pair<std::string, std::string>>& hints) {
   TierHints h;
+  bool target_given = false;
   h.forced = forced_tier_from_environment();
   for (const auto& [k, v] : hints) {
     if (k == "strata_aggr_tier") {
@@ -35,16 +39,24 @@ TierHints parse_tier_hints(const std::vector<std::pair<std::string, std::string>
         throw_usage("hint strata_target=" + v + " must be shared, node-local or in-place");
       }
       h.node_local = v == "node-local";
+      target_given = v != "node-local";
       h.in_place = v == "in-place";
     } else if (k == "strata_drain") {
-      h.drain = parse_bool(k, v);
+      if (v.empty()) throw_usage("hint strata_drain= needs a PATH (the target on the shared file system) or true");
+      const bool flag = v == "true" || v == "1" || v == "enable" || v == "false" || v == "0" || v == "disable";
+      h.drain = flag ? parse_bool(k, v) : true;
+      h.drain_target = flag ? std::string() : v;
     } else if (k == "strata_cost_table") {
       h.cost_table = parse_bool(k, v);
     } else if (k == "strata_dry_run") {
       h.dry_run = parse_bool(k, v);
     }
   }
-  if (h.drain && !h.node_local) throw_usage("hint strata_drain=true needs strata_target=node-local");
+  if (h.drain && target_given) {
+    throw_usage(
+        "hint strata_drain writes node-local storage first: it cannot go with strata_target=shared or in-place");
+  }
+  if (h.drain) h.node_local = true;
   return h;
 }
 

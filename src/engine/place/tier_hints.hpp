@@ -6,8 +6,10 @@
 //   strata_target=in-place                 write into an existing file the caller owns (a program's own MPI-IO
 //                                          file): exactly the declared bytes, no partial file, index, truncation,
 //                                          zero-filled hole or read-modify-write of bytes no rank declared
-//   strata_drain=true                      with strata_target=node-local: copy the node files into the shared
-//                                          file at close
+//   strata_drain=PATH                      burst-buffer write (engine/drain_job.hpp): commit on node-local
+//                                          storage, return, then drain to PATH on the shared file system in
+//                                          the background (implies strata_target=node-local); true: to the
+//                                          phase's own path. A read with it reads PATH
 //   strata_cost_table=true                 keep every candidate's costs (rank 0) for Phase::placement()
 //   strata_dry_run=true                    plan and place only: no file is opened, write/read refused
 #pragma once
@@ -26,8 +28,9 @@ struct TierHints {
   std::optional<Tier> forced;
   bool persistent = false;
   bool node_local = false;
-  bool in_place = false;  // strata_target=in-place
-  bool drain = false;
+  bool in_place = false;     // strata_target=in-place
+  bool drain = false;        // strata_drain: a drain target is set
+  std::string drain_target;  // its PATH ("" with strata_drain=true: the phase's own path)
   bool cost_table = false;
   bool dry_run = false;
   uint64_t hash() const;
