@@ -28,10 +28,10 @@ module strata
   implicit none
   private
 
-  public :: strata_engine, strata_phase, strata_stats, STRATA_MODE_WRITE, STRATA_MODE_READ
+  public :: strata_engine, strata_phase, strata_stats, strata_drain_stats, STRATA_MODE_WRITE, STRATA_MODE_READ
   public :: strata_engine_create, strata_engine_free, strata_phase_open, strata_define_variable, &
             strata_add_subarray, strata_add_extent, strata_plan, strata_write, strata_read, &
-            strata_phase_close, strata_last_error
+            strata_phase_close, strata_wait_drain, strata_last_error
 
   integer(c_int), parameter :: STRATA_MODE_WRITE = 0, STRATA_MODE_READ = 1
 
@@ -50,6 +50,15 @@ module strata
     integer(c_int64_t) :: rounds, bytes, aggregators, fs_requests, buffer_bytes, buffers
     integer(c_int) :: aggregator
   end type strata_stats
+
+  ! A burst-buffer write's two moments (hint strata_drain=PATH), from strata_wait_drain: seconds
+  ! from the phase's plan to close returning and to the data durable on the target; bytes copied.
+  ! fallback /= 0: node-local space was short and the target was written directly.
+  type, bind(c) :: strata_drain_stats
+    integer(c_int) :: drained, fallback
+    real(c_double) :: return_s, durable_s, copy_s
+    integer(c_int64_t) :: bytes
+  end type strata_drain_stats
 
   interface
     integer(c_int) function c_engine_create_f(comm, engine) bind(c, name="strata_engine_create_f")
@@ -117,6 +126,12 @@ module strata
       type(c_ptr), value :: phase
       type(strata_stats), intent(out) :: stats
     end function c_phase_close
+    integer(c_int) function c_wait_drain(engine, path, stats) bind(c, name="strata_wait_drain")
+      import :: c_char, c_int, c_ptr, strata_drain_stats
+      type(c_ptr), value :: engine
+      character(kind=c_char), intent(in) :: path(*)
+      type(strata_drain_stats), intent(out) :: stats
+    end function c_wait_drain
     type(c_ptr) function c_last_error() bind(c, name="strata_last_error")
       import :: c_ptr
     end function c_last_error
@@ -225,6 +240,17 @@ contains
     if (present(stats)) stats = s
     phase%ptr = c_null_ptr
   end function strata_phase_close
+
+  ! Collective, after strata_phase_close: waits for the drain the engine's last write phase of
+  ! `path` started (hint strata_drain=PATH) until the data is durable on the target.
+  integer function strata_wait_drain(engine, path, stats) result(status)
+    type(strata_engine), intent(in) :: engine
+    character(*), intent(in) :: path
+    type(strata_drain_stats), intent(out), optional :: stats
+    type(strata_drain_stats) :: s
+    status = c_wait_drain(engine%ptr, c_string(path), s)
+    if (present(stats)) stats = s
+  end function strata_wait_drain
 
   ! Why the calling rank's last call failed ("" after a success).
   function strata_last_error() result(message)

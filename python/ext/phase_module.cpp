@@ -143,6 +143,19 @@ std::string dtype_name(const nb::dlpack::dtype& t) {
   }
 }
 
+nb::dict drain_dict(const strata::DrainStats& s) {
+  nb::dict d;
+  d["drained"] = s.drained;
+  d["fallback"] = s.fallback;
+  d["target"] = s.target;
+  d["note"] = s.note;
+  d["return_s"] = s.return_s;
+  d["durable_s"] = s.durable_s;
+  d["copy_s"] = s.copy_s;
+  d["bytes"] = s.bytes;
+  return d;
+}
+
 nb::dict stats_dict(const strata::PhaseStats& s) {
   nb::dict d;
   d["plan_s"] = s.plan_s;
@@ -352,9 +365,26 @@ class PyPhase {
     phase_.reset();
     arrays_.clear();
     if (failure) remove_made_container();
+    if (owns_engine_ && !failure) {  // the engine goes with the phase: its drain is waited for first
+      failure = strata::caught([&] {
+        nb::gil_scoped_release release;
+        drain_ = engine_->engine().wait_drain(path_);
+      });
+    }
     if (owns_engine_) engine_->close();
     if (failure) throw *failure;
     return result;
+  }
+
+  // Collective, after close(): with hint strata_drain, waits until the data is durable on the
+  // target; both moments as a dict (drained False when the phase had no drain).
+  nb::dict wait_drain() {
+    if (state_ != State::closed) strata::throw_usage("Phase.wait_drain after close() (the drain starts at close)");
+    if (!drain_ && !engine_->closed()) {
+      nb::gil_scoped_release release;
+      drain_ = engine_->engine().wait_drain(path_);
+    }
+    return drain_dict(drain_.value_or(strata::DrainStats{}));
   }
 
   std::string path() const { return path_; }
@@ -485,6 +515,7 @@ class PyPhase {
   nb::object engine_obj_;
   PyEngine* engine_ = nullptr;
   bool owns_engine_ = false;
+  std::optional<strata::DrainStats> drain_;  // the drain's moments, once waited for
   std::string path_;
   strata::PhaseMode mode_ = strata::PhaseMode::write;
   strata::Container container_ = strata::Container::raw;
@@ -545,6 +576,9 @@ NB_MODULE(_phase, m) {
       .def("plan", &PyPhase::plan, "Collective: checks every rank's declarations and plans the phase.")
       .def("write", &PyPhase::write, "Collective: moves every block to the file in one execution.")
       .def("read", &PyPhase::read, "Collective: fills every block from the file.")
+      .def("wait_drain", &PyPhase::wait_drain,
+           "Collective, after close(): with hint strata_drain=PATH, waits until the data is durable on PATH; "
+           "returns both moments (return_s, durable_s) as a dict.")
       .def("close", &PyPhase::close,
            "Collective: finishes and commits the phase; returns its statistics as a dict (phase-wide maxima "
            "of times, sums of bytes; this rank's under \"local\").")
