@@ -59,7 +59,9 @@ void write_synced(const std::string& path, const std::string& text) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_system("drain: cannot rename \"" + tmp + "\"", errno);
 }
 
-std::string target_file(const DrainRecord& r, size_t file) { return resolve_indexed_path(r.target, r.files[file].name); }
+std::string target_file(const DrainRecord& r, size_t file) {
+  return resolve_indexed_path(r.target, r.files[file].name);
+}
 
 }  // namespace
 
@@ -75,7 +77,8 @@ std::string drain_lock_path(const std::string& target) { return target + ".strat
 
 void write_drain_record(const DrainRecord& r) {
   nlohmann::json files = nlohmann::json::array(), parts = nlohmann::json::array();
-  for (const DrainFile& f : r.files) files.push_back({{"name", f.name}, {"begin", f.begin}, {"end", f.end}, {"size", f.size}});
+  for (const DrainFile& f : r.files)
+    files.push_back({{"name", f.name}, {"begin", f.begin}, {"end", f.end}, {"size", f.size}});
   for (const DrainPart& p : r.parts) {
     parts.push_back({{"from", p.from},
                      {"begin", p.begin},
@@ -84,9 +87,9 @@ void write_drain_record(const DrainRecord& r) {
                      {"file", p.file},
                      {"offset", p.offset}});
   }
-  const nlohmann::json j = {{"strata_drain", 1},          {"target", r.target},     {"source", r.source},
-                            {"checksum_chunk", r.checksum_chunk}, {"subfiled", r.subfiled}, {"files", files},
-                            {"parts", parts}};
+  const nlohmann::json j = {
+      {"strata_drain", 1},      {"target", r.target}, {"source", r.source}, {"checksum_chunk", r.checksum_chunk},
+      {"subfiled", r.subfiled}, {"files", files},     {"parts", parts}};
   write_synced(drain_record_path(r.target), j.dump(1) + "\n");
   sync_directory(folder_of(r.target));
 }
@@ -109,7 +112,8 @@ std::optional<DrainRecord> read_drain_record(const std::string& target) {
     for (const auto& p : j.at("parts")) {
       r.parts.push_back({p.at("from").get<std::string>(), p.at("begin").get<uint64_t>(), p.at("end").get<uint64_t>(),
                          p.at("length").get<uint64_t>(), p.at("file").get<size_t>(), p.at("offset").get<uint64_t>()});
-      if (r.parts.back().file >= r.files.size()) throw_usage("a part names file " + std::to_string(r.parts.back().file));
+      if (r.parts.back().file >= r.files.size())
+        throw_usage("a part names file " + std::to_string(r.parts.back().file));
     }
     return r;
   } catch (const std::exception& e) {
@@ -234,7 +238,15 @@ bool finish_drain(const std::string& target) {
     return true;
   }
   const std::optional<DrainRecord> r = read_drain_record(target);
-  if (!r) return false;
+  if (!r) {  // a commit completed by someone else (roll_forward) leaves its markers and lock
+    const std::string name = std::filesystem::path(target).filename().string() + ".strata-drain.part.";
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(folder_of(target), ec)) {
+      if (e.path().filename().string().rfind(name, 0) == 0) ::unlink(e.path().c_str());
+    }
+    ::unlink(drain_lock_path(target).c_str());
+    return false;
+  }
   const DrainState s = drain_state(target);
   if (!s.missing.empty()) {
     std::string list;

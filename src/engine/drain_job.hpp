@@ -26,9 +26,9 @@
 
 namespace strata::engine {
 
-std::string drain_record_path(const std::string& target);                // T.strata-drain.json
-std::string drain_marker_path(const std::string& target, size_t part);   // T.strata-drain.part.NNNNN
-std::string drain_lock_path(const std::string& target);                  // T.strata-drain.lock
+std::string drain_record_path(const std::string& target);               // T.strata-drain.json
+std::string drain_marker_path(const std::string& target, size_t part);  // T.strata-drain.part.NNNNN
+std::string drain_lock_path(const std::string& target);                 // T.strata-drain.lock
 
 // Where the bytes of one partition go: node-local file `from` (absolute), holding global bytes
 // [begin, end) from its offset 0 (`length` bytes of it exist: the rest is holes), to target
@@ -69,9 +69,9 @@ void commit_drain(const DrainRecord& record);
 
 // What `strata verify` says of a target's drain.
 struct DrainState {
-  bool pending = false;         // a drain record: the target holds the previous output
-  size_t parts = 0, marked = 0; // partitions, and those copied and synced already
-  std::string source;           // the node-local copy
+  bool pending = false;              // a drain record: the target holds the previous output
+  size_t parts = 0, marked = 0;      // partitions, and those copied and synced already
+  std::string source;                // the node-local copy
   std::vector<std::string> missing;  // node-local files that are missing or short: it cannot finish
 };
 DrainState drain_state(const std::string& target);

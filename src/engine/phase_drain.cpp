@@ -79,8 +79,8 @@ void PhaseImpl::resolve_drain() {
   const uint64_t need = share + share / 8;
   if (room >= need) return;
   drain_->fallback = true;
-  drain_->note = "node-local space is short (" + format_size(room) + " free on the fullest node, " +
-                 format_size(need) + " needed): wrote \"" + target + "\" directly";
+  drain_->note = "node-local space is short (" + format_size(room) + " free on the fullest node, " + format_size(need) +
+                 " needed): wrote \"" + target + "\" directly";
   if (rank_ == 0) log::warn("phase \"" + path_ + "\": " + drain_->note);
   path_ = target;
   hints_ = without_drain(hints_);

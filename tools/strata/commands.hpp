@@ -27,6 +27,7 @@ int tiers_info(MPI_Comm comm, const std::string& json_path);
 int probe_info(MPI_Comm comm, const std::string& dir, const std::string& json_path);
 int decomp_command(const std::vector<std::string>& args, const Environment& env);
 int verify_command(const std::vector<std::string>& args, const Environment& env);
+int drain_command(const std::vector<std::string>& args, const Environment& env);
 int replay_command(const std::vector<std::string>& args, const Environment& env);
 // strata exec [options] -- PROGRAM ARGS...: before MPI_Init; execs PROGRAM with the drop-in
 // layer preloaded (returns only on an error).

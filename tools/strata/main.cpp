@@ -32,6 +32,7 @@ const char* kUsage =
 
     "  decomp ...   PIO decomposition maps: describe one (blocks, lengths, coverage) or generate one\n"
     "  verify PATH  checks an engine output: index, files' sizes, checksums; reports uncommitted writes\n"
+    "  drain PATH   finishes a drain to PATH (hint strata_drain) that a crash interrupted\n"
     "  replay LOG   replays a Darshan log's writes through backends, verified, beside the log's figures\n"
     "  exec -- PROG runs an unmodified MPI-IO, HDF5 or PnetCDF program with its collective writes through\n"
     "               the engine (libstrata_preload.so; see strata exec --help)\n"
@@ -104,14 +105,16 @@ int main(int argc, char** argv) {
       status = strata::cli::decomp_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "verify") {
       status = strata::cli::verify_command({args.begin() + 1, args.end()}, env);
+    } else if (args[0] == "drain") {
+      status = strata::cli::drain_command({args.begin() + 1, args.end()}, env);
     } else if (args[0] == "replay") {
       status = strata::cli::replay_command({args.begin() + 1, args.end()}, env);
     } else {
       strata::throw_usage(
           "unknown command \"" + args[0] + "\"" +
-          strata::did_you_mean(args[0],
-                               {"run", "info", "plan", "advise", "cost", "decomp", "verify", "replay", "exec"}) +
-          " (commands: run, info, plan, advise, cost, decomp, verify, replay, exec; see strata --help)");
+          strata::did_you_mean(
+              args[0], {"run", "info", "plan", "advise", "cost", "decomp", "verify", "drain", "replay", "exec"}) +
+          " (commands: run, info, plan, advise, cost, decomp, verify, drain, replay, exec; see strata --help)");
     }
   } catch (const strata::Error& e) {
     if (rank == 0) std::fprintf(stderr, "strata: error: %s\n", e.what());

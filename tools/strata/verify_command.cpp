@@ -16,6 +16,7 @@
 #include "common/suggest.hpp"
 #include "common/units.hpp"
 #include "engine/commit.hpp"
+#include "engine/drain_job.hpp"
 #include "engine/output_index.hpp"
 #include "strata/strata.hpp"
 #ifdef STRATA_HAVE_HDF5
@@ -37,7 +38,10 @@ const char* kHelp =
     "Reports each problem (missing file, wrong size, checksum mismatch with its byte range), a\n"
     "leftover PATH*.strata-partial (an uncommitted write: a write phase that did not finish; the\n"
     "committed output is unaffected) and an interrupted commit (PATH.strata-commit.json: its data\n"
-    "is whole on disk; the output it commits is the one checked, where its files are now).\n"
+    "is whole on disk; the output it commits is the one checked, where its files are now). A drain\n"
+    "that did not finish (hint strata_drain, PATH.strata-drain.json) leaves the previous output whole:\n"
+    "the report says so, how many partitions were copied, and whether the node-local copy can still\n"
+    "finish it (`strata drain PATH`).\n"
     "Exit status 0 when the committed output is good, 1 when not. Runs on any number of ranks.\n"
     "\n"
     "  --json      one JSON object on stdout instead of the report\n"
@@ -162,6 +166,24 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
     engine::roll_forward(path);
     report["completed_commit"] = true;
     pending.reset();
+  }
+  // A drain that has not reached its commit point: the output is the previous one (or none).
+  try {
+    const engine::DrainState d = engine::drain_state(path);
+    if (d.pending) {
+      report["drain"] = {{"record", engine::drain_record_path(path)},
+                         {"output_is", "previous"},
+                         {"partitions", d.parts},
+                         {"copied", d.marked},
+                         {"source", d.source},
+                         {"can_finish", d.missing.empty()},
+                         {"missing", d.missing}};
+    }
+  } catch (const Error& e) {
+    report["drain"] = {{"record", engine::drain_record_path(path)},
+                       {"output_is", "previous"},
+                       {"can_finish", false},
+                       {"missing", {e.what()}}};
   }
   std::vector<std::string> partials = engine::leftover_partials(path);
   std::optional<OutputIndex> index;
@@ -331,6 +353,24 @@ void print_report(const std::string& path, const nlohmann::json& report) {
         "  note: a commit was interrupted after its data was written (%s): the output checked above is\n"
         "        the one it commits; the next read or write, or `strata verify --complete`, finishes it\n",
         report["interrupted_commit"].get<std::string>().c_str());
+  }
+  if (report.contains("drain")) {
+    const auto& d = report["drain"];
+    std::printf("  note: a drain to this output did not finish (%s): the output is the previous one%s\n",
+                d["record"].get<std::string>().c_str(),
+                report["index"].is_null() ? " (there is none yet)" : ", checked above");
+    if (d.contains("partitions")) {
+      std::printf("        %zu of %zu partition(s) copied; ", d["copied"].get<size_t>(), d["partitions"].get<size_t>());
+    } else {
+      std::printf("        ");
+    }
+    if (d["can_finish"].get<bool>()) {
+      std::printf("its node-local copy can finish it: strata drain %s\n", report["path"].get<std::string>().c_str());
+    } else {
+      std::printf("its node-local copy cannot finish it:");
+      for (const auto& m : d["missing"]) std::printf(" %s;", m.get<std::string>().c_str());
+      std::printf(" write the output again\n");
+    }
   }
   for (const auto& u : report["uncommitted"]) {
     std::printf("  note: uncommitted write %s (a write phase did not finish; the committed output is unaffected)\n",
