@@ -108,7 +108,11 @@ class StrataBackend final : public Backend {
     // --drain: the timed write ended when the application could go on (close returned); the run
     // waits here, untimed, until the data is durable on the output, so that what follows (the
     // write's check, a read) finds it there. Both moments go to the engine record's "drain".
-    if (!ctx_.io.drain.empty() && access_ == Access::write) drain_ = engine_->wait_drain(ctx_.file.path);
+    // (So does a write with hint strata_drain: its drain is waited for by the output's path.)
+    if (access_ == Access::write) {
+      const DrainStats d = engine_->wait_drain(ctx_.file.path);
+      if (d.drained || d.fallback) drain_ = d;
+    }
     CollectiveStats c;
     c.valid = true;
     c.calls = engine_ ? engine_->executions() - executions_before_ : 0;  // as the engine counted them
