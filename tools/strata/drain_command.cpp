@@ -49,8 +49,7 @@ int drain_command(const std::vector<std::string>& args, const Environment&) {
     if (rank == 0) finished = engine::finish_drain(path);
   });
   if (rank == 0) {
-    std::printf(finished ? "strata drain: %s: drained and committed\n"
-                         : "strata drain: %s: no drain to finish\n",
+    std::printf(finished ? "strata drain: %s: drained and committed\n" : "strata drain: %s: no drain to finish\n",
                 path.c_str());
   }
   return 0;
