@@ -13,14 +13,25 @@ requests in time order; the rest describes where they came from, for the report:
   the requests, and per job rank the requests and bytes), the origin of its requests ("dxt": the
   exact requests the DXT module recorded; "counters": a synthetic pattern matching the counters)
   and the variables that hold it; with DXT, also "reads": the job's read requests of the file
-  ([rank, offset, length] in time order, unscaled), kept for the record;
+  ([rank, offset, length] in time order, unscaled), kept for the record, and "trace_reads": what of
+  them the replay reads; with MPI-IO records, "mpiio": how the job called MPI-IO on the file
+  (collective and independent writes and reads, from the MPI-IO module's counters, and DXT_MPIIO's
+  request counts);
+- "read_phases": how many read phases the replay runs after each write (below);
+- "mpiio_mode": "collective" or "independent", how the job wrote through MPI-IO (absent without
+  MPI-IO records): `strata replay` then replays through the MPI-IO backend of that mode;
 - "scale": what was scaled down (`--max-bytes`, `--max-requests`) and by how much.
 
 A file becomes one variable; a write that overlaps an earlier one of the same file (a rewrite:
 HDF5's superblock, a log's first line) goes, with its size and rank, into a further variable of
 that file ("NAME.rewrite1", ...), so the replay issues every request of the job and the engine's
-rule that a phase's blocks are disjoint holds. Reads are kept in the log's figures only: the
-replay writes, and its verification reads back what it wrote.
+rule that a phase's blocks are disjoint holds.
+
+Reads (DXT's read segments) are replayed after the writes, scaled as the writes are, and verified:
+a read of bytes the trace never writes (a file the job read before writing it, a hole) is cut to
+the bytes the trace writes, since nothing there can be compared. A variable's reads are split into
+layers of disjoint requests as the rewrites are (ranks read the same header; a rank reads a byte
+twice): variable "reads" is a list of layers, layer k of every variable making read phase k.
 """
 
 from __future__ import annotations
@@ -307,6 +318,7 @@ class LoggedFile:
     records: list[dict[str, Any]]  # the module's counter rows of this file (rank -1: shared)
     dxt: list[tuple[float, int, int, int]] = field(default_factory=list)  # writes: (start, rank, offset, length)
     dxt_reads: list[tuple[float, int, int, int]] = field(default_factory=list)
+    mpiio: dict[str, int] = field(default_factory=dict)  # the MPI-IO module's call counts, DXT_MPIIO's requests
 
     def counter(self, name: str) -> float:
         return sum(float(r.get(name, 0) or 0) for r in self.records)
@@ -378,6 +390,7 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[LoggedFile]]:
                 fid = int(row["id"])
                 lf = files.setdefault((module, fid), LoggedFile(str(names.get(fid, fid)), module, []))
                 lf.records.append(row)
+        _read_mpiio(report, files)
         if "DXT_POSIX" in report.records:
             for rec in report.records["DXT_POSIX"].to_df():
                 lf = files.get(("POSIX", int(rec["id"])))
@@ -401,6 +414,72 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[LoggedFile]]:
     }
     written = [f for f in files.values() if f.counter(_prefix(f.module) + "BYTES_WRITTEN") > 0]
     return meta, written
+
+
+MPIIO_COUNTERS = {
+    "collective_writes": "MPIIO_COLL_WRITES",
+    "independent_writes": "MPIIO_INDEP_WRITES",
+    "split_writes": "MPIIO_SPLIT_WRITES",
+    "nonblocking_writes": "MPIIO_NB_WRITES",
+    "collective_reads": "MPIIO_COLL_READS",
+    "independent_reads": "MPIIO_INDEP_READS",
+    "split_reads": "MPIIO_SPLIT_READS",
+    "nonblocking_reads": "MPIIO_NB_READS",
+}
+
+
+def _read_mpiio(report: Any, files: dict[tuple[str, int], LoggedFile]) -> None:
+    """The MPI-IO structure of the POSIX files the job reached through MPI-IO (a file's record id
+    is the same in every module): its calls by kind, and DXT_MPIIO's request counts."""
+    for module, key in (("MPI-IO", "counters"), ("DXT_MPIIO", "dxt")):
+        if module not in report.records:
+            continue
+        rows = _rows(report.records[module].to_df()) if key == "counters" else report.records[module].to_df()
+        for row in rows:
+            lf = files.get(("POSIX", int(row["id"])))
+            if lf is None:
+                continue
+            if key == "counters":
+                for name, counter in MPIIO_COUNTERS.items():
+                    lf.mpiio[name] = lf.mpiio.get(name, 0) + int(row.get(counter, 0) or 0)
+            else:
+                lf.mpiio["dxt_writes"] = lf.mpiio.get("dxt_writes", 0) + len(row["write_segments"])
+                lf.mpiio["dxt_reads"] = lf.mpiio.get("dxt_reads", 0) + len(row["read_segments"])
+
+
+def mpiio_mode(files: Sequence[dict[str, Any]]) -> str | None:
+    """How the job wrote through MPI-IO: "collective" when any write was collective, else
+    "independent"; None when no file has MPI-IO writes."""
+    calls = [f["mpiio"] for f in files if f.get("mpiio")]
+    if not any(c.get("collective_writes", 0) + c.get("independent_writes", 0) for c in calls):
+        return None
+    return "collective" if any(c.get("collective_writes", 0) for c in calls) else "independent"
+
+
+def _intervals(requests: Iterable[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """The merged, sorted byte intervals [begin, end) the requests cover."""
+    out: list[tuple[int, int]] = []
+    for _r, off, n in sorted(requests, key=lambda q: q[1]):
+        if out and off <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], off + n))
+        else:
+            out.append((off, off + n))
+    return out
+
+
+def clip_reads(reads: Iterable[tuple[int, int, int]], written: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """The parts of each read that fall on written bytes (`written`: sorted disjoint intervals),
+    in the reads' order: a read over a hole becomes the reads of the written pieces around it."""
+    starts = [b for b, _e in written]
+    out = []
+    for rank, off, n in reads:
+        k = max(0, bisect.bisect_right(starts, off) - 1)
+        while k < len(written) and written[k][0] < off + n:
+            lo, hi = max(off, written[k][0]), min(off + n, written[k][1])
+            if lo < hi:
+                out.append((rank, lo, hi - lo))
+            k += 1
+    return out
 
 
 def _variable_name(index: int, path: str) -> str:
@@ -506,6 +585,13 @@ def convert(
             variables.append({"name": vname, "requests": [list(q) for q in layer]})
             held.append(vname)
         fig = figures(reqs)
+        reads: list[tuple[int, int, int]] = []
+        if f.dxt and f.dxt_reads:  # the job's reads, scaled as its writes, on the bytes the trace writes
+            in_order = [(r, o, n) for _t, r, o, n in sorted(f.dxt_reads) if n > 0]
+            reads = clip_reads(_scale_requests(in_order, byte_factor, sample), _intervals(layers[0]))
+            read_layers = split_rewrites(reads)
+            if read_layers:
+                variables[-len(layers)]["reads"] = [[list(q) for q in layer] for layer in read_layers]
         entry = {
             "name": f.name,
             "origin": origin,
@@ -514,8 +600,16 @@ def convert(
             "log": log_figures(f),
             "trace": dict(fig.to_json(), per_rank={str(k): v for k, v in sorted(per_rank(reqs).items())}),
         }
-        if f.dxt and f.dxt_reads:  # DXT's reads of the file, for the record: the replay does not read them
+        if f.dxt and f.dxt_reads:  # DXT's reads of the file as logged, and what the replay reads of them
             entry["reads"] = [[rank, off, length] for _t, rank, off, length in sorted(f.dxt_reads)]
+            entry["trace_reads"] = {
+                "reads": len(reads),
+                "bytes": sum(n for _r, _o, n in reads),
+                "phases": len(split_rewrites(reads)),
+                "per_rank": {str(k): v for k, v in sorted(per_rank(reads).items())},
+            }
+        if f.mpiio:
+            entry["mpiio"] = dict(f.mpiio)
         files.append(entry)
     job = dict(meta)
     job["files"] = len(files)
@@ -525,7 +619,11 @@ def convert(
     job["trace_writes"] = sum(x["trace"]["writes"] for x in files)
     job["trace_bytes"] = sum(x["trace"]["bytes"] for x in files)
     job["origins"] = sorted({x["origin"] for x in files})
-    return {
+    job["log_reads"] = sum(x["log"]["reads"] for x in files)
+    job["log_read_bytes"] = sum(x["log"]["read_bytes"] for x in files)
+    job["trace_reads"] = sum(x.get("trace_reads", {}).get("reads", 0) for x in files)
+    job["trace_read_bytes"] = sum(x.get("trace_reads", {}).get("bytes", 0) for x in files)
+    trace: dict[str, Any] = {
         "format": TRACE_FORMAT,
         "version": TRACE_VERSION,
         "ranks": ranks,
@@ -538,7 +636,11 @@ def convert(
         },
         "files": files,
         "variables": variables,
+        "read_phases": max((len(v.get("reads", [])) for v in variables), default=0),
     }
+    if mode := mpiio_mode(files):
+        trace["mpiio_mode"] = mode
+    return trace
 
 
 def shipped_logs() -> list[Path]:

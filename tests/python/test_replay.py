@@ -19,6 +19,7 @@ from strata.replay import (
     SIZE_BINS,
     Figures,
     Stream,
+    clip_reads,
     convert,
     figures,
     set_breaks,
@@ -134,10 +135,31 @@ def test_a_dxt_trace_holds_the_logs_requests_rank_by_rank() -> None:
     assert len(h5["reads"]) == h5["log"]["reads"] == 36  # DXT's reads, kept in the trace
 
 
+def test_reads_are_cut_to_the_bytes_the_trace_writes() -> None:
+    written = [(0, 100), (200, 300)]
+    reads = [(0, 0, 50), (1, 50, 200), (2, 100, 100), (3, 250, 100), (0, 400, 10)]
+    assert clip_reads(reads, written) == [(0, 0, 50), (1, 50, 50), (1, 200, 50), (3, 250, 50)]
+
+
+def _dxt_reads_per_rank(log: Path, name: str) -> dict[int, list[int]]:
+    """{job rank: [read requests, bytes]} of one file, from pydarshan's DXT_POSIX records directly."""
+    report = darshan.DarshanReport(str(log), read_all=True)
+    out: dict[int, list[int]] = {}
+    for rec in report.records["DXT_POSIX"].to_df():
+        seg = rec["read_segments"]
+        if report.name_records[rec["id"]] == name and len(seg):
+            row = out.setdefault(int(rec["rank"]), [0, 0])
+            row[0] += len(seg)
+            row[1] += int(seg["length"].sum())
+    return out
+
+
 # --- replays ---------------------------------------------------------------------------------------
 
 
-def _replay(trace_path: Path, np: int, tmp_path: Path, backends: str = REPLAY_BACKENDS) -> dict:
+def _replay(
+    trace_path: Path, np: int, tmp_path: Path, backends: str = REPLAY_BACKENDS, extra: list[str] | tuple[str, ...] = ()
+) -> dict:
     out = run_ranks(
         np,
         [
@@ -150,6 +172,7 @@ def _replay(trace_path: Path, np: int, tmp_path: Path, backends: str = REPLAY_BA
             "--verify",
             "--json",
             "-",
+            *extra,
         ],
         timeout=120,
     )
@@ -165,7 +188,8 @@ def test_every_shipped_log_replays_verified(log: Path, tmp_path: Path) -> None:
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(trace))
     np = min(trace["ranks"], DXT_RANK_CAP if dxt else RANK_CAP)
-    report = _replay(path, np, tmp_path)
+    # ior_hdf5_example's 36 reads in 12 phases are test_a_dxt_log_with_reads_and_mpiio_records_replays_them's.
+    report = _replay(path, np, tmp_path, extra=["--no-reads"] if log.name == "ior_hdf5_example.darshan" else [])
     expected = [[0, 0] for _ in range(np)]  # per replay rank: the trace's requests and bytes, folded
     for f in trace["files"]:
         for rank, (n, b) in f["trace"]["per_rank"].items():
@@ -183,12 +207,50 @@ def test_every_shipped_log_replays_verified(log: Path, tmp_path: Path) -> None:
     posix = report["replays"][0]
     assert posix["rank_requests"] == [n for n, _b in expected]  # one pwrite per traced request
     assert posix["rank_requests_equal_trace"] and posix["rank_bytes_equal_trace"]
+    # The job's reads (DXT's, of the bytes the trace writes) read back from every backend's output, verified.
+    if trace["read_phases"] and "reads" in posix:
+        assert report["trace_figures"]["reads"] == trace["job"]["trace_reads"] > 0
+        for r in report["replays"]:
+            assert r["reads"]["verified"] and r["reads"]["phases"] == trace["read_phases"], r["backend"]
+        assert posix["reads"]["rank_bytes_equal_trace"]
     # DXT logs replay unscaled: the replay's per-rank requests and bytes are the log's.
     if dxt:
         assert trace["scale"]["bytes_divided_by"] == 1 and trace["scale"]["one_request_in"] == 1
         for f in trace["files"]:
             if f["origin"] == "dxt":
                 assert {int(k): v for k, v in f["trace"]["per_rank"].items()} == dxt[f["name"]]
+
+
+def test_a_dxt_log_with_reads_and_mpiio_records_replays_them(tmp_path: Path) -> None:
+    """ior_hdf5_example: IOR wrote and read an HDF5 file from 4 ranks through MPI-IO, independently
+    (Darshan's MPI-IO module: 23 independent writes, 36 independent reads; DXT_MPIIO and DXT_POSIX
+    traced both). The replay writes it through posix, mpiio-ind (the job's mode, chosen by default)
+    and the engine, then reads the job's 36 read requests back from each, rank by rank, verified."""
+    log = next(p for p in LOGS if p.name == "ior_hdf5_example.darshan")
+    out = run_ranks(4, ["replay", str(log), "--output", str(tmp_path / "r"), "--verify", "--json", "-"], timeout=120)
+    assert out.status == 0, out.stderr + out.stdout
+    report = json.loads(out.stdout[out.stdout.index("{") : out.stdout.rindex("}") + 1])
+    assert [r["backend"] for r in report["replays"]] == ["posix", "mpiio-ind", "strata"]
+    h5 = next(f for f in report["files"] if f["name"].endswith(".h5"))
+    expected = _dxt_reads_per_rank(log, h5["name"])
+    assert sum(n for n, _b in expected.values()) == 36
+    trace = json.loads((tmp_path / "r.trace.json").read_text())
+    mpiio = next(f for f in trace["files"] if f["name"] == h5["name"])["mpiio"]
+    assert (mpiio["independent_writes"], mpiio["collective_writes"], mpiio["independent_reads"]) == (23, 0, 36)
+    assert trace["mpiio_mode"] == "independent"
+    for r in report["replays"]:
+        reads = r["reads"]
+        assert reads["verified"] and reads["bytes"] >= sum(b for _n, b in expected.values()), r["backend"]
+        if r["backend"] != "strata":  # one call per read request, every rank its own
+            assert reads["rank_bytes"] == [expected[k][1] for k in range(4)], r["backend"]
+            assert reads["requests"] == 36 and reads["rank_bytes_equal_trace"]
+    assert any("36 independent read call(s)" in n and "replayed through mpiio-ind" in n for n in report["faithful"])
+    # A read phase compares what it reads: over a zeroed output, the job's first read phase fails.
+    written = tmp_path / "r.posix"
+    written.write_bytes(bytes(written.stat().st_size))
+    args = ["run", "trace", "--trace", str(tmp_path / "r.trace.json"), "--trace-reads", "0", "--read", "--verify"]
+    bad = run_ranks(4, [*args, "--backend", "posix", "--output", str(written)])
+    assert bad.status != 0 and "verification" in (bad.stdout + bad.stderr), bad.stdout + bad.stderr
 
 
 def test_replay_converts_a_darshan_log_itself(tmp_path: Path) -> None:

@@ -35,11 +35,14 @@ const char* kHelp =
     "usage: mpirun -np N strata replay LOG.darshan|TRACE.json [--backend NAMES] [--output PATH] [--verify]\n"
     "                                  [--json FILE] [--max-bytes SIZE] [--max-requests N] [--trace-out FILE]\n"
     "\n"
-    "Replays a recorded job's writes through backends: rank 0 turns the Darshan log into a trace\n"
-    "(python -m strata.replay, with pydarshan: DXT's exact requests, or a synthetic pattern matching\n"
-    "the counters), then the trace kernel writes it through each backend in turn, verified with\n"
-    "--verify, and a table sets the log's figures (requests, bytes, sizes, time in I/O) beside each\n"
-    "replay's. A job of more ranks than N replays folded: job rank r on rank r mod N.\n";
+    "Replays a recorded job's writes and reads through backends: rank 0 turns the Darshan log into a\n"
+    "trace (python -m strata.replay, with pydarshan: DXT's exact requests, or a synthetic pattern\n"
+    "matching the counters), then the trace kernel writes it through each backend in turn, and reads\n"
+    "back DXT's read requests (of the bytes the trace writes) from what it wrote, verified with\n"
+    "--verify; a table sets the log's figures (requests, bytes, sizes, time in I/O) beside each\n"
+    "replay's. A job that wrote through MPI-IO replays through the MPI-IO backend of its mode\n"
+    "(mpiio-coll for collective writes, mpiio-ind for independent ones) unless --backend says.\n"
+    "A job of more ranks than N replays folded: job rank r on rank r mod N.\n";
 
 const char* kExample =
     "\nexample:\n"
@@ -50,12 +53,18 @@ const char* kExample =
 
 void declare(OptionSet& o) {
   o.section("replay options");
-  o.add("backend", "NAMES", "backends to replay through, in turn, comma-separated", "posix,mpiio-coll,strata");
+  o.add("backend", "NAMES",
+        "backends to replay through, in turn, comma-separated (default posix, the MPI-IO backend of the job's own "
+        "mode: mpiio-coll, or mpiio-ind for a job whose MPI-IO writes were independent, and strata)",
+        "posix,mpiio-coll,strata");
   o.add("output", "PATH",
         "the replay's output; with several backends PATH.<backend> each (default strata-replay[.<backend>] and the "
         "backend's extension)",
         "");
-  o.add_flag("verify", "read every replayed byte back and compare it with the generator");
+  o.add_flag("verify",
+             "read every replayed byte back and compare it with the generator, and compare what the job's reads "
+             "read");
+  o.add_flag("no-reads", "replay the writes only (not DXT's read requests)");
   o.add("json", "FILE", "write the report as JSON (- prints it instead of the table)", "");
   o.add("max-bytes", "SIZE", "scale a large job down: the trace writes at most SIZE bytes (converter)", "1G");
   o.add("max-requests", "N", "scale a large job down: keep one request in k per rank, at most about N (converter)",
@@ -228,25 +237,53 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
     }
   });
 
+  // The trace's MPI-IO mode chooses the default MPI-IO backend; its read phases follow each write.
+  int described[2] = {0, 0};  // independent MPI-IO writes; read phases
+  if (rank == 0 && !trace.is_null()) {
+    described[0] = trace.value("mpiio_mode", std::string()) == "independent" ? 1 : 0;
+    described[1] = static_cast<int>(trace.value("read_phases", 0ULL));
+  }
+  MPI_Bcast(described, 2, MPI_INT, 0, comm);
+  if (described[0] != 0 && !o.given("backend")) {
+    for (std::string& b : backends) {
+      if (b == "mpiio-coll") b = "mpiio-ind";
+    }
+  }
+  const int read_phases = o.flag("no-reads") || o.flag("file-per-process") ? 0 : described[1];
+
   RunEnvironment run_env;
   run_env.mpi_workarounds = env.mpi_workarounds;
   run_env.allocator = env.allocator;
   run_env.git_rev = STRATA_GIT_REV;
   std::vector<std::pair<std::string, RunRecord>> replays;
+  std::vector<std::vector<RunRecord>> reads;  // per backend: each read phase's record
   for (const std::string& backend : backends) {
     std::vector<std::string> run_args = {"trace", "--trace",  trace_path,         "--backend",
                                          backend, "--output", output_of(backend), "--quiet"};
-    if (o.flag("verify")) run_args.push_back("--verify");
     if (!o.get("hints").empty()) run_args.insert(run_args.end(), {"--hints", o.get("hints")});
     if (o.flag("file-per-process")) run_args.push_back("--file-per-process");
+    std::vector<std::string> write_args = run_args;
+    if (o.flag("verify")) write_args.push_back("--verify");
     RunOptions options;
-    collectively(comm, [&] { options = RunOptions::parse(run_args); });
+    collectively(comm, [&] { options = RunOptions::parse(write_args); });
     replays.emplace_back(backend, run(options, comm, run_env));
+    // The job's reads, phase by phase, from the output just written (read alone: no write first).
+    reads.emplace_back();
+    if (replays.back().second.failure) continue;
+    for (int k = 0; k < read_phases; ++k) {
+      std::vector<std::string> read_args = run_args;
+      read_args.insert(read_args.end(), {"--trace-reads", std::to_string(k), "--read"});
+      if (o.flag("verify")) read_args.push_back("--verify");
+      collectively(comm, [&] { options = RunOptions::parse(read_args); });
+      reads.back().push_back(run(options, comm, run_env));
+      if (reads.back().back().failure) break;
+    }
   }
 
   int size = 1;
   MPI_Comm_size(comm, &size);
-  const nlohmann::json report = replay_report(log, trace_path, trace, size, replays, o.flag("file-per-process"));
+  const nlohmann::json report =
+      replay_report(log, trace_path, trace, size, replays, reads, o.flag("file-per-process"), o.flag("no-reads"));
   collectively(comm, [&] {
     if (rank != 0 || o.get("json").empty() || o.get("json") == "-") return;
     std::ofstream out(o.get("json"));
@@ -255,9 +292,16 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
   });
   if (rank == 0 && o.get("json") == "-") std::printf("%s\n", report.dump(2).c_str());
   if (rank == 0 && !o.flag("quiet") && o.get("json") != "-") std::fputs(replay_table(report).c_str(), stdout);
-  for (const auto& [backend, record] : replays) {
+  for (size_t b = 0; b < replays.size(); ++b) {
+    const auto& [backend, record] = replays[b];
     if (record.failure)
       throw Error(ErrorKind::verification, backend + " replay: verification failed: " + *record.failure);
+    for (size_t k = 0; k < reads[b].size(); ++k) {
+      if (reads[b][k].failure) {
+        throw Error(ErrorKind::verification, backend + " replay: read phase " + std::to_string(k) +
+                                                 ": verification failed: " + *reads[b][k].failure);
+      }
+    }
   }
   return 0;
 }

@@ -37,6 +37,21 @@ std::vector<std::pair<uint64_t, uint64_t>> expected_per_rank(const json& variabl
   return out;
 }
 
+// Per replay rank: [requests, bytes] of the trace's read phases (every variable's "reads" layers).
+std::vector<std::pair<uint64_t, uint64_t>> expected_reads_per_rank(const json& variables, int ranks) {
+  std::vector<std::pair<uint64_t, uint64_t>> out(static_cast<size_t>(ranks));
+  for (const json& v : variables) {
+    for (const json& layer : v.value("reads", json::array())) {
+      for (const json& r : layer) {
+        auto& slot = out[r[0].get<uint64_t>() % static_cast<uint64_t>(ranks)];
+        slot.first += 1;
+        slot.second += r[2].get<uint64_t>();
+      }
+    }
+  }
+  return out;
+}
+
 // The log's and the trace's figures summed over the trace's files, and one row per file.
 struct Figures {
   json log = {{"writes", 0ULL},
@@ -75,6 +90,42 @@ Figures file_figures(const json& files) {
     g.file_rows.push_back(row);
   }
   return g;
+}
+
+// A backend's read phases against the reads the trace gives each rank: requests, bytes, time and
+// verification summed over the phases.
+void add_reads(json& row, const std::vector<RunRecord>& phases,
+               const std::vector<std::pair<uint64_t, uint64_t>>& per_rank) {
+  if (phases.empty()) return;
+  uint64_t requests = 0, bytes = 0;
+  double summed_s = 0, time_s = 0;
+  bool verified = true, requested = false;
+  std::vector<uint64_t> rank_bytes(per_rank.size(), 0);
+  for (const RunRecord& record : phases) {
+    requested = requested || record.verify_requested;
+    verified = verified && record.verified && !record.failure;
+    for (const Repetition& r : record.repetitions) {
+      if (!r.read) continue;
+      requests += r.read->requests;
+      bytes += r.read->bytes;
+      time_s += r.read->time_s;
+      for (double s : r.read->rank_xfer_s) summed_s += s;
+      for (size_t k = 0; k < rank_bytes.size() && k < r.read->rank_bytes.size(); ++k)
+        rank_bytes[k] += r.read->rank_bytes[k];
+    }
+  }
+  bool bytes_equal = true;
+  for (size_t r = 0; r < per_rank.size(); ++r) bytes_equal = bytes_equal && rank_bytes[r] == per_rank[r].second;
+  row["reads"] = {{"phases", phases.size()},
+                  {"requests", requests},
+                  {"bytes", bytes},
+                  {"rank_bytes", rank_bytes},
+                  {"read_time_all_ranks_s", summed_s},
+                  {"time_s", time_s},
+                  {"mean_request_bytes", mean_size(bytes, requests)},
+                  {"rank_bytes_equal_trace", bytes_equal},
+                  {"verify_requested", requested},
+                  {"verified", requested && verified}};
 }
 
 // One backend's replay against what the trace gives each rank.
@@ -194,10 +245,69 @@ void replay_notes(json& notes, const Figures& g, const json& runs, bool has_log)
   }
 }
 
+// What of the job's reads and of its MPI-IO calls the replay reproduces, in words.
+void read_notes(json& notes, const json& trace, const Figures& g, const json& runs, bool file_per_process,
+                bool no_reads) {
+  const uint64_t log_reads = g.log["reads"], trace_reads = g.trace["reads"];
+  if (log_reads > 0 && trace_reads == 0) {
+    notes.push_back("the log's " + std::to_string(log_reads) + " read(s) of the files written are not replayed: " +
+                    (no_reads
+                         ? std::string("--no-reads")
+                         : "without DXT read records only their counts are known (--verify reads back the writes)"));
+  } else if (trace_reads > 0) {
+    notes.push_back(
+        "reads: the trace replays " + std::to_string(trace_reads) + " of the log's " + std::to_string(log_reads) +
+        " read(s) of the files written (" + format_size(g.trace["read_bytes"].get<uint64_t>()) + " of " +
+        format_size(g.log["read_bytes"].get<uint64_t>()) + "), DXT's requests on the bytes the trace writes, in " +
+        std::to_string(g.trace["read_phases"].get<uint64_t>()) + " phase(s) of disjoint requests after each write" +
+        (trace_reads < log_reads ? " (reads of bytes the trace does not write have nothing to compare)" : ""));
+    if (file_per_process || no_reads) {
+      notes.push_back(std::string("reads: not replayed (") + (no_reads ? "--no-reads" : "--file-per-process") + ")");
+    }
+    for (const json& r : runs) {
+      if (!r.contains("reads")) continue;
+      const json& rd = r["reads"];
+      notes.push_back(r["backend"].get<std::string>() + ": " +
+                      (rd["rank_bytes_equal_trace"].get<bool>()
+                           ? std::string("every rank read the bytes of the trace's reads")
+                           : "moved " + format_size(rd["bytes"].get<uint64_t>()) + " for the trace's " +
+                                 format_size(g.trace["read_bytes"].get<uint64_t>()) +
+                                 " of reads (it reads whole ranges and hands each rank its part)") +
+                      ", in " + std::to_string(rd["requests"].get<uint64_t>()) + " I/O call(s)" +
+                      (rd["verify_requested"].get<bool>()
+                           ? (rd["verified"].get<bool>() ? ", verified" : ", verification FAILED")
+                           : ", not verified (add --verify)"));
+    }
+  }
+  for (const json& f : trace.value("files", json::array())) {
+    if (!f.contains("mpiio")) continue;
+    const json& m = f["mpiio"];
+    const uint64_t coll = m.value("collective_writes", 0ULL), indep = m.value("independent_writes", 0ULL);
+    const uint64_t creads = m.value("collective_reads", 0ULL), ireads = m.value("independent_reads", 0ULL);
+    std::string through;
+    for (const json& r : runs) {
+      const std::string b = r["backend"];
+      if (b.rfind("mpiio-", 0) == 0) through += (through.empty() ? "" : ", ") + b;
+    }
+    notes.push_back("MPI-IO: " + f["name"].get<std::string>() + ": the job's " + std::to_string(coll) +
+                    " collective and " + std::to_string(indep) + " independent write call(s), " +
+                    std::to_string(creads) + " collective and " + std::to_string(ireads) +
+                    " independent read call(s) (DXT_MPIIO: " + std::to_string(m.value("dxt_writes", 0ULL)) +
+                    " writes, " + std::to_string(m.value("dxt_reads", 0ULL)) + " reads); " +
+                    (through.empty() ? std::string("no MPI-IO backend replayed it")
+                                     : "replayed through " + through +
+                                           (coll == 0    ? " (the job's writes were independent: mpiio-ind's are)"
+                                            : indep == 0 ? " (the job's writes were collective: mpiio-coll's are)"
+                                                         : " (the job mixed both: mpiio-coll makes every write "
+                                                           "collective, mpiio-ind none)")));
+  }
+}
+
 }  // namespace
 
 json replay_report(const std::string& log, const std::string& trace_path, const json& trace, int ranks,
-                   const std::vector<std::pair<std::string, RunRecord>>& replays, bool file_per_process) {
+                   const std::vector<std::pair<std::string, RunRecord>>& replays,
+                   const std::vector<std::vector<RunRecord>>& reads, bool file_per_process, bool no_reads) {
   if (trace.is_null()) return nullptr;
   const json files = trace.value("files", json::array());
   Figures g = file_figures(files);
@@ -212,9 +322,28 @@ json replay_report(const std::string& log, const std::string& trace_path, const 
   g.trace["per_rank"] = expected;
   g.trace["mean_request_bytes"] = mean_size(g.trace["bytes"], g.trace["writes"]);
   g.log["mean_request_bytes"] = mean_size(g.log["bytes"], g.log["writes"]);
+  // The reads the trace replays (DXT's reads of the bytes it writes), per rank and in all.
+  const auto reads_per_rank = expected_reads_per_rank(trace.value("variables", json::array()), ranks);
+  json expected_reads = json::array();
+  uint64_t trace_reads = 0, trace_read_bytes = 0;
+  for (const auto& [n, b] : reads_per_rank) {
+    expected_reads.push_back({n, b});
+    trace_reads += n;
+    trace_read_bytes += b;
+  }
+  g.trace["reads"] = trace_reads;
+  g.trace["read_bytes"] = trace_read_bytes;
+  g.trace["read_phases"] = trace.value("read_phases", 0ULL);
+  g.trace["reads_per_rank"] = expected_reads;
+  g.trace["read_mean_request_bytes"] = mean_size(trace_read_bytes, trace_reads);
+  g.log["read_mean_request_bytes"] = mean_size(g.log["read_bytes"], g.log["reads"]);
   json runs = json::array();
-  for (const auto& [backend, record] : replays) runs.push_back(replay_row(backend, record, per_rank));
+  for (size_t b = 0; b < replays.size(); ++b) {
+    runs.push_back(replay_row(replays[b].first, replays[b].second, per_rank));
+    if (b < reads.size()) add_reads(runs.back(), reads[b], reads_per_rank);
+  }
   json notes = trace_notes(trace, g, ranks, file_per_process);
+  read_notes(notes, trace, g, runs, file_per_process, no_reads);
   replay_notes(notes, g, runs, !files.empty());
   return {{"log", log},
           {"trace", trace_path},
@@ -294,13 +423,36 @@ void figure_rows(std::ostringstream& out, const json& report) {
   row("verified", "-", "-", [&](const json& r) {
     return std::string(!r["verify_requested"].get<bool>() ? "not asked" : r["verified"].get<bool>() ? "yes" : "FAILED");
   });
+  if (t["reads"].get<uint64_t>() > 0) {
+    auto read_cell = [](auto&& f) {
+      return [f](const json& r) { return r.contains("reads") ? f(r["reads"]) : std::string("-"); };
+    };
+    row("read requests", num(l["reads"]), num(t["reads"]),
+        read_cell([](const json& rd) { return num(rd["requests"]); }));
+    row("read bytes", format_size(l["read_bytes"]), format_size(t["read_bytes"]),
+        read_cell([](const json& rd) { return format_size(rd["bytes"]); }));
+    row("read s, all ranks", fixed(l["read_time_s"], 4), "-",
+        read_cell([](const json& rd) { return fixed(rd["read_time_all_ranks_s"], 4); }));
+    row("ranks' read bytes=trace", "-", "-",
+        read_cell([](const json& rd) { return std::string(rd["rank_bytes_equal_trace"].get<bool>() ? "yes" : "no"); }));
+    row("reads verified", "-", "-", read_cell([](const json& rd) {
+          return std::string(!rd["verify_requested"].get<bool>() ? "not asked"
+                             : rd["verified"].get<bool>()        ? "yes"
+                                                                 : "FAILED");
+        }));
+  }
   out << "  all ranks: time in write calls summed over ranks (the log's: Darshan's write time of every file; a\n"
          "  replay's: its transfer step, collective waits included); slowest rank: a replay's open + write + close.\n"
          "  Requests: the log's write calls; a replay's, its backend's I/O calls (posix: pwrite, mpiio-coll:\n"
          "  MPI-IO calls, strata: its aggregators' file requests).\n";
-  if (l["reads"].get<uint64_t>() > 0) {
+  if (l["reads"].get<uint64_t>() > 0 && t["reads"].get<uint64_t>() == 0) {
     out << "  the log also reads " << format_size(l["read_bytes"]) << " in " << l["reads"].get<uint64_t>()
-        << " request(s) (" << fixed(l["read_time_s"], 4) << " s): not replayed; --verify reads back the writes\n";
+        << " request(s) (" << fixed(l["read_time_s"], 4) << " s): not replayed (no DXT read records); --verify reads"
+        << " back the writes\n";
+  } else if (t["reads"].get<uint64_t>() > 0) {
+    out << "  Reads: DXT's read requests of the bytes the trace writes, read from each replay's output after its\n"
+           "  write, in "
+        << t["read_phases"].get<uint64_t>() << " phase(s) of disjoint requests.\n";
   }
 }
 

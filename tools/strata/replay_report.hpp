@@ -13,11 +13,12 @@
 namespace strata::cli {
 
 // The report as JSON (rank 0: `trace` is the parsed trace; null elsewhere, and so is the result).
-// `ranks`: the replay's rank count; `replays`: each backend's record, in order; `file_per_process`:
-// each rank wrote a file of its own.
+// `ranks`: the replay's rank count; `replays`: each backend's record, in order; `reads`: per
+// backend, the record of each read phase that followed its write (empty: none ran);
+// `file_per_process`: each rank wrote a file of its own; `no_reads`: --no-reads.
 nlohmann::json replay_report(const std::string& log, const std::string& trace_path, const nlohmann::json& trace,
                              int ranks, const std::vector<std::pair<std::string, RunRecord>>& replays,
-                             bool file_per_process);
+                             const std::vector<std::vector<RunRecord>>& reads, bool file_per_process, bool no_reads);
 // The report for people.
 std::string replay_table(const nlohmann::json& report);
 
