@@ -19,6 +19,9 @@ struct KernelSetup {
   // simulation steps (checkpoints, as S3D does): the driver suffixes the output path with the
   // step, generates the step's values, and writes, verifies and reports each checkpoint.
   std::vector<uint64_t> checkpoint_steps;
+  // A read alone reads this decomposition as it is, not an even share of what the output's index
+  // says was written (the trace kernel's read phases: the job's own read requests).
+  bool own_read_layout = false;
 };
 
 class Kernel {

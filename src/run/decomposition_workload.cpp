@@ -138,7 +138,8 @@ KernelSetup build_setup(const RunOptions& o, const Target& target, MPI_Comm comm
   collectively(comm, [&] {
     setup = kernel.build(o.parsed, rank, size);
     std::optional<OutputIndex> index;
-    if (!o.writes() && o.writer_ranks == 0 && target.layout == Layout::shared) index = read_output_index(target.path);
+    if (!o.writes() && o.writer_ranks == 0 && target.layout == Layout::shared && !setup.own_read_layout)
+      index = read_output_index(target.path);
     if (index) {
       // The output's index gives the global layout; the kernel gives each variable's type.
       std::vector<Variable> vars;

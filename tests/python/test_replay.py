@@ -238,12 +238,12 @@ def test_a_dxt_log_with_reads_and_mpiio_records_replays_them(tmp_path: Path) -> 
     mpiio = next(f for f in trace["files"] if f["name"] == h5["name"])["mpiio"]
     assert (mpiio["independent_writes"], mpiio["collective_writes"], mpiio["independent_reads"]) == (23, 0, 36)
     assert trace["mpiio_mode"] == "independent"
-    for r in report["replays"]:
+    for r in report["replays"]:  # every rank reads its own requests' bytes, whatever the backend
         reads = r["reads"]
-        assert reads["verified"] and reads["bytes"] >= sum(b for _n, b in expected.values()), r["backend"]
-        if r["backend"] != "strata":  # one call per read request, every rank its own
-            assert reads["rank_bytes"] == [expected[k][1] for k in range(4)], r["backend"]
-            assert reads["requests"] == 36 and reads["rank_bytes_equal_trace"]
+        assert reads["verified"] and reads["rank_bytes_equal_trace"], r["backend"]
+        assert reads["rank_bytes"] == [expected[k][1] for k in range(4)], r["backend"]
+        if r["backend"] != "strata":  # one call per read request (the engine makes its own)
+            assert reads["requests"] == 36, r["backend"]
     assert any("36 independent read call(s)" in n and "replayed through mpiio-ind" in n for n in report["faithful"])
     # A read phase compares what it reads: over a zeroed output, the job's first read phase fails.
     written = tmp_path / "r.posix"

@@ -272,7 +272,7 @@ void read_notes(json& notes, const json& trace, const Figures& g, const json& ru
                            ? std::string("every rank read the bytes of the trace's reads")
                            : "moved " + format_size(rd["bytes"].get<uint64_t>()) + " for the trace's " +
                                  format_size(g.trace["read_bytes"].get<uint64_t>()) +
-                                 " of reads (it reads whole ranges and hands each rank its part)") +
+                                 " of reads (its aggregators read whole ranges and hand each rank its part)") +
                       ", in " + std::to_string(rd["requests"].get<uint64_t>()) + " I/O call(s)" +
                       (rd["verify_requested"].get<bool>()
                            ? (rd["verified"].get<bool>() ? ", verified" : ", verification FAILED")

@@ -170,7 +170,10 @@ KernelSetup TraceKernel::build(const OptionSet& o, int rank, int ranks) const {
                   {"folded", t.ranks != static_cast<uint64_t>(ranks)},
                   {"variables", t.variables.size()},
                   {"requests", all_requests}};
-  if (reading) setup.params["read_phase"] = phase;
+  if (reading) {
+    setup.params["read_phase"] = phase;
+    setup.own_read_layout = true;  // the job's reads, not the engine index's even share
+  }
   return setup;
 }
 
