@@ -190,6 +190,21 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
     f.memcpy_Bps =
         static_cast<double>(kWindow) /
         std::max(timed(MPI_COMM_SELF, scatter, [&] { std::memcpy(copy.data(), source.data(), kWindow); }), 1e-9);
+    // Placing runs: 16384 runs of 64 bytes copied from one after another to every other 64 bytes
+    // (what an aggregator does with a staged round), beyond what copying their bytes costs.
+    constexpr int kPlaced = 16384;
+    std::vector<std::pair<uint32_t, uint32_t>> places(kPlaced);
+    for (int i = 0; i < kPlaced; ++i) {
+      places[static_cast<size_t>(i)] = {static_cast<uint32_t>(i) * 2 * kRunBytes, kRunBytes};
+    }
+    const double placed = timed(MPI_COMM_SELF, scatter, [&] {
+      const std::byte* from = source.data();
+      for (const auto& [at, length] : places) {
+        std::memcpy(copy.data() + at, from, length);
+        from += length;
+      }
+    });
+    f.copy_run_s = std::max(placed - static_cast<double>(kPlaced * kRunBytes) / f.memcpy_Bps, 1e-10) / kPlaced;
     volatile uint64_t sink = 0;
     f.hash_Bps =
         static_cast<double>(kWindow) /
@@ -236,14 +251,15 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   MPI_Bcast(when, 2, MPI_DOUBLE, 0, comm);
   f.load_average = when[0];
   f.probed_at = static_cast<int64_t>(when[1]);
-  double shared[16] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
+  double shared[17] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
                        f.memcpy_Bps,    f.hash_Bps,          f.create_s,  f.rename_s, f.fsync_Bps};
   for (size_t i = 0; i < 4 && i < f.write.size(); ++i) {
     shared[10 + i] = f.write[i].seconds;
   }
   shared[14] = static_cast<double>(f.write.size());
   shared[15] = f.cores;
-  MPI_Bcast(shared, 16, MPI_DOUBLE, 0, comm);
+  shared[16] = f.copy_run_s;
+  MPI_Bcast(shared, 17, MPI_DOUBLE, 0, comm);
   f.put_latency_s = shared[0];
   f.put_bandwidth_Bps = shared[1];
   f.put_run_s = shared[2];
@@ -255,6 +271,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   f.rename_s = shared[8];
   f.fsync_Bps = shared[9];
   f.cores = static_cast<int>(shared[15]);
+  f.copy_run_s = shared[16];
   const uint64_t sizes[4] = {4096, 65536, uint64_t{1} << 20, uint64_t{4} << 20};
   if (shared[14] == 4) {
     f.write.clear();

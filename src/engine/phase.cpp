@@ -133,6 +133,7 @@ void PhaseImpl::execute(PhaseMode mode) {
   m.rounds = &round_io();
   m.transfers = transfers_.get();
   m.stream = stream.data();
+  m.placed = placed_.get();
   m.stats = &stats_;
   if (plan_.partitions() == 0) {
     // Nothing aggregated (the direct strategy, or an empty phase): no window, no fences.

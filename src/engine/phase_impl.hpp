@@ -321,6 +321,9 @@ class PhaseImpl {
   Window* window_ = nullptr;  // the engine's
   FileSet files_;
   uint64_t declared_bytes_ = 0;
+  // Staged writes at an aggregator: its round buffers (N_buff x S_buff), written by io_ (so
+  // declared before it: io_ is joined first).
+  std::unique_ptr<std::byte[]> placed_;
   std::unique_ptr<IoWorker> io_;             // aggregation rounds (aggregators)
   std::unique_ptr<IoWorker> direct_io_;      // direct runs
   std::vector<std::byte> stream_;            // this rank's bytes in file order, when needed

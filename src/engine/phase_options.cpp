@@ -22,6 +22,8 @@ const std::vector<HintSpec>& engine_hint_specs() {
       {"strata_direct_threshold", "size (0: never)", "aligned run size written by its owner"},
       {"strata_strategy", "auto|direct|aggregate", "owners write directly, or aggregators do"},
       {"strata_pack", "auto|true|false", "one put with a target datatype for many small runs"},
+      {"strata_stage", "auto|true|false",
+       "a write's runs put as each rank's bytes lie, with a list the aggregator places them by"},
       {"strata_spans", "auto|true|false", "write a round's buffer as whole spans"},
       {"strata_hole_limit", "size", "a hole at least this large ends a span"},
       {"strata_subfiling", "aggregator|count", "a file per aggregator or per count partitions"},
@@ -139,6 +141,8 @@ PhaseOptions PhaseOptions::from_hints(const std::vector<std::pair<std::string, s
       }
     } else if (k == "strata_pack") {
       o.pack = parse_choice(k, v);
+    } else if (k == "strata_stage") {
+      o.stage = parse_choice(k, v);
     } else if (k == "strata_spans") {
       o.spans = parse_choice(k, v);
     } else if (k == "strata_compare_mpiio") {
@@ -181,7 +185,7 @@ PhaseOptions PhaseOptions::from_hints(const std::vector<std::pair<std::string, s
 }
 
 uint64_t PhaseOptions::hash() const {
-  const uint64_t v[17] = {buffer_bytes.value_or(0) + (buffer_bytes ? 1 : 0),
+  const uint64_t v[18] = {buffer_bytes.value_or(0) + (buffer_bytes ? 1 : 0),
                           static_cast<uint64_t>(buffers.value_or(0)),
                           static_cast<uint64_t>(aggregators.value_or(0)),
                           align.value_or(0),
@@ -197,7 +201,8 @@ uint64_t PhaseOptions::hash() const {
                           hole_limit.value_or(UINT64_MAX),
                           tiers.hash(),
                           (compare_mpiio ? 1u : 0u) | (mpiio_romio ? 2u : 0u),
-                          ompio_bytes_per_agg.value_or(0)};
+                          ompio_bytes_per_agg.value_or(0),
+                          static_cast<uint64_t>(stage)};
   return fnv1a(v, sizeof v);
 }
 

@@ -49,6 +49,7 @@ struct PhaseOptions {
   uint64_t checksum_chunk = uint64_t{4} << 20;  // strata_checksum_chunk
   Strategy strategy = Strategy::automatic;      // strata_strategy
   Choice pack = Choice::automatic;              // strata_pack
+  Choice stage = Choice::automatic;             // strata_stage
   Choice spans = Choice::automatic;             // strata_spans
   std::optional<uint64_t> hole_limit;           // strata_hole_limit: a hole this large ends a span
   TierHints tiers;                              // strata_aggr_tier, strata_target, ... (engine/place/tier_hints.hpp)

@@ -93,7 +93,12 @@ void PhaseImpl::plan_steps() {
   const uint64_t pack_from = options_.pack == PhaseOptions::Choice::on    ? 1
                              : options_.pack == PhaseOptions::Choice::off ? 0
                                                                           : pack_threshold(machine.io);
-  transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), pack_from);
+  if (strategy_.best().staged && plan_.partitions() > 0) {
+    stats_.collectives += 2;
+    transfers_ = std::make_shared<const PackedTransfers>(comm_, plan_, transfers_by_round(plan_, agg_));
+  } else {
+    transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), pack_from);
+  }
   step("transfers");
   // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
   // committed write by owners alone has nothing to agree on before it writes: its files are
@@ -127,6 +132,11 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
     // The stream is allocated here, so running out of memory is agreed like any error.
     stream_ = engine_.take_stream();  // the last phase's, so its pages are not faulted in again
     stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
+    // Staged: an aggregator places its rounds' runs into buffers of its own (uninitialised: the
+    // runs and the holes' zeros cover every byte it writes).
+    if (transfers_ && transfers_->staged() && my_partition_ >= 0) {
+      placed_.reset(new std::byte[plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers)]);
+    }
     if (mode_ == PhaseMode::write && !commit_ && !options_.tiers.in_place && rank_ == 0) remove_stale_index();
   };
   if (!defer) {
@@ -241,7 +251,9 @@ void PhaseImpl::log_plan() const {
   log::debug("  plan: " + std::to_string(plan_.partitions()) + " partition(s), " + std::to_string(plan_.global_rounds) +
              " round(s) of " + std::to_string(plan_.buffer_bytes) + " bytes x " + std::to_string(plan_.buffers) +
              " buffer(s); " + std::to_string(sel_.bytes - agg_.bytes) + " bytes direct here; " +
-             std::to_string(transfers_->operations()) + " one-sided operation(s) here");
+             std::to_string(transfers_->operations()) + " one-sided operation(s) here" +
+             (transfers_->staged() ? " (staged: " + std::to_string(transfers_->slot_bytes()) + "-byte window buffers)"
+                                   : std::string()));
   for (size_t p = 0; p < placement_.partitions.size(); ++p) {
     const PlacedPartition& part = placement_.partitions[p];
     log::debug("  partition " + std::to_string(p) + " [" + std::to_string(part.begin) + ", " +
@@ -479,6 +491,8 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.hybrid_forced_off = in.hybrid_threshold == 0;
   in.hybrid_forced_on = options_.direct_threshold.has_value() && *options_.direct_threshold > 0;
   in.pack = options_.pack != PhaseOptions::Choice::off;
+  in.stage = in.write && options_.stage != PhaseOptions::Choice::off;
+  in.stage_forced = in.write && options_.stage == PhaseOptions::Choice::on;
   in.compare_mpiio = options_.compare_mpiio;
   in.mpiio_romio = options_.mpiio_romio;
   in.mpiio_buffer = in.mpiio_romio          ? options_.buffer_bytes
@@ -645,8 +659,8 @@ ReceivedRanges PhaseImpl::ranges_to_receive(const std::vector<RankSummary>& all)
 std::vector<uint64_t> PhaseImpl::window_needs() const {
   std::vector<uint64_t> needed(static_cast<size_t>(size_), 0);
   for (int p = 0; p < plan_.partitions(); ++p) {
-    needed[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] =
-        plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers);
+    const uint64_t slot = transfers_ && transfers_->staged() ? transfers_->slot_bytes() : plan_.buffer_bytes;
+    needed[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] = slot * static_cast<uint64_t>(plan_.buffers);
   }
   return needed;
 }

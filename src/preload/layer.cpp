@@ -140,14 +140,16 @@ std::vector<std::pair<std::string, std::string>> environment_hints() {
   return out;
 }
 
-// Agrees why the file's collective writes pass through: the highest reason of any rank.
+// Notes why this rank's collective writes to the file would pass through; every rank's reasons
+// are agreed (the highest wins) by settle() before the next collective write.
 void agree(File& f, int local_reason) {
   int mine = local_reason;
   if (mode() == Mode::off) mine = static_cast<int>(Reason::disabled);
   if ((f.amode & MPI_MODE_SEQUENTIAL) != 0) mine = std::max(mine, static_cast<int>(Reason::sequential));
   if (f.atomic) mine = std::max(mine, static_cast<int>(Reason::atomic));
   if ((f.amode & MPI_MODE_RDONLY) != 0) mine = std::max(mine, static_cast<int>(Reason::read_only));
-  PMPI_Allreduce(&mine, &f.ineligible, 1, MPI_INT, MPI_MAX, f.group->comm);
+  f.local_reason = mine;
+  f.agreed = false;
 }
 
 int error_class_of(const std::string& message, int err) {
@@ -292,6 +294,12 @@ void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatyp
   take_hints(f, info);
   const std::string problem = f.view.problem();
   agree(f, problem.empty() ? -1 : static_cast<int>(reason_from_name(problem)));
+}
+
+void settle(File& f) {
+  if (f.agreed) return;
+  PMPI_Allreduce(&f.local_reason, &f.ineligible, 1, MPI_INT, MPI_MAX, f.group->comm);
+  f.agreed = true;
 }
 
 void atomicity_set(File& f, int flag) {

@@ -44,6 +44,10 @@ struct File {
   std::vector<std::pair<std::string, std::string>> hints;  // strata_* keys for the engine
   // Why this file's collective writes go to MPI-IO, agreed by every rank (none: eligible).
   int ineligible = -1;
+  // A view or atomicity change is agreed at the next collective write (settle()), not at once:
+  // HDF5 sets a view before each H5Dwrite and resets it after, so one agreement a write, not two.
+  int local_reason = -1;
+  bool agreed = true;
   PendingRuns pending;
   uint64_t pending_calls = 0;  // gathered calls not flushed yet
   bool dirty = false;          // gathered calls since the last collective flush (same on every rank)
@@ -62,6 +66,8 @@ int closing(File& f);
 void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char* datarep,
               MPI_Info info);
 void atomicity_set(File& f, int flag);
+// Before a collective write reads f.ineligible (collective when a change is not agreed yet).
+void settle(File& f);
 void info_set(File& f, MPI_Info info);
 
 // Writes the gathered data of `f` through the engine (collective over f's group; a no-op on

@@ -50,6 +50,30 @@ TEST(Strategy, ManyTinyInterleavedRunsAreAggregated) {
   EXPECT_LT(c.best().predicted_s, find(c, true)->predicted_s);
 }
 
+TEST(Strategy, ShortRunsAreStagedWhereADatatypeEntryCostsMoreThanACopy) {
+  // 16 ranks x 20 000 runs of 16 bytes: a datatype entry (0.2 us) costs far more than placing a
+  // run (5 ns), so the write is staged; a read never is.
+  StrategyInput in = strided(16, 20000, 16);
+  in.stage = true;
+  const StrategyChoice c = choose_strategy(in, IoFigures{});
+  EXPECT_FALSE(c.best().direct);
+  EXPECT_TRUE(c.best().staged) << c.best().name;
+  // Where placing a run costs more than its entry, the datatype wins.
+  IoFigures dear;
+  dear.copy_run_s = 1e-6;
+  EXPECT_FALSE(choose_strategy(in, dear).best().staged) << choose_strategy(in, dear).best().name;
+  // Long runs: the extra copy of every byte at the aggregator is not worth it.
+  StrategyInput large = strided(4, 64, 256 << 10);
+  large.stage = true;
+  large.force_aggregate = true;
+  EXPECT_FALSE(choose_strategy(large, IoFigures{}).best().staged) << choose_strategy(large, IoFigures{}).best().name;
+  // Forced (strata_stage=true): every aggregated alternative is staged; not allowed: none is.
+  large.stage_forced = true;
+  for (const Alternative& a : choose_strategy(large, IoFigures{}).alternatives) EXPECT_TRUE(a.direct || a.staged);
+  in.stage = false;
+  for (const Alternative& a : choose_strategy(in, IoFigures{}).alternatives) EXPECT_FALSE(a.staged);
+}
+
 TEST(Strategy, SlowerFileRequestsFavourAggregation) {
   StrategyInput in = strided(8, 64, 4096);
   IoFigures cheap, dear;

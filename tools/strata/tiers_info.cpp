@@ -74,6 +74,7 @@ std::string io_text(const IoFigures& f) {
   row("fence", seconds_text(f.fence_s), "one MPI_Win_fence");
   row("small collective", seconds_text(f.collective_s), "one 8-byte MPI_Allreduce");
   row("memcpy", rate_text(f.memcpy_Bps), "copy of 4 MiB");
+  row("placed run", seconds_text(f.copy_run_s), "each 64-byte run copied to its place (a staged round)");
   row("XXH3 hash", rate_text(f.hash_Bps), "checksum of 4 MiB");
   row("create", seconds_text(f.create_s), "a new file");
   row("rename", seconds_text(f.rename_s), "one rename()");
@@ -96,6 +97,7 @@ nlohmann::json io_json(const IoFigures& f) {
           {"fence_s", f.fence_s},
           {"collective_s", f.collective_s},
           {"memcpy_Bps", f.memcpy_Bps},
+          {"copy_run_s", f.copy_run_s},
           {"hash_Bps", f.hash_Bps},
           {"create_s", f.create_s},
           {"rename_s", f.rename_s},

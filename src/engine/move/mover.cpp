@@ -13,7 +13,9 @@ namespace {
 std::vector<IoSpan> spans_of(const Move& m, uint64_t round, bool write) {
   std::vector<IoSpan> spans;
   if (m.rounds == nullptr || round >= m.rounds->size()) return spans;
-  std::byte* buffer = m.window->base() + (round % static_cast<uint64_t>(m.plan->buffers)) * m.plan->buffer_bytes;
+  const uint64_t slot = round % static_cast<uint64_t>(m.plan->buffers);
+  std::byte* buffer =
+      m.placed != nullptr ? m.placed + slot * m.plan->buffer_bytes : m.window->base() + slot * m.plan->buffer_bytes;
   const RoundIo& io = (*m.rounds)[round];
   if (write) {
     for (const auto& [at, len] : io.zero) std::memset(buffer + at, 0, len);
@@ -44,6 +46,11 @@ void move_write(const Move& m) {
       m.stats->wait_s += MPI_Wtime() - w;
     }
     fence(m, g + 1 == rounds ? MPI_MODE_NOSUCCEED : 0);
+    if (m.io != nullptr && m.placed != nullptr) {
+      const uint64_t slot = g % nbuf;
+      place_round(*m.transfers, g, m.plan->buffer_bytes, m.window->base() + slot * m.transfers->slot_bytes(),
+                  m.placed + slot * m.plan->buffer_bytes);
+    }
     if (m.io != nullptr) {
       auto spans = spans_of(m, g, true);
       if (!spans.empty()) job[g] = m.io->submit_write(std::move(spans));

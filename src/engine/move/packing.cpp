@@ -1,6 +1,8 @@
 #include "engine/move/packing.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "common/error.hpp"
 
@@ -65,10 +67,92 @@ PackedTransfers::PackedTransfers(std::vector<std::vector<Transfer>> by_round, ui
   }
 }
 
+PackedTransfers::PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<std::vector<Transfer>> by_round)
+    : transfers_(std::move(by_round)), groups_(transfers_.size()), staged_(true) {
+  int size = 1, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  const size_t parts = static_cast<size_t>(plan.partitions());
+  std::vector<int> partition_of(static_cast<size_t>(size), -1);
+  for (size_t p = 0; p < parts; ++p) partition_of[static_cast<size_t>(plan.aggregator[p])] = static_cast<int>(p);
+  const uint64_t nbuf = static_cast<uint64_t>(plan.buffers);
+  // This rank's groups, and its bytes and runs for each (round, partition).
+  std::vector<uint64_t> mine(2 * plan.global_rounds * parts, 0);
+  auto cell = [&](uint64_t g, int target) {
+    return g * parts + static_cast<size_t>(partition_of[static_cast<size_t>(target)]);
+  };
+  for (size_t g = 0; g < transfers_.size(); ++g) {
+    const auto& xs = transfers_[g];
+    const uint64_t base = (g % nbuf) * plan.buffer_bytes;  // the displacements' round buffer
+    for (size_t i = 0; i < xs.size();) {
+      size_t j = i + 1;
+      while (j < xs.size() && xs[j].target == xs[i].target) ++j;
+      PutGroup group;
+      group.target = xs[i].target;
+      group.stream_offset = xs[i].stream_offset;
+      group.first = i;
+      group.count = j - i;
+      group.places.reserve(j - i);
+      bool contiguous_origin = true;
+      for (size_t k = i; k < j; ++k) {
+        group.bytes += xs[k].length;
+        group.places.push_back({static_cast<uint32_t>(xs[k].displacement - base), static_cast<uint32_t>(xs[k].length)});
+        if (k > i && xs[k].stream_offset != xs[k - 1].stream_offset + xs[k - 1].length) contiguous_origin = false;
+      }
+      if (!contiguous_origin) {  // direct runs cut the stream: the origin side is a datatype
+        std::vector<int> lengths;
+        std::vector<MPI_Aint> origin_at;
+        for (size_t k = i; k < j; ++k) {
+          lengths.push_back(static_cast<int>(xs[k].length));
+          origin_at.push_back(static_cast<MPI_Aint>(xs[k].stream_offset - group.stream_offset));
+        }
+        group.origin_type = hindexed(lengths, origin_at);
+      }
+      const size_t c = cell(g, group.target);
+      mine[2 * c] += group.bytes;
+      mine[2 * c + 1] += group.count;
+      operations_ += 2;
+      groups_[g].push_back(std::move(group));
+      i = j;
+    }
+  }
+  // Where each rank's bytes and list land: after the lower ranks' (a scan); each round's run
+  // count at each partition (a reduction), so every window buffer holds the longest list.
+  std::vector<uint64_t> before(mine.size(), 0), runs(plan.global_rounds * parts, 0), total(runs.size(), 0);
+  if (!mine.empty()) {
+    check_mpi(MPI_Exscan(mine.data(), before.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_SUM, comm),
+              "MPI_Exscan");
+    if (rank == 0) std::fill(before.begin(), before.end(), 0);
+    for (size_t c = 0; c < runs.size(); ++c) runs[c] = mine[2 * c + 1];
+    check_mpi(MPI_Allreduce(runs.data(), total.data(), static_cast<int>(runs.size()), MPI_UINT64_T, MPI_SUM, comm),
+              "MPI_Allreduce");
+  }
+  const uint64_t longest = total.empty() ? 0 : *std::max_element(total.begin(), total.end());
+  slot_bytes_ = plan.buffer_bytes + longest * sizeof(PlacedRun);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    const uint64_t slot = (g % nbuf) * slot_bytes_;
+    for (PutGroup& group : groups_[g]) {
+      const size_t c = cell(g, group.target);
+      group.displacement = slot + before[2 * c];
+      group.list_displacement = slot + plan.buffer_bytes + before[2 * c + 1] * sizeof(PlacedRun);
+    }
+  }
+  const int me = partition_of[static_cast<size_t>(rank)];
+  if (me >= 0) {
+    placed_.resize(plan.global_rounds);
+    for (uint64_t g = 0; g < plan.global_rounds; ++g) placed_[g] = total[g * parts + static_cast<size_t>(me)];
+  }
+}
+
 PackedTransfers::~PackedTransfers() { release(); }
 
 PackedTransfers::PackedTransfers(PackedTransfers&& o) noexcept
-    : transfers_(std::move(o.transfers_)), groups_(std::move(o.groups_)), operations_(o.operations_) {
+    : transfers_(std::move(o.transfers_)),
+      groups_(std::move(o.groups_)),
+      operations_(o.operations_),
+      staged_(o.staged_),
+      slot_bytes_(o.slot_bytes_),
+      placed_(std::move(o.placed_)) {
   o.groups_.clear();
 }
 
@@ -78,6 +162,9 @@ PackedTransfers& PackedTransfers::operator=(PackedTransfers&& o) noexcept {
     transfers_ = std::move(o.transfers_);
     groups_ = std::move(o.groups_);
     operations_ = o.operations_;
+    staged_ = o.staged_;
+    slot_bytes_ = o.slot_bytes_;
+    placed_ = std::move(o.placed_);
     o.groups_.clear();
   }
   return *this;
@@ -120,12 +207,43 @@ void each_operation(const PackedTransfers& t, uint64_t round, std::byte* stream,
 }  // namespace
 
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window) {
+  if (t.staged()) {
+    for (const PutGroup& g : t.groups(round)) {
+      if (g.origin_type == MPI_DATATYPE_NULL) {
+        check_mpi(MPI_Put(stream + g.stream_offset, static_cast<int>(g.bytes), MPI_BYTE, g.target,
+                          static_cast<MPI_Aint>(g.displacement), static_cast<int>(g.bytes), MPI_BYTE, window),
+                  "MPI_Put");
+      } else {
+        check_mpi(MPI_Put(stream + g.stream_offset, 1, g.origin_type, g.target, static_cast<MPI_Aint>(g.displacement),
+                          static_cast<int>(g.bytes), MPI_BYTE, window),
+                  "MPI_Put");
+      }
+      const int list = static_cast<int>(g.places.size() * sizeof(PlacedRun));
+      check_mpi(MPI_Put(g.places.data(), list, MPI_BYTE, g.target, static_cast<MPI_Aint>(g.list_displacement), list,
+                        MPI_BYTE, window),
+                "MPI_Put");
+    }
+    return;
+  }
   each_operation(t, round, stream,
                  [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp, int tcount,
                      MPI_Datatype ttype) {
                    check_mpi(MPI_Put(origin, ocount, otype, target, static_cast<MPI_Aint>(disp), tcount, ttype, window),
                              "MPI_Put");
                  });
+}
+
+void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes, const std::byte* landed,
+                 std::byte* buffer) {
+  const uint64_t n = t.placed_runs(round);
+  if (n == 0) return;
+  std::vector<PlacedRun> places(n);  // (the window's lists need not be aligned)
+  std::memcpy(places.data(), landed + buffer_bytes, n * sizeof(PlacedRun));
+  const std::byte* from = landed;
+  for (const PlacedRun& r : places) {
+    std::memcpy(buffer + r.at, from, r.length);
+    from += r.length;
+  }
 }
 
 void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window) {

@@ -5,6 +5,13 @@
 // the slice). Whether a group is packed follows the machine's measured figures: packing wins
 // once n runs cost more as n puts than as one put plus n datatype entries. Datatypes are built
 // once at plan time and freed with the phase.
+//
+// Staged (a write's alternative, strata_stage; the model chooses): no datatype at all. A
+// group's bytes are a slice of the rank's stream (file order), put as they lie into its
+// aggregator's window beside the other ranks' (in rank order), and a list of where each run
+// goes in the round (8 bytes a run) is put beside them; after the fence the aggregator places
+// the runs into its round buffer with one copy each. Where the bytes and the lists land is
+// agreed at plan time by one scan, and each round's run count by one reduction.
 #pragma once
 
 #include <mpi.h>
@@ -14,8 +21,14 @@
 
 #include "arch/io_figures.hpp"
 #include "engine/plan/exchange.hpp"
+#include "engine/plan/partition.hpp"
 
 namespace strata::engine {
+
+// A staged run: its place in its round's buffer, and its length.
+struct PlacedRun {
+  uint32_t at = 0, length = 0;
+};
 
 struct PutGroup {
   int target = 0;
@@ -25,6 +38,9 @@ struct PutGroup {
   size_t first = 0, count = 0;                   // the group's transfers (unpacked: one operation each)
   MPI_Datatype target_type = MPI_DATATYPE_NULL;  // packed: runs relative to `displacement`
   MPI_Datatype origin_type = MPI_DATATYPE_NULL;  // packed with a cut stream: runs relative to `stream_offset`
+  // Staged: the run list, and where it lands in the target's window (the bytes at `displacement`).
+  std::vector<PlacedRun> places;
+  uint64_t list_displacement = 0;
 };
 
 class PackedTransfers {
@@ -38,6 +54,15 @@ class PackedTransfers {
 
   // `pack_from`: groups of at least this many runs are packed (0: never).
   PackedTransfers(std::vector<std::vector<Transfer>> by_round, uint64_t pack_from);
+  // Staged: collective over `comm` (a scan and a reduction); `by_round` as transfers_by_round()
+  // made it for `plan`.
+  PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<std::vector<Transfer>> by_round);
+
+  bool staged() const { return staged_; }
+  // Staged: bytes of one window buffer (S_buff, then the longest run list of any round), and the
+  // runs this rank places in each global round (none unless it aggregates).
+  uint64_t slot_bytes() const { return slot_bytes_; }
+  uint64_t placed_runs(uint64_t round) const { return round < placed_.size() ? placed_[round] : 0; }
 
   const std::vector<std::vector<Transfer>>& transfers() const { return transfers_; }
   const std::vector<PutGroup>& groups(uint64_t round) const { return groups_[round]; }
@@ -50,6 +75,9 @@ class PackedTransfers {
   std::vector<std::vector<Transfer>> transfers_;
   std::vector<std::vector<PutGroup>> groups_;
   uint64_t operations_ = 0;
+  bool staged_ = false;
+  uint64_t slot_bytes_ = 0;
+  std::vector<uint64_t> placed_;
 };
 
 // The smallest group worth packing, from the figures: n·latency > latency + n·per_run.
@@ -57,6 +85,10 @@ uint64_t pack_threshold(const IoFigures& f);
 
 // Issues round g's operations into `window` (a put for a write, a get for a read).
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window);
+// Staged, at an aggregator after the fence that closed round g's puts: places the round's runs
+// from its window buffer `landed` into the round buffer `buffer`.
+void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes, const std::byte* landed,
+                 std::byte* buffer);
 void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window);
 
 }  // namespace strata::engine

@@ -74,13 +74,15 @@ Alternative direct(const StrategyInput& in, const IoFigures& f, const Totals& t)
 }
 
 Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals& t, int k, uint64_t s, int n,
-                      bool hybrid) {
+                      bool hybrid, bool staged) {
   Alternative a;
   a.aggregators = k;
   a.buffer_bytes = s;
   a.buffers = n;
   a.hybrid = hybrid;
-  a.name = "aggregate k=" + std::to_string(k) + " S=" + mib(s) + " N=" + std::to_string(n) + (hybrid ? " +direct" : "");
+  a.staged = staged;
+  a.name = "aggregate k=" + std::to_string(k) + " S=" + mib(s) + " N=" + std::to_string(n) +
+           (hybrid ? " +direct" : "") + (staged ? " staged" : "");
   const int ranks = static_cast<int>(in.ranks.size());
   const double streams = static_cast<double>(in.nodes) * in.cores_per_node;
   // Aggregated bytes and runs of each rank; the hybrid's large runs go direct beside them.
@@ -92,13 +94,17 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
     agg_bytes += b;
     agg_runs += b > 0 ? m : 0;
     if (b > 0) {
-      // One put per (aggregator, round) the rank's span touches, or one per run unpacked.
+      // One put per (aggregator, round) the rank's span touches, or one per run unpacked;
+      // staged: two (the bytes and the run list, 8 bytes a run), and no datatype.
       const uint64_t span = r.hi - r.lo;
       const uint64_t groups = std::min<uint64_t>(m, span / s + 2);
       const double per_run = in.pack ? f.put_run_s : f.put_latency_s;
-      const double put = static_cast<double>(groups) * f.put_latency_s +
-                         static_cast<double>(m - std::min(m, groups)) * per_run +
-                         static_cast<double>(b) / f.put_bandwidth_Bps + static_cast<double>(b) / f.memcpy_Bps;
+      const double put =
+          staged
+              ? static_cast<double>(2 * groups) * f.put_latency_s +
+                    static_cast<double>(b + 8 * m) / f.put_bandwidth_Bps + static_cast<double>(b) / f.memcpy_Bps
+              : static_cast<double>(groups) * f.put_latency_s + static_cast<double>(m - std::min(m, groups)) * per_run +
+                    static_cast<double>(b) / f.put_bandwidth_Bps + static_cast<double>(b) / f.memcpy_Bps;
       put_slowest = std::max(put_slowest, put);
       put_total += put;
     }
@@ -133,13 +139,20 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
     io += part_bytes / f.hash_Bps;
   }
   const double io_total = parallel(io, io * k, streams);
-  const double moves = parallel(put_slowest, put_total, streams);
+  double moves = parallel(put_slowest, put_total, streams);
+  if (staged && agg_bytes > 0) {
+    // Each aggregator places its runs between the fences, on its own thread of the node's cores.
+    const double place = static_cast<double>(agg_runs) / k * f.copy_run_s + part_bytes / f.memcpy_Bps;
+    moves += parallel(place, place * k, streams);
+  }
   // Fences: one per round and one to close (two per round with one buffer); the range
   // exchange unless the ranks tile the domain.
   a.sync_s = (rounds * (n == 1 ? 2 : 1) + 1) * f.fence_at(ranks);
   if (!in.dense && agg_bytes > 0) {
     a.sync_s += 2 * f.collective_at(ranks) + static_cast<double>(agg_runs) * 16.0 / f.memcpy_Bps * 2;
   }
+  // Staged: where each rank's bytes and list land, and each round's run count (a scan and a reduction).
+  if (staged && agg_bytes > 0) a.sync_s += 2 * f.collective_at(ranks);
   // Rounds pipeline: puts of round g+1 overlap the write of round g once N_buff >= 2.
   const double last = rounds > 0 ? io_total / rounds : 0;
   double pipeline =
@@ -315,9 +328,18 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
     const bool hybrid_possible = !in.hybrid_forced_off && in.hybrid_threshold > 0;
     if (hybrid_possible) hybrids.push_back(true);
     if (!hybrid_possible || !in.hybrid_forced_on) hybrids.push_back(false);
-    for (bool hybrid : hybrids) {
-      for (int k : ks) {
-        for (uint64_t s : sizes) c.alternatives.push_back(aggregate(in, f, t, k, s, n, hybrid));
+    // Staged after the others: it must beat them by the margin below to be taken.
+    std::vector<bool> stagings;
+    if (!in.stage_forced) stagings.push_back(false);
+    if (in.stage || in.stage_forced) stagings.push_back(true);
+    for (bool staged : stagings) {
+      for (bool hybrid : hybrids) {
+        for (int k : ks) {
+          for (uint64_t s : sizes) {
+            if (staged && s > UINT32_MAX) continue;  // a run's place in its round is 32 bits
+            c.alternatives.push_back(aggregate(in, f, t, k, s, n, hybrid, staged));
+          }
+        }
       }
     }
   }

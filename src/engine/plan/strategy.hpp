@@ -53,6 +53,10 @@ struct StrategyInput {
   bool hybrid_forced_off = false;  // strata_direct_threshold=0
   bool hybrid_forced_on = false;   // strata_direct_threshold given
   bool pack = true;                // puts of many runs packed into one (strata_pack)
+  // A write's short runs staged (strata_stage): each rank puts its round's bytes as they lie in its
+  // stream, with a list of where each run goes, and the aggregator places them (move/packing.hpp).
+  bool stage = false;         // allowed: a write whose rounds fit the lists' 32-bit places
+  bool stage_forced = false;  // strata_stage=true: aggregation only staged
   // strata_compare_mpiio: also predict MPI-IO's own collective write of the same requests
   // (alternative "mpi-io", never chosen): ROMIO's or OMPIO's two-phase, with their defaults
   // unless the hints set cb_buffer_size / cb_nodes.
@@ -69,6 +73,7 @@ struct Alternative {
   uint64_t buffer_bytes = 0;
   int buffers = 0;
   bool hybrid = false;  // large aligned runs direct beside the rounds
+  bool staged = false;  // runs placed by their aggregator from each rank's stream slice and run list
   uint64_t rounds = 0;
   double predicted_s = 0;
   double move_s = 0, io_s = 0, sync_s = 0;  // puts, file I/O, fences and collectives (predicted)
