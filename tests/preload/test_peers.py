@@ -144,14 +144,16 @@ def test_ior_mpiio_writes_the_same_file(pattern: tuple, collective: bool, compon
 FUZZ_SEEDS = list(range(2, 22))
 
 
+@pytest.mark.parametrize("more", (False, True), ids=("views", "more"))
 @pytest.mark.parametrize("component", COMPONENTS)
 @pytest.mark.parametrize("ranks", (3, 5))
 @pytest.mark.parametrize("seed", FUZZ_SEEDS)
-def test_random_file_views(seed: int, ranks: int, component: str, tmp_path: Path) -> None:
+def test_random_file_views(seed: int, ranks: int, component: str, more: bool, tmp_path: Path) -> None:
+    """`more`: also a second handle on the file, set_size cutting it mid-run and preallocate."""
     exe = PROGRAMS / "view_fuzzer"
     if not exe.exists():
         pytest.skip(f"{exe} is not built")
-    extra = ["--settle"] if component == "ompio" else []
+    extra = (["--settle"] if component == "ompio" else []) + (["--more"] if more else [])
     runner = Runner(ROOT)
     plain = runner.launch(
         [str(exe), str(seed), str(tmp_path / "plain"), "--scale", "3", *extra], ranks, component, preload=False

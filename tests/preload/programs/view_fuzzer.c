@@ -14,7 +14,12 @@
  * It checks what MPI-IO returns: each call's error code, the status's element count and the
  * individual file pointer after write_all.
  *
- *   view_fuzzer SEED OUTPUT [--ops N] [--scale S] [-v]
+ *   view_fuzzer SEED OUTPUT [--ops N] [--scale S] [--more] [-v]
+ *
+ * --more adds, from a stream of its own (the other choices of a seed stay the same): a second
+ * handle on the same file that some writes go through (sync, barrier, sync between the two, as MPI's
+ * consistency rules ask), MPI_File_set_size cutting the file mid-run (then growing it back: the cut
+ * bytes must read 0) on either handle, and MPI_File_preallocate.
  *
  * Exits 0 when every call succeeded (on every rank) and the file holds what the writes put there,
  * 1 otherwise, printing the seed. -v prints each write's description on rank 0 (-vv also each
@@ -51,7 +56,7 @@ static rng_t stream(uint64_t seed, uint64_t a, uint64_t b) {
 /* ---- what the program was given ----------------------------------------------------------- */
 static uint64_t g_seed;
 static double g_scale = 1.0; /* multiplies every size bound */
-static int g_rank, g_nprocs, g_verbose, g_failed, g_settle;
+static int g_rank, g_nprocs, g_verbose, g_failed, g_settle, g_more;
 
 static void fail(const char* what, const char* detail) {
   fprintf(stderr, "view_fuzzer seed %llu rank %d: %s: %s\n", (unsigned long long)g_seed, g_rank, what, detail);
@@ -117,6 +122,11 @@ typedef struct {
   MPI_Offset bytes;     /* one tile of the region */
   int overwrite;        /* an independent overwrite of part of each rank's data after the write */
   int sync_after, view_again;
+  /* --more: the handle the op writes through (0 or a second handle on the same file); after it, a
+   * cut (set_size to `cut`, then back to the planned size, on handle `resize_handle`: the bytes
+   * from `cut` on read 0) and a preallocate of the planned size (-1 / 0: none) */
+  int handle, resize_handle, preallocate;
+  MPI_Offset cut;
 } op_t;
 
 /* This rank's view for an op: disp, filetype, number of etypes per tile. */
@@ -585,6 +595,13 @@ static void run_op(MPI_File fh, const op_t* op, int index, const view_t* v, unsi
   if (op->sync_after) check(MPI_File_sync(fh), "MPI_File_sync");
 }
 
+/* Writes through one handle made visible to another: sync, barrier, sync (MPI's consistency rule). */
+static void switch_handle(MPI_File* fhs, int from, int to) {
+  check(MPI_File_sync(fhs[from]), "MPI_File_sync (switching handles)");
+  MPI_Barrier(MPI_COMM_WORLD);
+  check(MPI_File_sync(fhs[to]), "MPI_File_sync (switching handles)");
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -598,6 +615,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "-v")) g_verbose = 1;
     else if (!strcmp(argv[i], "-vv")) g_verbose = 2;
     else if (!strcmp(argv[i], "--settle")) g_settle = 1;
+    else if (!strcmp(argv[i], "--more")) g_more = 1;
     else if (!have_seed) {
       g_seed = strtoull(argv[i], NULL, 10);
       have_seed = 1;
@@ -630,6 +648,7 @@ int main(int argc, char** argv) {
 
   op_t* ops = calloc(nops, sizeof *ops);
   MPI_Offset end = 0;
+  rng_t more = stream(g_seed, 0, 9); /* --more's choices, apart from the others */
   for (int i = 0; i < nops; ++i) {
     op_t* op = &ops[i];
     if (i > 0 && rnd(&g, 0, 6) == 0) { /* a rewrite of an earlier write's region by its owners */
@@ -656,12 +675,26 @@ int main(int argc, char** argv) {
       MPI_Type_free(&v.filetype);
       end = op->base + op->bytes * op->reps;
     }
+    op->handle = op->resize_handle = op->preallocate = 0;
+    op->cut = -1;
+    if (g_more) {
+      op->handle = rnd(&more, 0, 3) == 0;
+      if (rnd(&more, 0, 4) == 0) {
+        op->cut = (MPI_Offset)((double)end * rnd(&more, 0, 1000) / 1000.0);
+        op->resize_handle = rnd(&more, 0, 1);
+      }
+      op->preallocate = rnd(&more, 0, 6) == 0;
+    }
     if (g_verbose && g_rank == 0)
       printf("write %d: %s%s, etype %s, base %lld, tile %lld bytes x %d%s, %s%s%s%s\n", i, kind_names[op->kind],
              op->rewrite_of ? " (rewrite)" : "", g_etypes[op->etype].name, (long long)op->base, (long long)op->bytes,
              op->reps, op->resize ? " resized" : "", form_names[op->form],
              op->overwrite ? ", independent overwrite" : "", op->sync_after ? ", sync" : "",
              op->view_again ? ", view set again" : "");
+    if (g_verbose && g_rank == 0 && g_more)
+      printf("  through handle %d%s\n", op->handle, op->preallocate ? ", then preallocate" : "");
+    if (g_verbose && g_rank == 0 && op->cut >= 0)
+      printf("  cut at %lld on handle %d\n", (long long)op->cut, op->resize_handle);
   }
 
   MPI_Offset image_size = end + 1;
@@ -669,19 +702,39 @@ int main(int argc, char** argv) {
   MPI_File fh;
   if (g_rank == 0) MPI_File_delete(path, MPI_INFO_NULL);
   MPI_Barrier(MPI_COMM_WORLD);
-  int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
+  /* (--more: read-write, as MPI_File_preallocate needs) */
+  const int access = g_more ? MPI_MODE_RDWR : MPI_MODE_WRONLY;
+  int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | access, info, &fh);
   check(err, "MPI_File_open");
   if (err == MPI_SUCCESS) {
     /* The file's full size first: ROMIO's read-modify-write of a hole beyond the end of the file
      * writes back whatever its buffer held (0xff here), so without this its holes are garbage. */
     check(MPI_File_set_size(fh, image_size), "MPI_File_set_size");
+    MPI_File fhs[2] = {fh, MPI_FILE_NULL};
+    if (g_more) check(MPI_File_open(MPI_COMM_WORLD, path, access, info, &fhs[1]), "MPI_File_open (second)");
+    int current = 0;
     for (int i = 0; i < nops; ++i) {
       view_t v;
       build_view(&ops[i], &v);
-      run_op(fh, &ops[i], i, &v, image, image_size);
+      if (ops[i].handle != current) {
+        switch_handle(fhs, current, ops[i].handle);
+        current = ops[i].handle;
+      }
+      run_op(fhs[current], &ops[i], i, &v, image, image_size);
       MPI_Type_free(&v.filetype);
+      if (ops[i].cut >= 0) {
+        if (ops[i].resize_handle != current) {
+          switch_handle(fhs, current, ops[i].resize_handle);
+          current = ops[i].resize_handle;
+        }
+        check(MPI_File_set_size(fhs[current], ops[i].cut), "MPI_File_set_size (cut)");
+        check(MPI_File_set_size(fhs[current], image_size), "MPI_File_set_size (back)");
+        memset(image + ops[i].cut, 0, (size_t)(image_size - ops[i].cut));
+      }
+      if (ops[i].preallocate) check(MPI_File_preallocate(fhs[current], image_size), "MPI_File_preallocate");
     }
-    check(MPI_File_close(&fh), "MPI_File_close");
+    if (fhs[1] != MPI_FILE_NULL) check(MPI_File_close(&fhs[1]), "MPI_File_close (second)");
+    check(MPI_File_close(&fhs[0]), "MPI_File_close");
   }
   /* The file must hold what the writes put there, worked out apart from MPI-IO: each rank's bytes
    * (disjoint across ranks; holes are 0 and written bytes never are), read back on rank 0. */
