@@ -321,6 +321,7 @@ class PhaseImpl {
   Window* window_ = nullptr;  // the engine's
   FileSet files_;
   uint64_t declared_bytes_ = 0;
+  uint64_t direct_candidates_ = 0;  // this rank's runs long enough to go direct in a hybrid (its summary's d_runs)
   // Staged writes at an aggregator: its round buffers (N_buff x S_buff), written by io_ (so
   // declared before it: io_ is joined first).
   std::unique_ptr<std::byte[]> placed_;

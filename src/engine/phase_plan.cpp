@@ -359,10 +359,20 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
   mine.h_lo = mine.d_lo = UINT64_MAX;
   const uint64_t unit = hybrid_unit(), threshold = hybrid_threshold();
   for (const StreamExtent& e : s.extents) {
+    const uint64_t term = boundary(e.file_offset) - boundary(e.file_offset + e.length);
+    mine.tiling += term;
+    // (A run shorter than the threshold has no aligned part that long: no division for it.)
+    if (threshold == 0 || e.length < threshold) {
+      if (e.length == 0) continue;
+      mine.h_tiling += term;
+      mine.h_lo = std::min(mine.h_lo, e.file_offset);
+      mine.h_hi = std::max(mine.h_hi, e.file_offset + e.length);
+      mine.h_bytes += e.length;
+      continue;
+    }
     const uint64_t a = (e.file_offset + unit - 1) / unit * unit;
     const uint64_t b = (e.file_offset + e.length) / unit * unit;
-    const bool direct = threshold > 0 && b > a && b - a >= threshold;
-    mine.tiling += boundary(e.file_offset) - boundary(e.file_offset + e.length);
+    const bool direct = b > a && b - a >= threshold;
     auto keep = [&](uint64_t off, uint64_t len) {
       if (len == 0) return;
       mine.h_tiling += boundary(off) - boundary(off + len);
@@ -381,6 +391,7 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
     mine.d_bytes += b - a;
     ++mine.d_runs;
   }
+  direct_candidates_ = mine.d_runs;
   if (mine.h_bytes == 0) mine.h_lo = 0;
   if (mine.d_bytes == 0) mine.d_lo = 0;
   mine.config = options_.hash();
@@ -516,6 +527,13 @@ void PhaseImpl::split_direct() {
   }
   const uint64_t unit = hybrid_unit();
   const uint64_t threshold = s.hybrid ? hybrid_threshold() : 0;
+  if ((threshold == 0 || direct_candidates_ == 0) && !sel_.extents.empty()) {  // all aggregated: no per-run work
+    agg_.extents = sel_.extents;
+    agg_.lo = agg_.extents.front().file_offset;
+    agg_.hi = agg_.extents.back().file_offset + agg_.extents.back().length;
+    agg_.bytes = sel_.bytes;
+    return;
+  }
   auto keep = [&](uint64_t off, uint64_t len, uint64_t stream) {
     if (len == 0) return;
     if (agg_.bytes == 0) agg_.lo = off;
@@ -810,10 +828,16 @@ void PhaseImpl::place_on_tiers() {
   pin.machine = &machine;
   pin.local_tiers = &engine_.tiers;
   pin.my_bytes.assign(static_cast<size_t>(plan_.partitions()), 0);
+  int p = -1;  // the partition last found, and where it ends: sorted runs mostly stay in it
+  uint64_t p_lo = 1, p_hi = 0;
   for (const StreamExtent& e : agg_.extents) {
     for (uint64_t off = e.file_offset, end = e.file_offset + e.length; off < end;) {
-      const int p = plan_.partition_of(off);
-      const uint64_t stop = std::min(end, plan_.end[static_cast<size_t>(p)]);
+      if (off < p_lo || off >= p_hi) {
+        p = plan_.partition_of(off);
+        p_lo = plan_.start[static_cast<size_t>(p)];
+        p_hi = plan_.end[static_cast<size_t>(p)];
+      }
+      const uint64_t stop = std::min(end, p_hi);
       pin.my_bytes[static_cast<size_t>(p)] += stop - off;
       if (stop <= off) break;
       off = stop;

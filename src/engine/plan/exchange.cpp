@@ -11,15 +11,22 @@ namespace {
 
 // Calls fn(partition, slot, file_offset, length, stream_offset) for each piece of `mine`
 // cut at partition and round boundaries.
+// (The round last located is kept: runs sorted by offset mostly fall in it, without a search.)
 template <class F>
 void for_each_segment(const Plan& plan, const Selection& mine, F&& fn) {
+  Slot round;
+  uint64_t round_lo = 1, round_hi = 0;  // the file bytes of `round` (none yet)
   for (const StreamExtent& e : mine.extents) {
     uint64_t off = e.file_offset, left = e.length, stream = e.stream_offset;
     while (left > 0) {
-      const Slot s = plan.locate(off);
-      const uint64_t part_end = plan.end[static_cast<size_t>(s.partition)];
-      const uint64_t room = std::min(plan.buffer_bytes - s.offset, part_end - off);
-      const uint64_t n = std::min(left, room);
+      if (off < round_lo || off >= round_hi) {
+        round = plan.locate(off);
+        round_lo = off - round.offset;
+        round_hi = std::min(round_lo + plan.buffer_bytes, plan.end[static_cast<size_t>(round.partition)]);
+      }
+      Slot s = round;
+      s.offset = off - round_lo;
+      const uint64_t n = std::min(left, round_hi - off);
       fn(s, off, n, stream);
       off += n;
       stream += n;

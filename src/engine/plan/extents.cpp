@@ -32,6 +32,7 @@ Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& n
       pieces = std::move(sorted);
     }
   }
+  s.extents.reserve(pieces.size());
   uint64_t stream = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Piece& p = pieces[i];
@@ -51,6 +52,7 @@ Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& n
     }
     stream += p.length;
   }
+  if (s.extents.size() < s.extents.capacity() / 2) s.extents.shrink_to_fit();  // pieces that coalesced
   s.bytes = stream;
   if (!pieces.empty()) {
     s.lo = pieces.front().file_offset;
