@@ -105,6 +105,7 @@ std::optional<DrainRecord> read_drain_record(const std::string& target) {
     r.source = j.at("source").get<std::string>();
     r.checksum_chunk = j.at("checksum_chunk").get<uint64_t>();
     r.subfiled = j.at("subfiled").get<bool>();
+    r.recycled = j.value("recycled", false);
     for (const auto& f : j.at("files")) {
       r.files.push_back({f.at("name").get<std::string>(), f.at("begin").get<uint64_t>(), f.at("end").get<uint64_t>(),
                          f.at("size").get<uint64_t>()});
@@ -159,7 +160,7 @@ bool claim_drain_commit(const DrainRecord& r) {
   return true;
 }
 
-void commit_drain(const DrainRecord& r) {
+std::string commit_drain(const DrainRecord& r) {
   const std::optional<OutputIndex> source = read_output_index(r.source);
   if (!source) {
     throw_runtime("drain of \"" + r.target + "\": the node-local copy's index \"" + index_path(r.source) +
@@ -191,22 +192,42 @@ void commit_drain(const DrainRecord& r) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) throw_system("drain: cannot open \"" + path + "\" to size it", errno);
     int rc = ::ftruncate(fd, static_cast<off_t>(r.files[i].size));
+    // A recycled file: what no partition copied (holes between the ranges) must read as zeros.
+    uint64_t at = 0;
+    const auto& ranges = index.files[i].ranges;
+    for (size_t k = 0; r.recycled && rc == 0 && k <= ranges.size(); ++k) {
+      const uint64_t stop = k < ranges.size() ? ranges[k].offset : r.files[i].size;
+      if (stop > at) {
+        rc = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at),
+                         static_cast<off_t>(stop - at));
+      }
+      if (k < ranges.size()) at = ranges[k].offset + ranges[k].length;
+    }
     if (rc == 0) rc = ::fsync(fd);
     const int err = errno;
     ::close(fd);
     if (rc != 0) throw_system("drain: cannot size \"" + path + "\"", err);
   }
   // The commit point is the intent record with the drain record gone (engine/drain_job.hpp).
-  const std::vector<std::string> retired = commit_output(r.target, index, true, false, false, [&] {
+  std::vector<std::string> retired = commit_output(r.target, index, true, false, false, [&] {
     if (::unlink(drain_record_path(r.target).c_str()) != 0 && errno != ENOENT) {
       throw_system("drain: cannot remove the record \"" + drain_record_path(r.target) + "\"", errno);
     }
     sync_directory(folder_of(r.target));
     kill_point("committing");
   });
+  // The old shared file stays, under its second name, for the next drain to write into.
+  std::string kept = r.target + kRetiredSuffix;
+  auto it = std::find(retired.begin(), retired.end(), kept);
+  if (it != retired.end() && !r.subfiled) {
+    retired.erase(it);
+  } else {
+    kept.clear();
+  }
   remove_retired(retired);
   for (size_t p = 0; p < r.parts.size(); ++p) ::unlink(drain_marker_path(r.target, p).c_str());
   ::unlink(drain_lock_path(r.target).c_str());
+  return kept;
 }
 
 DrainState drain_state(const std::string& target) {
@@ -258,20 +279,26 @@ bool finish_drain(const std::string& target) {
   // Every partition again: a copy the crash cut short, or a partial file another write removed,
   // leaves no doubt this way.
   clear_drain_leftovers(target);
-  for (size_t p = 0; p < r->parts.size(); ++p) drain_part(*r, p);
-  commit_drain(*r);
+  DrainRecord again = *r;
+  again.recycled = false;  // its partial file is gone: new files
+  for (size_t p = 0; p < again.parts.size(); ++p) drain_part(again, p);
+  ::unlink((target + kRetiredSuffix).c_str());
+  commit_drain(again);
+  ::unlink((target + kRetiredSuffix).c_str());
   return true;
 }
 
 void DrainJob::start(bool commit_alone) {
   auto run = [this] {
     // Behind the computation: the copy yields the core to the application's threads.
-    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+    const char* nice = std::getenv("STRATA_DRAIN_NICE");
+    const int by = nice != nullptr && *nice != '\0' ? std::atoi(nice) : 10;
+    if (by != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), by);
     const Clock::time_point t0 = Clock::now();
     try {
       if (part >= 0) bytes = drain_part(record, static_cast<size_t>(part));
       copy_s = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (claim_drain_commit(record)) commit_drain(record);
+      if (claim_drain_commit(record)) kept_retired = commit_drain(record);
     } catch (const std::exception& e) {
       error = e.what();
     }

@@ -48,6 +48,7 @@ struct DrainRecord {
   std::string source;  // the node-local copy's output name: its index is source.strata-index.json
   uint64_t checksum_chunk = 0;
   bool subfiled = false;
+  bool recycled = false;  // the shared partial file is an old output's file: bytes never copied are cleared
   std::vector<DrainFile> files;
   std::vector<DrainPart> parts;
 };
@@ -64,8 +65,10 @@ void clear_drain_leftovers(const std::string& target);
 uint64_t drain_part(const DrainRecord& record, size_t part);
 // True when every partition's marker is there and this caller is the one to commit.
 bool claim_drain_commit(const DrainRecord& record);
-// The commit of a drained target (see above); removes the markers and the lock.
-void commit_drain(const DrainRecord& record);
+// The commit of a drained target (see above); removes the markers and the lock. The old shared
+// file is kept under its second name (T.strata-retired), the next drain's partial file; returns
+// that name ("" when none is kept).
+std::string commit_drain(const DrainRecord& record);
 
 // What `strata verify` says of a target's drain.
 struct DrainState {
@@ -96,6 +99,7 @@ struct DrainJob {
   std::optional<std::string> error;
   double copy_s = 0, durable_s = 0;
   uint64_t bytes = 0;
+  std::string kept_retired;          // the old target file this rank's commit kept (the engine removes it)
   std::optional<DrainStats> result;  // after the collective wait
 
   // Launches this rank's copy on its thread (an aggregator); `commit_alone`: no partition at

@@ -41,6 +41,7 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
 EngineImpl::~EngineImpl() {
   for (auto& d : drains) {  // not waited for: the copies and the commit finish before the engine goes
     d->join();
+    if (!d->kept_retired.empty()) ::unlink(d->kept_retired.c_str());
     if (d->error) log::warn("drain of \"" + d->target + "\" failed (never waited for): " + *d->error);
   }
   drains.clear();
@@ -150,6 +151,7 @@ int EngineImpl::cores_per_node() {
 DrainStats EngineImpl::wait_drain(engine::DrainJob& job) {
   if (job.result) return *job.result;
   job.join();
+  if (!job.kept_retired.empty()) keep_retired(job.kept_retired);  // removed with the engine, or recycled
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

@@ -6,6 +6,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -57,9 +58,16 @@ void PhaseImpl::resolve_drain() {
   // The same on every rank: the engine's list and the phase's paths.
   engine_.wait_drains_touching({absolute_path(path_), target});
   if (!tiers.drain) return;
-  if (mode_ == PhaseMode::read) {  // the durable copy: the target
-    path_ = target;
-    hints_ = without_drain(hints_);
+  if (mode_ == PhaseMode::read) {
+    const bool local = std::any_of(hints_.begin(), hints_.end(), [](const Phase::Hint& h) {
+      return h.first == "strata_target" && h.second == "node-local";
+    });
+    if (local) {  // strata_target=node-local said too: the node-local copy (an analysis where it was written)
+      std::erase_if(hints_, [](const Phase::Hint& h) { return h.first == "strata_drain"; });
+    } else {  // the durable copy: the target
+      path_ = target;
+      hints_ = without_drain(hints_);
+    }
     return;
   }
   drain_ = std::make_shared<engine::DrainJob>();
@@ -134,9 +142,14 @@ std::optional<Error> PhaseImpl::record_drain() {
     // The target is replaced by this drain's commit: what this engine knew of it is stale.
     engine_.clean.erase(r.target);
     engine_.committed.erase(r.target);
-    if (engine_.take_retired(r.target + engine::kRetiredSuffix)) ::unlink((r.target + engine::kRetiredSuffix).c_str());
     engine_.remove_later({});
     engine::clear_drain_leftovers(r.target);
+    // The old shared file (kept by this engine's last commit or drain of the target) becomes the
+    // partial file: overwriting its pages costs less than allocating new ones.
+    const std::string retired = r.target + engine::kRetiredSuffix;
+    engine_.take_retired(retired);
+    r.recycled = !r.subfiled && std::rename(retired.c_str(), engine::partial_path(r.target).c_str()) == 0;
+    if (r.subfiled) ::unlink(retired.c_str());
     engine::write_drain_record(r);
   } catch (const Error& e) {
     failure = e;

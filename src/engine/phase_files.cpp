@@ -83,6 +83,11 @@ void PhaseImpl::open_file() {
   }
   for (const StreamExtent& d : direct_) touch(d.file_offset, d.length);
   if (rank_ == 0 && !files_.subfiled() && touched.empty()) touched.push_back(0);
+  // A node-local write: every aggregator's own file, even one its partition leaves empty.
+  if (options_.tiers.node_local && mode_ == PhaseMode::write && my_partition_ >= 0) {
+    const size_t mine = static_cast<size_t>(my_partition_);
+    if (std::find(touched.begin(), touched.end(), mine) == touched.end()) touched.push_back(mine);
+  }
   // A read-modify-write (data sieving, in place) reads what it writes.
   bool sieves = false;
   for (const RoundIo& round : round_io()) {
@@ -90,7 +95,10 @@ void PhaseImpl::open_file() {
   }
   // strata_target=in-place writes a file the caller made (a program's MPI-IO file): never created here.
   const int create = options_.tiers.in_place ? 0 : O_CREAT;
-  const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | create) : O_RDONLY;
+  // A node-local copy is written in place: its files start empty, so no byte of an earlier copy
+  // survives where this phase declares nothing (a drain copies what the files hold).
+  const int fresh = options_.tiers.node_local ? O_TRUNC : 0;
+  const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | create | fresh) : O_RDONLY;
   for (size_t i : touched) {
     if (options_.tiers.in_place && ::access(files_.files()[i].path.c_str(), F_OK) != 0 && errno == ENOENT) {
       throw_usage("hint strata_target=in-place writes into an existing file, and \"" + files_.files()[i].path +
