@@ -119,12 +119,12 @@ def ranks_problem(cmd: Command) -> str | None:
 
 
 def outputs_made(commands: list[Command]) -> set[str]:
-    """Paths earlier commands write: --output / -o values and redirections."""
+    """Paths earlier commands write: --output / -o / --drain values and redirections."""
     made: set[str] = set()
     for c in commands:
         w = words(c)
         for k, word in enumerate(w[:-1]):
-            if word in ("--output", "-o", ">", "--json", "of="):
+            if word in ("--output", "-o", "--drain", ">", "--json", "of="):
                 made.add(w[k + 1])
         made |= {word.split("=", 1)[1] for word in w if word.startswith(("--output=", "of="))}
     return made
