@@ -56,8 +56,13 @@ void PhaseImpl::resolve_drain() {
   }
   const std::string target = tiers.drain ? absolute_path(tiers.drain_target.empty() ? path_ : tiers.drain_target) : "";
   // The same on every rank: the engine's list and the phase's paths.
+  const double w0 = MPI_Wtime();
   engine_.wait_drains_touching({absolute_path(path_), target});
   if (!tiers.drain) return;
+  if (log::enabled(log::Level::debug)) {
+    log::debug("phase \"" + path_ + "\": drain to \"" + target + "\", waited " + log::milliseconds(MPI_Wtime() - w0) +
+               " for earlier drains");
+  }
   if (mode_ == PhaseMode::read) {
     const bool local = std::any_of(hints_.begin(), hints_.end(), [](const Phase::Hint& h) {
       return h.first == "strata_target" && h.second == "node-local";
@@ -85,6 +90,10 @@ void PhaseImpl::resolve_drain() {
   const uint64_t nodes = engine_.nodes.is_virtual ? 1 : static_cast<uint64_t>(std::max(engine_.nodes.node_count, 1));
   const uint64_t share = (bytes + nodes - 1) / nodes;
   const uint64_t need = share + share / 8;
+  if (log::enabled(log::Level::debug)) {
+    log::debug("phase \"" + path_ + "\": node-local space " + format_size(room) + ", needs " + format_size(need) +
+               " (checked in " + log::milliseconds(MPI_Wtime() - w0) + ")");
+  }
   if (room >= need) return;
   drain_->fallback = true;
   drain_->note = "node-local space is short (" + format_size(room) + " free on the fullest node, " + format_size(need) +
