@@ -179,6 +179,9 @@ struct OutputIndex {
   int writer_ranks = 0;
   uint64_t checksum_chunk = 0;   // 0: no checksums (an index written before version 2)
   bool checksum_ranges = false;  // version 3: IndexedFile::ranges, not IndexedFile::checksums
+  // Written in place (strata_commit=in-place, an HDF5 container): the ranges' checksums hold, but
+  // bytes in no range are not known to be zeros (a container's metadata, a file's earlier bytes).
+  bool in_place = false;
 };
 std::string index_path(const std::string& output);
 // Reads PATH.strata-index.json; nothing when there is none; a usage Error when it is malformed.

@@ -84,6 +84,7 @@ std::optional<OutputIndex> read_index_file(const std::string& path) {
       index.checksum_chunk = j.at("checksum").at("chunk_bytes").get<uint64_t>();
       if (index.checksum_chunk == 0) throw_usage("checksum chunk_bytes is 0");
     }
+    index.in_place = j.value("written_in_place", false);
     index.bytes = j.at("bytes").get<uint64_t>();
     index.writer_ranks = j.at("writer_ranks").get<int>();
   } catch (const nlohmann::json::exception& e) {
@@ -107,6 +108,7 @@ void write_index_file(const std::string& path, const OutputIndex& index, bool sy
   nlohmann::json j = {
       {"format", "strata-index"}, {"version", version}, {"bytes", index.bytes}, {"writer_ranks", index.writer_ranks}};
   if (index.checksum_chunk > 0) j["checksum"] = {{"algorithm", "xxh3-64"}, {"chunk_bytes", index.checksum_chunk}};
+  if (index.in_place) j["written_in_place"] = true;
   j["variables"] = nlohmann::json::array();
   for (const auto& v : index.variables) {
     j["variables"].push_back(

@@ -212,7 +212,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     // (sixteen ranks fsyncing one file each cost sixteen times the journal work).
     const bool sync = options_.fsync && mode_ == PhaseMode::write && state_ == State::done;
     files_.close_all(false);
-    if (!sync && !commit_ && state_ == State::done) finish_output();
+    if (!sync && !commit_ && state_ == State::done && !indexes_in_place()) finish_output();
   } catch (const Error& e) {
     failure = e;
   } catch (const std::exception& e) {
@@ -220,6 +220,16 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   }
   io_.reset();
   direct_io_.reset();
+  if (indexes_in_place()) {
+    // Every rank, whatever failed: the ranges written in place and their hashes, to rank 0's index.
+    try {
+      gather_written_hashes();
+      const bool will_sync = options_.fsync && state_ == State::done;
+      if (!failure && !will_sync && state_ == State::done) finish_output();
+    } catch (const Error& e) {
+      if (!failure) failure = e;
+    }
+  }
   engine_.keep_stream(std::move(stream_));  // the next phase's stream, if it fits
   const bool committing = commit_ && state_ == State::done;
   if (committing) {

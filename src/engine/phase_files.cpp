@@ -109,12 +109,56 @@ void PhaseImpl::open_file() {
   // Aggregation rounds and direct runs have a thread each, so a long direct write never
   // delays the buffer an aggregation round waits for.
   // A committed write hashes what it writes while it is in memory (the index's checksums).
-  const uint64_t hash_chunk = commit_ ? options_.checksum_chunk : 0;
+  const uint64_t hash_chunk = commit_ || indexes_in_place() ? options_.checksum_chunk : 0;
   // A write that close() will fsync starts its writeback piece by piece as it goes.
   const uint64_t behind = mode_ == PhaseMode::write && syncs_data() ? kWriteBehindBytes : 0;
   if (my_partition_ >= 0) io_ = std::make_unique<IoWorker>(files_, hash_chunk, true, behind);
   // Without aggregation there is nothing for the direct writes to overlap: no thread.
   if (!direct_.empty()) direct_io_ = std::make_unique<IoWorker>(files_, hash_chunk, plan_.partitions() > 0, behind);
+}
+
+namespace {
+
+// An in-place write's index: the ranges every rank wrote, with their hashes (none if two overlap:
+// a range written twice in one phase has no single content to check).
+void add_in_place_checksums(OutputIndex& index, const std::vector<uint64_t>& hashes, uint64_t chunk) {
+  for (size_t k = 0; k + 3 < hashes.size(); k += 4) {
+    if (hashes[k] >= index.files.size()) throw_runtime("internal: a checksum names file " + std::to_string(hashes[k]));
+    index.files[hashes[k]].ranges.push_back({hashes[k + 1], hashes[k + 2], hashes[k + 3]});
+  }
+  for (IndexedFile& f : index.files) {
+    std::sort(f.ranges.begin(), f.ranges.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    for (size_t i = 1; i < f.ranges.size(); ++i) {
+      if (f.ranges[i].offset < f.ranges[i - 1].offset + f.ranges[i - 1].length) {
+        for (IndexedFile& g : index.files) g.ranges.clear();
+        return;
+      }
+    }
+  }
+  index.checksum_chunk = chunk;
+  index.checksum_ranges = true;
+  index.in_place = true;
+}
+
+}  // namespace
+
+void PhaseImpl::gather_written_hashes() {
+  std::vector<uint64_t> mine;
+  mine.reserve(4 * written_hashes_.size());
+  for (const WrittenHash& h : written_hashes_) mine.insert(mine.end(), {h.file, h.offset, h.length, h.hash});
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(rank_ == 0 ? static_cast<size_t>(size_) : 0), displs(counts.size());
+  check_mpi(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_), "MPI_Gather");
+  int total = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    displs[r] = total;
+    total += counts[r];
+  }
+  in_place_hashes_.assign(static_cast<size_t>(total), 0);
+  check_mpi(MPI_Gatherv(mine.data(), n, MPI_UINT64_T, in_place_hashes_.data(), counts.data(), displs.data(),
+                        MPI_UINT64_T, 0, comm_),
+            "MPI_Gatherv");
+  stats_.collectives += 2;
 }
 
 // Rank 0, after a write: subfiles cut to their final size (no stale tail from an older,
@@ -123,6 +167,7 @@ void PhaseImpl::finish_output() {
   if (rank_ != 0 || mode_ != PhaseMode::write) return;
   if (options_.tiers.in_place) return;  // the caller's file: no index, no size of ours
   OutputIndex index = make_index();
+  if (indexes_in_place()) add_in_place_checksums(index, in_place_hashes_, options_.checksum_chunk);
   if (files_.subfiled()) {
     for (const SubFile& f : files_.files()) size_subfile(f, false);
   } else {

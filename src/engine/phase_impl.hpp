@@ -225,6 +225,16 @@ class PhaseImpl {
   // Rank 0, after a write: subfiles cut to their final size (no stale tail from an older,
   // larger output) and the index. Local part of a collective step.
   void finish_output();
+  // A write in place of an output of ours (strata_commit=in-place, an HDF5 container, a file that
+  // is not regular): not committed, but its index keeps the checksums of the ranges written, so
+  // strata verify checks its data. Not the caller's own file (strata_target=in-place: no index),
+  // node-local copies, a drain's or a dry run's.
+  bool indexes_in_place() const {
+    return mode_ == PhaseMode::write && !commit_ && !options_.tiers.in_place && !options_.tiers.node_local &&
+           !options_.tiers.dry_run && !drain_;
+  }
+  // Every rank's written ranges and their hashes gathered to rank 0 (in_place_hashes_). Collective.
+  void gather_written_hashes();
 
   // The index of what this phase wrote, without sizes and checksums. Files are named by their
   // final names, relative to the index's folder.
@@ -333,6 +343,7 @@ class PhaseImpl {
   EngineImpl::CleanOutput fs_;               // rank 0: the output folder's block size and striping
   bool recycled_ = false;                    // rank 0: the partial file is the previous output's old file
   std::vector<WrittenHash> written_hashes_;  // what this rank's I/O threads wrote, hashed
+  std::vector<uint64_t> in_place_hashes_;    // rank 0, indexes_in_place(): every rank's (file, offset, length, hash)
   PhaseStats stats_;
   PhaseOptions options_;  // from the hints (engine/phase_options.hpp), completed by the plan
   std::vector<Tier> tier_of_partition_;

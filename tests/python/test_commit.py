@@ -189,14 +189,14 @@ def test_bad_commit_hint_is_a_usage_error(tmp_path: Path) -> None:
     assert out.status == 2 and "strata_commit=maybe must be sync, nosync or in-place" in out.stderr
 
 
-def test_in_place_write_keeps_the_old_behaviour(tmp_path: Path) -> None:
+def test_in_place_write_keeps_checksums_of_what_it_wrote(tmp_path: Path) -> None:
     write(tmp_path, 2, ARRAY, hints="strata_commit=in-place")
     index = json.loads((tmp_path / "c.dat.strata-index.json").read_text())
-    assert index["version"] == 1 and "xxh3" not in index["files"][0]
-    # No checksums to compare: a good in-place output passes on its sizes, and the report says
-    # that its data could not be checked.
+    # Not committed (no partial file, no commit record), but the ranges written have checksums;
+    # the bytes between them hold whatever the file held, which the report says it did not check.
+    assert index["written_in_place"] and index["files"][0]["xxh3_ranges"] and "size" not in index["files"][0]
     status, report = verify(tmp_path, 1)
-    assert status == 0 and report["ok"] and "no checksums" in report["not_checked"][0], report
+    assert status == 0 and report["ok"] and "between the ranges written" in report["not_checked"][0], report
 
 
 def kill_one_rank_mid_write(tmp_path: Path, args: list[str], victim: int = 1, np: int = 2) -> None:

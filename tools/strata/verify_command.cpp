@@ -32,9 +32,11 @@ const char* kHelp =
     "\n"
     "Checks an output the engine wrote: its index PATH.strata-index.json is present and parses,\n"
     "every file it lists exists with the size recorded, and every chunk's XXH3-64 checksum matches.\n"
-    "An output written in place (an HDF5 container, strata_commit=in-place) keeps no checksums: its\n"
-    "files' sizes are checked, an HDF5 container's structure too (HDF5 opens it; each dataset has\n"
-    "the indexed shape, element size and offset), and the report says the data was not checked.\n"
+    "An output written in place (an HDF5 container, strata_commit=in-place) keeps the checksums of\n"
+    "the ranges written (not of the bytes between them: a container's metadata): its files' sizes,\n"
+    "those checksums and an HDF5 container's structure are checked (HDF5 opens it; each dataset has\n"
+    "the indexed shape, element size and offset); an older one without checksums, its sizes and\n"
+    "structure, and the report says the data was not checked.\n"
     "Reports each problem (missing file, wrong size, checksum mismatch with its byte range), a\n"
     "leftover PATH*.strata-partial (an uncommitted write: a write phase that did not finish; the\n"
     "committed output is unaffected) and an interrupted commit (PATH.strata-commit.json: its data\n"
@@ -55,10 +57,20 @@ struct Checked {
   uint64_t chunk = 0;
 };
 
-// A file's ranges to check: version 2, every chunk; version 3, every written range and every gap.
-void add_ranges(Checked& checked, const IndexedFile& f, bool ranged) {
+// A file's ranges to check: version 2, every chunk; version 3, every written range and every gap
+// (written in place: the written ranges only, `size` then the file's own).
+void add_ranges(Checked& checked, const IndexedFile& f, bool ranged, bool in_place = false, uint64_t size = 0) {
   const size_t file = checked.paths.size() - 1;
-  const uint64_t size = *f.size;
+  if (in_place) {
+    for (const IndexedFile::Range& r : f.ranges) {
+      if (r.offset + r.length > size) continue;  // past the end: a short file, reported as such
+      checked.ranges.push_back({file, r.offset, r.length});
+      checked.expected.push_back(r.hash);
+      checked.gap.push_back(false);
+    }
+    return;
+  }
+  size = *f.size;
   if (!ranged) {
     for (uint64_t c = 0; c * checked.chunk < size; ++c) {
       checked.ranges.push_back({file, c * checked.chunk, std::min(checked.chunk, size - c * checked.chunk)});
@@ -223,16 +235,22 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
                      {"checksum_ranges", index->checksum_ranges}};
   // An output written in place (strata_commit=in-place, an HDF5 container, a node-local target)
   // keeps no checksums: its sizes and structure are checked, its data cannot be.
-  const bool in_place = index->checksum_chunk == 0;
+  const bool in_place = index->checksum_chunk == 0 || index->in_place;
+  const bool in_place_sums = index->in_place && index->checksum_chunk > 0;
   const uint64_t end = declared_end(*index);
   auto& checks = report["checked"];
   auto& unchecked = report["not_checked"];
   checks.push_back("every file listed is present");
   checks.push_back(in_place ? "each file holds the variables' bytes (sizes)" : "each file's size");
-  if (in_place) {
+  if (index->checksum_chunk == 0) {
     unchecked.push_back(
-        "the data: written in place, so the index keeps no checksums (only outputs the engine "
-        "commits have them)");
+        "the data: written in place by an engine that kept no checksums for it (strata keeps them since "
+        "index field written_in_place; write it again to have them)");
+  } else if (in_place_sums) {
+    checks.push_back("the checksum of every range written");
+    unchecked.push_back(
+        "the bytes between the ranges written: written in place, they hold what the file held (a container's "
+        "metadata, earlier bytes), which the index does not know");
   } else {
     checks.push_back("the checksum of every written range, and zeros in every range never written");
   }
@@ -261,6 +279,11 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
                                      " bytes, the index says " + std::to_string(*f.size)));
       entry["status"] = "size";
       entry["bytes"] = have;
+    } else if (in_place_sums) {
+      checked.paths.push_back(file);
+      add_ranges(checked, f, true, true, static_cast<uint64_t>(st.st_size));
+      entry["bytes"] = static_cast<uint64_t>(st.st_size);
+      entry["status"] = "ok";
     } else if (checked.chunk > 0 && f.size && !f.ranges.empty() &&
                f.ranges.back().offset + f.ranges.back().length > *f.size) {
       problems.push_back(problem("index", file, "the index's checksum ranges reach past its size"));
