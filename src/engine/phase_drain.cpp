@@ -47,6 +47,10 @@ uint64_t node_local_free(int node) {
 
 void PhaseImpl::resolve_drain() {
   drain_.reset();
+  // The common case costs one look: no drain asked for, none pending (the same on every rank).
+  const bool asked =
+      std::any_of(hints_.begin(), hints_.end(), [](const Phase::Hint& h) { return h.first == "strata_drain"; });
+  if (!asked && engine_.drains.empty()) return;
   const auto origin = engine::DrainJob::Clock::now();
   TierHints tiers;
   try {
