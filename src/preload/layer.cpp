@@ -522,12 +522,9 @@ int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count
   ++f.pending_calls;
   counters().gather_s += now() - t0;
   if (status != MPI_STATUS_IGNORE) {
-    if (mem->ok) {
-      PMPI_Status_set_elements_x(status, type,
-                                 static_cast<MPI_Count>(count > 0 ? count : 0) * static_cast<MPI_Count>(mem->elements));
-    } else {
-      PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
-    }
+    // In bytes: MPI_Get_elements_x and MPI_Get_count then derive the caller's counts. With the
+    // caller's derived type, MPICH 4.0 reads the count as instances, Open MPI as basic elements.
+    PMPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
     PMPI_Status_set_cancelled(status, 0);
   }
   if (explicit_offset < 0) {

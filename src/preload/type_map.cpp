@@ -132,7 +132,6 @@ void build(TypeMap& m, MPI_Datatype type) {
   PMPI_Type_get_envelope(type, &ni, &na, &nd, &c.combiner);
   if (c.combiner == MPI_COMBINER_NAMED || c.combiner == MPI_COMBINER_F90_REAL ||
       c.combiner == MPI_COMBINER_F90_COMPLEX || c.combiner == MPI_COMBINER_F90_INTEGER) {
-    m.elements = 1;
     if (m.size == static_cast<uint64_t>(extent) || c.combiner != MPI_COMBINER_NAMED) {
       add_run(m, 0, m.size);
     } else if (type == MPI_DOUBLE_INT || type == MPI_LONG_INT || type == MPI_SHORT_INT || type == MPI_LONG_DOUBLE_INT ||
@@ -141,7 +140,6 @@ void build(TypeMap& m, MPI_Datatype type) {
       const uint64_t first = m.size - 4;
       add_run(m, 0, first);
       add_run(m, static_cast<int64_t>((first + 3) / 4 * 4), 4);
-      m.elements = 2;
     } else {
       fail(m, "a predefined type with gaps");
     }
@@ -163,14 +161,12 @@ void build(TypeMap& m, MPI_Datatype type) {
       TypeMap ch = child_of(c.types[0]);
       if (!child_ok(ch)) return;
       m.runs = std::move(ch.runs);
-      m.elements = ch.elements;
       return;
     }
     case MPI_COMBINER_CONTIGUOUS: {
       TypeMap ch = child_of(c.types[0]);
       if (!child_ok(ch)) return;
       add_copies(m, ch, 0, static_cast<uint64_t>(I[0]));
-      m.elements = ch.elements * static_cast<uint64_t>(I[0]);
       return;
     }
     case MPI_COMBINER_VECTOR:
@@ -179,7 +175,6 @@ void build(TypeMap& m, MPI_Datatype type) {
       if (!child_ok(ch)) return;
       const int64_t stride = c.combiner == MPI_COMBINER_VECTOR ? I[2] * ch.extent : A[0];
       for (int i = 0; i < I[0]; ++i) add_copies(m, ch, i * stride, static_cast<uint64_t>(I[1]));
-      m.elements = ch.elements * static_cast<uint64_t>(I[0]) * static_cast<uint64_t>(I[1]);
       return;
     }
     case MPI_COMBINER_INDEXED:
@@ -190,7 +185,6 @@ void build(TypeMap& m, MPI_Datatype type) {
       if (!child_ok(ch)) return;
       const int n = I[0];
       const bool block = c.combiner == MPI_COMBINER_INDEXED_BLOCK || c.combiner == MPI_COMBINER_HINDEXED_BLOCK;
-      m.elements = 0;
       for (int i = 0; i < n; ++i) {
         const int len = block ? I[1] : I[1 + i];
         int64_t disp = 0;
@@ -200,18 +194,15 @@ void build(TypeMap& m, MPI_Datatype type) {
           default: disp = A[i]; break;  // hindexed, hindexed_block
         }
         add_copies(m, ch, disp, static_cast<uint64_t>(len));
-        m.elements += ch.elements * static_cast<uint64_t>(len);
       }
       return;
     }
     case MPI_COMBINER_STRUCT: {
       const int n = I[0];
-      m.elements = 0;
       for (int i = 0; i < n; ++i) {
         TypeMap ch = child_of(c.types[static_cast<size_t>(i)]);
         if (!child_ok(ch)) return;
         add_copies(m, ch, A[i], static_cast<uint64_t>(I[1 + i]));
-        m.elements += ch.elements * static_cast<uint64_t>(I[1 + i]);
       }
       return;
     }
@@ -246,9 +237,6 @@ void build(TypeMap& m, MPI_Datatype type) {
         std::reverse(sizes.begin(), sizes.end());
         std::reverse(owned.begin(), owned.end());
       }
-      uint64_t count = 1;
-      for (const auto& o : owned) count *= o.size();
-      m.elements = ch.elements * count;
       if (n > 0) add_grid(m, ch, sizes, owned);
       return;
     }

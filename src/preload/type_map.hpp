@@ -24,7 +24,6 @@ struct TypeMap {
   std::vector<uint64_t> prefix;  // prefix[i]: data bytes before runs[i]
   int64_t lb = 0, extent = 0;    // MPI_Type_get_extent
   uint64_t size = 0;             // MPI_Type_size: data bytes of one instance
-  uint64_t elements = 0;         // basic elements of one instance (for MPI_Status_set_elements_x)
   bool ok = false;               // false: a combiner this code cannot decode (`problem` says which)
   std::string problem;
   // A file type MPI-IO accepts: runs in increasing order, none overlapping, none before 0.
