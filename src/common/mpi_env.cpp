@@ -134,4 +134,22 @@ std::string io_component_of(MPI_File fh) {
   return lib.name == "Open MPI" ? "ompio" : io_component();
 }
 
+MPI_Comm comm_from_fortran(MPI_Fint handle) {
+  const MPI_Comm c = MPI_Comm_f2c(handle);
+  // Open MPI's f2c of an index it does not know is a null pointer (MPICH's handle 0 is invalid too).
+  if (c == MPI_COMM_NULL || c == MPI_Comm{}) return MPI_COMM_NULL;
+  MPI_Errhandler world = MPI_ERRHANDLER_NULL, self = MPI_ERRHANDLER_NULL;
+  MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
+  MPI_Comm_get_errhandler(MPI_COMM_SELF, &self);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  int size = 0;
+  const int rc = MPI_Comm_size(c, &size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, world);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, self);
+  MPI_Errhandler_free(&world);
+  MPI_Errhandler_free(&self);
+  return rc == MPI_SUCCESS && size > 0 ? c : MPI_COMM_NULL;
+}
+
 }  // namespace strata

@@ -36,4 +36,12 @@ std::string io_component_caveat(const std::string& component);
 // The same, decided from the info keys of an open file (ROMIO reports romio_* keys).
 std::string io_component_of(MPI_File fh);
 
+// The communicator a Fortran handle names, or MPI_COMM_NULL when it names none. MPI_Comm_f2c does
+// not check its argument and the libraries answer an unknown handle differently (Open MPI: a null
+// pointer; MPICH: a handle whose first use raises MPI_ERR_COMM, fatal under the default error
+// handler), so the handle is tried with MPI_Comm_size under MPI_ERRORS_RETURN on MPI_COMM_WORLD
+// and MPI_COMM_SELF (where each library raises an error on no valid communicator). Local: no rank
+// waits for another.
+MPI_Comm comm_from_fortran(MPI_Fint handle);
+
 }  // namespace strata

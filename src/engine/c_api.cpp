@@ -3,6 +3,7 @@
 
 #include "common/error.hpp"
 #include "common/hints.hpp"
+#include "common/mpi_env.hpp"
 #include "strata/strata.h"
 #include "strata/strata.hpp"
 
@@ -44,12 +45,8 @@ int strata_engine_create(MPI_Comm comm, strata_engine** engine) {
 
 int strata_engine_create_f(MPI_Fint comm, strata_engine** engine) {
   return guarded([&] {
-    const MPI_Comm c = MPI_Comm_f2c(comm);
-    bool unknown = c == MPI_COMM_NULL;
-#ifdef OPEN_MPI
-    unknown = unknown || c == nullptr;  // Open MPI's answer to a handle it does not know
-#endif
-    if (unknown) {
+    const MPI_Comm c = strata::comm_from_fortran(comm);  // each MPI's answer to an unknown handle
+    if (c == MPI_COMM_NULL) {
       strata::throw_usage("strata_engine_create_f: Fortran handle " + std::to_string(comm) + " is not a communicator");
     }
     *engine = new strata_engine(c);
