@@ -99,13 +99,13 @@ build-mpich:
 
 # Under mpiexec.mpich: the unit tests and every MPI test of that build (ctest), the Python tests
 # that launch MPI (tests/python/mpi_stack_tests.txt lists them), then the same runs under both
-# MPIs compared file by file (tests/mpi/cross_mpi_identical.sh). About 8 minutes on 2 cores.
+# MPIs compared file by file (tests/mpi/cross_mpi_identical.py). About 8 minutes on 2 cores.
 MPICH_PYTESTS := $(shell grep -v '^\#' tests/python/mpi_stack_tests.txt 2>/dev/null)
 test-mpich: build-mpich build
 	cd $(MPICH_BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 300
 	STRATA_BIN=$(CURDIR)/$(MPICH_BUILD)/bin/strata STRATA_MPIEXEC=$$(command -v mpiexec.mpich) \
 	  $(PY) -m pytest -q $(MPICH_PYTESTS)
-	timeout 900 bash tests/mpi/cross_mpi_identical.sh $(CURDIR)/$(BUILD) $(CURDIR)/$(MPICH_BUILD) \
+	timeout 900 $(PY) tests/mpi/cross_mpi_identical.py $(CURDIR)/$(BUILD) $(CURDIR)/$(MPICH_BUILD) \
 	  $(CURDIR)/$(MPICH_BUILD)/cross-mpi
 
 # HDF5 1.14.5, parallel, against Open MPI (Debian's trixie source package, fetched with a private

@@ -99,3 +99,14 @@ def test_mpich_is_recognised_when_installed() -> None:
 
     assert mpi_stack(shutil.which("mpiexec.mpich")).name == "mpich"
     assert Path(shutil.which("mpiexec.mpich")).exists()
+
+
+def test_make_test_mpich_names_files_that_exist() -> None:
+    """Every script and test list `make test-mpich` runs is in the tree (no MPICH needed to check)."""
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^test-mpich:.*\n((?:\t.*\n)+)", makefile, re.M)
+    assert recipe, "the Makefile has no test-mpich target"
+    named = set(re.findall(r"\btests/[\w/.-]+\.(?:py|sh|txt)\b", recipe.group(1) + makefile))
+    assert "tests/mpi/cross_mpi_identical.py" in named
+    missing = sorted(p for p in named if not (ROOT / p).exists())
+    assert not missing, f"the Makefile names files that do not exist: {missing}"
