@@ -83,7 +83,6 @@ int before_resize(MPI_File fh) {
 
 int collective_write(MPI_File fh, MPI_Offset offset, const void* buf, int count, MPI_Datatype type, MPI_Status* st) {
   File* f = find(fh);
-  if (f != nullptr) settle(*f);
   if (f != nullptr && f->ineligible < 0) {
     ++counters().calls;
     const int rc = gather_write(*f, offset, buf, count, type, st);

@@ -140,16 +140,25 @@ std::vector<std::pair<std::string, std::string>> environment_hints() {
   return out;
 }
 
-// Notes why this rank's collective writes to the file would pass through; every rank's reasons
-// are agreed (the highest wins) by settle() before the next collective write.
-void agree(File& f, int local_reason) {
-  int mine = local_reason;
-  if (mode() == Mode::off) mine = static_cast<int>(Reason::disabled);
-  if ((f.amode & MPI_MODE_SEQUENTIAL) != 0) mine = std::max(mine, static_cast<int>(Reason::sequential));
-  if (f.atomic) mine = std::max(mine, static_cast<int>(Reason::atomic));
-  if ((f.amode & MPI_MODE_RDONLY) != 0) mine = std::max(mine, static_cast<int>(Reason::read_only));
-  f.local_reason = mine;
-  f.agreed = false;
+// Why the file's collective writes pass through, from what every rank shares (no message); and
+// why this rank alone writes its own (the view's problems other than the data representation).
+void decide(File& f, int alone) {
+  int why = -1;
+  if (mode() == Mode::off) why = static_cast<int>(Reason::disabled);
+  if ((f.amode & MPI_MODE_SEQUENTIAL) != 0) why = std::max(why, static_cast<int>(Reason::sequential));
+  if (f.atomic) why = std::max(why, static_cast<int>(Reason::atomic));
+  if ((f.amode & MPI_MODE_RDONLY) != 0) why = std::max(why, static_cast<int>(Reason::read_only));
+  if (f.view.datarep != "native") why = std::max(why, static_cast<int>(Reason::datarep));
+  f.ineligible = why;
+  f.alone = alone;
+}
+
+// The view's problem that is this rank's own (a data representation is every rank's).
+int own_problem(const File& f) {
+  const std::string problem = f.view.problem();
+  if (problem.empty()) return -1;
+  const Reason r = reason_from_name(problem);
+  return r == Reason::datarep ? -1 : static_cast<int>(r);
 }
 
 int error_class_of(const std::string& message, int err) {
@@ -275,8 +284,8 @@ void opened(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_F
 
 void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char* datarep,
               MPI_Info info) {
-  if (!ok) {  // MPI-IO refused the view: its calls stay MPI-IO's
-    agree(f, static_cast<int>(Reason::view_not_decoded));
+  if (!ok) {  // MPI-IO refused this rank the view: its calls stay MPI-IO's
+    decide(f, static_cast<int>(Reason::view_not_decoded));
     return;
   }
   const double t0 = now();
@@ -292,20 +301,12 @@ void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatyp
   f.view = std::move(v);
   counters().view_s += now() - t0;
   take_hints(f, info);
-  const std::string problem = f.view.problem();
-  agree(f, problem.empty() ? -1 : static_cast<int>(reason_from_name(problem)));
-}
-
-void settle(File& f) {
-  if (f.agreed) return;
-  PMPI_Allreduce(&f.local_reason, &f.ineligible, 1, MPI_INT, MPI_MAX, f.group->comm);
-  f.agreed = true;
+  decide(f, own_problem(f));
 }
 
 void atomicity_set(File& f, int flag) {
   f.atomic = flag != 0;  // the same on every rank (MPI requires it)
-  const std::string problem = f.view.problem();
-  agree(f, problem.empty() ? -1 : static_cast<int>(reason_from_name(problem)));
+  decide(f, f.alone);
 }
 
 void info_set(File& f, MPI_Info info) { take_hints(f, info); }
@@ -481,8 +482,47 @@ int flush_one(File& f) {
 
 int flush_collective(File& f) { return flush_one(f); }
 
+namespace {
+
+// After each collective write call on an eligible file, gathered or written alone (the same
+// count on every rank): the memory budget, agreed every kCheckEvery calls.
+int after_collective_write(File& f, int rc) {
+  f.dirty = true;
+  if (++f.since_check >= kCheckEvery) {
+    f.since_check = 0;
+    uint64_t mine = f.pending.bytes(), most = 0;
+    PMPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, f.group->comm);
+    if (most >= budget()) {
+      ++counters().budget_flushes;
+      const int flushed = flush_collective(f);
+      if (rc == MPI_SUCCESS) rc = flushed;
+    }
+  } else if (f.pending.bytes() >= 2 * budget()) {
+    const int flushed = flush_alone(f);
+    if (rc == MPI_SUCCESS) rc = flushed;
+  }
+  return rc;
+}
+
+// A collective write this rank cannot gather (f.alone): its independent write, after its own
+// gathered runs of the file (so its writes keep their order); the other ranks gather theirs.
+int write_alone(File& f, MPI_Offset explicit_offset, const void* buf, int count, MPI_Datatype type,
+                MPI_Status* status) {
+  int rc = flush_alone(f, true);
+  int size = 0;
+  PMPI_Type_size(type, &size);
+  count_passthrough(static_cast<Reason>(f.alone), static_cast<uint64_t>(count > 0 ? count : 0) * size);
+  const int written = explicit_offset < 0 ? real().File_write(f.fh, buf, count, type, status)
+                                          : real().File_write_at(f.fh, explicit_offset, buf, count, type, status);
+  if (rc == MPI_SUCCESS) rc = written;
+  return after_collective_write(f, rc);
+}
+
+}  // namespace
+
 int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count, MPI_Datatype type,
                  MPI_Status* status) {
+  if (f.alone >= 0) return write_alone(f, explicit_offset, buf, count, type, status);
   const double t0 = now();
   int rc = MPI_SUCCESS;
   auto mem = type_map(type);
@@ -518,7 +558,6 @@ int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count
     f.pending.insert(r.offset, r.length, data + at);
     at += r.length;
   }
-  f.dirty = true;
   ++f.pending_calls;
   counters().gather_s += now() - t0;
   if (status != MPI_STATUS_IGNORE) {
@@ -530,21 +569,7 @@ int gather_write(File& f, MPI_Offset explicit_offset, const void* buf, int count
   if (explicit_offset < 0) {
     PMPI_File_seek(f.fh, position + static_cast<MPI_Offset>(bytes / f.view.etype_size), MPI_SEEK_SET);
   }
-  // The memory budget: agreed every kCheckEvery gathered calls (a count every rank shares).
-  if (++f.since_check >= kCheckEvery) {
-    f.since_check = 0;
-    uint64_t mine = f.pending.bytes(), most = 0;
-    PMPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, f.group->comm);
-    if (most >= budget()) {
-      ++counters().budget_flushes;
-      const int flushed = flush_collective(f);
-      if (rc == MPI_SUCCESS) rc = flushed;
-    }
-  } else if (f.pending.bytes() >= 2 * budget()) {
-    const int flushed = flush_alone(f);
-    if (rc == MPI_SUCCESS) rc = flushed;
-  }
-  return rc;
+  return after_collective_write(f, rc);
 }
 
 int closing(File& f) {

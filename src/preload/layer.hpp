@@ -42,12 +42,14 @@ struct File {
   FileView view;
   bool atomic = false;
   std::vector<std::pair<std::string, std::string>> hints;  // strata_* keys for the engine
-  // Why this file's collective writes go to MPI-IO, agreed by every rank (none: eligible).
+  // Why this file's collective writes go to MPI-IO (none: eligible). Every rank decides alike
+  // without a message: the mode, the access mode, atomicity and the data representation are the
+  // same on every rank (MPI requires it).
   int ineligible = -1;
-  // A view or atomicity change is agreed at the next collective write (settle()), not at once:
-  // HDF5 sets a view before each H5Dwrite and resets it after, so one agreement a write, not two.
-  int local_reason = -1;
-  bool agreed = true;
+  // Why this rank alone cannot gather its collective writes: a file type it cannot decode, or a
+  // view MPI-IO refused it (-1: none). Such a write is this rank's independent write, which MPI
+  // defines as equivalent; the other ranks go on gathering, and no agreement is needed.
+  int alone = -1;
   PendingRuns pending;
   uint64_t pending_calls = 0;  // gathered calls not flushed yet
   bool dirty = false;          // gathered calls since the last collective flush (same on every rank)
@@ -66,8 +68,6 @@ int closing(File& f);
 void view_set(File& f, bool ok, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char* datarep,
               MPI_Info info);
 void atomicity_set(File& f, int flag);
-// Before a collective write reads f.ineligible (collective when a change is not agreed yet).
-void settle(File& f);
 void info_set(File& f, MPI_Info info);
 
 // Writes the gathered data of `f` through the engine (collective over f's group; a no-op on

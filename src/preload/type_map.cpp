@@ -44,7 +44,11 @@ struct Contents {
     for (MPI_Datatype& t : types) {
       int ni = 0, na = 0, nd = 0, c = 0;
       PMPI_Type_get_envelope(t, &ni, &na, &nd, &c);
-      if (c != MPI_COMBINER_NAMED) PMPI_Type_free(&t);
+      // Predefined types (named, and Fortran 90's parameterized ones) must not be freed.
+      if (c != MPI_COMBINER_NAMED && c != MPI_COMBINER_F90_REAL && c != MPI_COMBINER_F90_COMPLEX &&
+          c != MPI_COMBINER_F90_INTEGER) {
+        PMPI_Type_free(&t);
+      }
     }
   }
 };

@@ -117,6 +117,14 @@ def test_resizes_and_a_second_handle_write_the_same_file(seed: int, component: s
     prove([*fuzzer_args(seed, component), "--more"], component, tmp_path, ranks=3)
 
 
+def test_a_view_of_fortran_90_types_is_gathered(tmp_path: Path) -> None:
+    """Odd ranks tile their view with a Fortran 90 integer type (predefined: the layer decodes it
+    and must never free it, which crashed before). OMPIO only: ROMIO 3.2.1 itself frees the type
+    when it flattens the view (MPI_ERR_TYPE in MPI_Type_free without the layer)."""
+    report = prove(["ineligible", "f90", "{out}"], "ompio", tmp_path)
+    assert not passthrough_reasons(report), report
+
+
 # mode -> what its reason must mention
 INELIGIBLE = {
     "atomic": r"atomic",

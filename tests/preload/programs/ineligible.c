@@ -1,12 +1,14 @@
 /* Calls the drop-in layer must pass through to the real MPI-IO, each beside one ordinary collective
  * write (which it may take): atomic mode, the shared file pointer (MPI_File_write_ordered and its
  * split form), the external32 data representation, nonblocking collectives
- * (MPI_File_iwrite_all, MPI_File_iwrite_at_all). Used by the preload tests: the output must be the
+ * (MPI_File_iwrite_all, MPI_File_iwrite_at_all). Also (f90, not ineligible) a view that odd ranks tile
+ * with a Fortran 90 integer type (MPI_COMBINER_F90_INTEGER, a predefined type the layer must decode
+ * and never free). Used by the preload tests: the output must be the
  * same with and without the preload, and the preload's report must count each passed-through call
  * with its reason.
  *
  *   ineligible MODES OUTPUT     MODES: a comma-separated list of atomic, shared, external32,
- *                               nonblocking; or all
+ *                               nonblocking, f90; or all
  *
  * Every rank writes N ints in each of several regions, rank-interleaved through a vector view. */
 #include <mpi.h>
@@ -29,15 +31,19 @@ static void check(int err, const char* what) {
 }
 
 /* Region `region` of the file: ranks interleaved in blocks of 10 ints. */
-static void view(MPI_File fh, int region, int rank, int nprocs, const char* datarep) {
+static void view_of(MPI_File fh, int region, int rank, int nprocs, const char* datarep, MPI_Datatype element) {
   MPI_Datatype blocks, tiled;
-  MPI_Type_vector(N / 10, 10, 10 * nprocs, MPI_INT, &blocks);
+  MPI_Type_vector(N / 10, 10, 10 * nprocs, element, &blocks);
   MPI_Type_create_resized(blocks, 0, (MPI_Aint)N * nprocs * sizeof(int), &tiled);
   MPI_Type_commit(&tiled);
   MPI_Offset disp = (MPI_Offset)region * N * nprocs * sizeof(int) + (MPI_Offset)rank * 10 * sizeof(int);
   check(MPI_File_set_view(fh, disp, MPI_INT, tiled, datarep, MPI_INFO_NULL), "MPI_File_set_view");
   MPI_Type_free(&blocks);
   MPI_Type_free(&tiled);
+}
+
+static void view(MPI_File fh, int region, int rank, int nprocs, const char* datarep) {
+  view_of(fh, region, rank, nprocs, datarep, MPI_INT);
 }
 
 /* Whether `mode` (a comma-separated list, or "all") names `what`. */
@@ -112,6 +118,19 @@ int main(int argc, char** argv) {
     check(MPI_Wait(&req, &st), "MPI_Wait (iwrite_at_all)");
     ++region;
     free(more);
+  }
+  if (wants(mode, "f90")) {
+    MPI_Datatype f90 = MPI_INT; /* a 4-byte integer either way */
+    if (rank % 2 == 1) check(MPI_Type_create_f90_integer(9, &f90), "MPI_Type_create_f90_integer");
+    int size = 0;
+    MPI_Type_size(f90, &size);
+    if (size != (int)sizeof(int)) f90 = MPI_INT;
+    view_of(fh, region, rank, nprocs, "native", f90);
+    fill(buf, region++, rank);
+    check(MPI_File_write_all(fh, buf, N, MPI_INT, &st), "MPI_File_write_all (f90)");
+    fill(buf, region, rank);
+    check(MPI_File_write_at_all(fh, N, buf, N, MPI_INT, &st), "MPI_File_write_at_all (f90)");
+    ++region;
   }
   /* an ordinary collective write again after the ineligible ones */
   view(fh, region, rank, nprocs, "native");
