@@ -85,9 +85,10 @@ def test_e3sm_io_writes_the_same_files(path: str, component: str, tmp_path: Path
     exe, map_nc = root / "src" / "e3sm_io", root / "datasets" / "map_f_case_16p.nc"
 
     def argv(folder: Path) -> list[str]:
-        return [str(exe), str(map_nc), *api, "-o", str(folder / name)]
+        return [str(exe), str(map_nc), *api, "-k", "-o", str(folder / name)]
 
-    # E3SM-IO names its files after -o (one per history file): every file the plain run made
+    # E3SM-IO names its files after -o (one per history file, h0 and h1) and deletes them at exit
+    # unless -k: every file the plain run made
     both_ways(argv, 16, component, tmp_path, outputs=None, hdf5=hdf5)
 
 
