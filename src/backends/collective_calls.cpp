@@ -67,11 +67,13 @@ TwoPhaseGeometry two_phase_geometry(const Hints& in_effect) {
 
 uint64_t two_phase_rounds(MPI_Comm comm, const std::vector<CallSpan>& spans, const TwoPhaseGeometry& g) {
   const size_t n = spans.size();
+  // Every value below 2^63: MPICH 4.0.2's MPI_MIN orders 64-bit unsigned types as signed.
+  constexpr unsigned long long none = 0x7fffffffffffffffULL;
   std::vector<unsigned long long> lo(n), neg_hi(n), glo(n), gneg_hi(n);
   for (size_t i = 0; i < n; ++i) {
     const bool empty = spans[i].hi <= spans[i].lo;
-    lo[i] = empty ? ~0ULL : spans[i].lo;
-    neg_hi[i] = empty ? ~0ULL : ~0ULL - spans[i].hi;  // MIN of this is MAX of hi
+    lo[i] = empty ? none : spans[i].lo;
+    neg_hi[i] = empty ? none : none - spans[i].hi;  // MIN of this is MAX of hi
   }
   if (n > 0) {
     MPI_Allreduce(lo.data(), glo.data(), static_cast<int>(n), MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm);
@@ -80,8 +82,8 @@ uint64_t two_phase_rounds(MPI_Comm comm, const std::vector<CallSpan>& spans, con
   const uint64_t per_round = std::max<uint64_t>(1, g.aggregators) * std::max<uint64_t>(1, g.buffer_bytes);
   uint64_t rounds = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (glo[i] == ~0ULL) continue;  // nobody moved anything in this call
-    const uint64_t span = (~0ULL - gneg_hi[i]) - glo[i];
+    if (glo[i] == none) continue;  // nobody moved anything in this call
+    const uint64_t span = (none - gneg_hi[i]) - glo[i];
     rounds += std::max<uint64_t>(1, (span + per_round - 1) / per_round);
   }
   return rounds;
