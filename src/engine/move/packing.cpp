@@ -24,6 +24,25 @@ MPI_Datatype hindexed(const std::vector<int>& lengths, const std::vector<MPI_Ain
   return t;
 }
 
+// The group of transfers from xs[i] on that go to the same target (one operation when packed or
+// staged): its fields, its bytes, and whether its runs follow each other in the stream.
+PutGroup group_at(const std::vector<Transfer>& xs, size_t i, bool& contiguous_origin) {
+  size_t j = i + 1;
+  while (j < xs.size() && xs[j].target == xs[i].target) ++j;
+  PutGroup group;
+  group.target = xs[i].target;
+  group.displacement = xs[i].displacement;
+  group.stream_offset = xs[i].stream_offset;
+  group.first = i;
+  group.count = j - i;
+  contiguous_origin = true;
+  for (size_t k = i; k < j; ++k) {
+    group.bytes += xs[k].length;
+    if (k > i && xs[k].stream_offset != xs[k - 1].stream_offset + xs[k - 1].length) contiguous_origin = false;
+  }
+  return group;
+}
+
 }  // namespace
 
 PackedTransfers::PackedTransfers(std::vector<std::vector<Transfer>> by_round, uint64_t pack_from)
@@ -31,19 +50,9 @@ PackedTransfers::PackedTransfers(std::vector<std::vector<Transfer>> by_round, ui
   for (size_t g = 0; g < transfers_.size(); ++g) {
     const auto& xs = transfers_[g];
     for (size_t i = 0; i < xs.size();) {
-      size_t j = i + 1;
-      while (j < xs.size() && xs[j].target == xs[i].target) ++j;
-      PutGroup group;
-      group.target = xs[i].target;
-      group.displacement = xs[i].displacement;
-      group.stream_offset = xs[i].stream_offset;
-      group.first = i;
-      group.count = j - i;
       bool contiguous_origin = true;
-      for (size_t k = i; k < j; ++k) {
-        group.bytes += xs[k].length;
-        if (k > i && xs[k].stream_offset != xs[k - 1].stream_offset + xs[k - 1].length) contiguous_origin = false;
-      }
+      PutGroup group = group_at(xs, i, contiguous_origin);
+      const size_t j = i + group.count;
       if (pack_from > 0 && group.count >= pack_from && group.count > 1) {
         std::vector<int> lengths;
         std::vector<MPI_Aint> target_at, origin_at;
@@ -85,19 +94,12 @@ PackedTransfers::PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<st
     const auto& xs = transfers_[g];
     const uint64_t base = (g % nbuf) * plan.buffer_bytes;  // the displacements' round buffer
     for (size_t i = 0; i < xs.size();) {
-      size_t j = i + 1;
-      while (j < xs.size() && xs[j].target == xs[i].target) ++j;
-      PutGroup group;
-      group.target = xs[i].target;
-      group.stream_offset = xs[i].stream_offset;
-      group.first = i;
-      group.count = j - i;
-      group.places.reserve(j - i);
       bool contiguous_origin = true;
+      PutGroup group = group_at(xs, i, contiguous_origin);
+      const size_t j = i + group.count;
+      group.places.reserve(group.count);
       for (size_t k = i; k < j; ++k) {
-        group.bytes += xs[k].length;
         group.places.push_back({static_cast<uint32_t>(xs[k].displacement - base), static_cast<uint32_t>(xs[k].length)});
-        if (k > i && xs[k].stream_offset != xs[k - 1].stream_offset + xs[k - 1].length) contiguous_origin = false;
       }
       if (!contiguous_origin) {  // direct runs cut the stream: the origin side is a datatype
         std::vector<int> lengths;
