@@ -103,6 +103,27 @@ def test_json_in_a_missing_folder_fails_before_anything_is_written(tmp_path: Pat
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["info", "."],
+        ["info", "--tiers"],
+        ["plan", "ior", "-b", "16K", "-t", "4K", "-s", "2"],
+        ["advise", "--fs", "lustre", "--osts", "4", "--nodes", "1", "--ppn", "2", "--block-size", "1M"],
+        ["cost", "--loads", "1000,2000"],
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
+def test_json_of_info_plan_advise_cost_in_a_missing_folder_is_an_error_before_the_work(
+    tmp_path: Path, args: list[str]
+) -> None:
+    outcome = run_ranks(2, [*args, "--json", str(tmp_path / "no-such-folder" / "x.json")])
+    assert outcome.status == USAGE, outcome.stdout + outcome.stderr  # every rank agrees
+    assert "no-such-folder does not exist (nothing was written)" in outcome.stderr, outcome.stderr
+    printed = [line for line in outcome.stdout.splitlines() if not line.startswith("STRATA-RANK-EXIT")]
+    assert printed == [], printed  # before the work: no table printed
+
+
 def test_info_of_a_missing_path_is_an_error(tmp_path: Path) -> None:
     outcome = run_ranks(1, ["info", str(tmp_path / "nope")])
     assert outcome.status == USAGE and "does not exist" in outcome.stderr

@@ -152,6 +152,7 @@ int advise_command(const std::vector<std::string>& args, const Environment&) {
   collectively(comm, [&] {
     auto positional = o.parse(args);
     if (!positional.empty()) throw_usage("unexpected argument \"" + positional[0] + "\" (see strata advise --help)");
+    if (!o.help_requested() && o.given("json")) check_record_path(o.get("json"), "--json");
   });
   if (o.help_requested()) {
     if (rank == 0) std::printf("%s\noptions:\n%s", kAdviseUsage, o.help_text().c_str());

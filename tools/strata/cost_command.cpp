@@ -86,6 +86,7 @@ int cost_command(const std::vector<std::string>& args, const Environment&) {
   collectively(comm, [&] {
     auto positional = o.parse(args);
     if (!positional.empty()) throw_usage("unexpected argument \"" + positional[0] + "\" (see strata cost --help)");
+    if (!o.help_requested() && o.given("json")) check_record_path(o.get("json"), "--json");
   });
   if (o.help_requested()) {
     if (rank == 0) {

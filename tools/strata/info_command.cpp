@@ -261,6 +261,8 @@ int info_command(const std::vector<std::string>& args, const Environment& env) {
       throw_usage("strata info: " + positional[0] +
                   " does not exist (give a file or folder on the file system to examine)");
     }
+    // --json FILE's folder, checked on every rank before the work (info, --tiers, --probe)
+    if (!o.help_requested() && o.given("json")) check_record_path(o.get("json"), "--json");
   });
   if (o.help_requested()) {
     if (rank == 0) std::printf("%s\noptions:\n%s", kInfoUsage, o.help_text().c_str());

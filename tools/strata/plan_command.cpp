@@ -109,6 +109,7 @@ int plan_command(const std::vector<std::string>& args, const Environment&) {
     if (!extra.empty())
       throw_usage("unexpected argument \"" + extra[0] + "\" (see strata plan " + args[0] + " --help)");
     help = options.help_requested();
+    if (!help && options.given("json")) check_record_path(options.get("json"), "--json");
   });
   if (help) {
     if (rank == 0) std::fputs(plan_help(kernel).c_str(), stdout);
