@@ -6,7 +6,12 @@
 
 namespace strata::engine {
 
+uint64_t window_request_bytes(uint64_t bytes) {
+  return (bytes + kWindowAlignment - 1) / kWindowAlignment * kWindowAlignment;
+}
+
 Window::Window(MPI_Comm comm, uint64_t bytes) {
+  bytes = window_request_bytes(bytes);
   MPI_Info info;
   MPI_Info_create(&info);
   // No accumulate ordering is needed: rounds never overlap within a buffer.

@@ -15,10 +15,22 @@
 
 namespace strata::engine {
 
+// Every window segment is a whole number of these.
+constexpr uint64_t kWindowAlignment = 4096;
+
+// The bytes a rank asks MPI_Win_allocate for: `bytes` rounded up to whole pages. MPICH 4.0.2
+// lays a node's segments end to end in one shared mapping and hands each rank the address after
+// the lower ranks' sizes, but its one-sided operations address that rank from the same sum rounded
+// down to 16 bytes: at a rank whose lower ranks' sizes do not add up to a multiple of 16, puts
+// land up to 15 bytes before where the rank reads them (staged writes' buffers of S_buff plus an odd
+// number of 8-byte runs did). MPI promises no alignment of the segments, so the engine asks only
+// for whole pages, under every MPI.
+uint64_t window_request_bytes(uint64_t bytes);
+
 class Window {
  public:
   Window() = default;
-  // Collective over `comm`.
+  // Collective over `comm`: at least `bytes` here (window_request_bytes(bytes) from MPI).
   Window(MPI_Comm comm, uint64_t bytes);
   // Collective over `comm`: exposes `memory` (null: nothing) and owns it.
   Window(MPI_Comm comm, std::unique_ptr<TierMemory> memory);
