@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
   for (const auto& [name, bytes] : cases) puts_land_where_aimed(bytes, name);
   // Some ranks aggregate (odd sizes, in several), the others expose nothing.
   std::vector<uint64_t> mixed(static_cast<size_t>(size), 0);
-  for (int r = 0; r < size; ++r) mixed[static_cast<size_t>(r)] = r % 3 == 2 ? 0 : 4096 * static_cast<uint64_t>(r + 1) + 8;
+  for (int r = 0; r < size; ++r)
+    mixed[static_cast<size_t>(r)] = r % 3 == 2 ? 0 : 4096 * static_cast<uint64_t>(r + 1) + 8;
   puts_land_where_aimed(mixed, "some ranks without memory");
 
   int any = 0;
