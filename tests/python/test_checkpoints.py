@@ -30,7 +30,11 @@ def test_a_file_per_checkpoint_each_timed_and_verified(tmp_path: Path) -> None:
     record = json.loads((tmp_path / "r.json").read_text())
     per_checkpoint = record["params"]["bytes_per_checkpoint"]
     assert per_checkpoint == 12**3 * (11 + 3 + 1 + 1) * 8
-    assert sorted(p.name for p in tmp_path.glob("s3d.dat*")) == ["s3d.dat.step000002", "s3d.dat.step000004"]
+    assert sorted(p.name for p in tmp_path.glob("s3d.dat*")) == [
+        "s3d.dat.step000002",
+        "s3d.dat.step000004",
+        "s3d.dat.strata-run.json",  # the run record strata verify reads (docs/running.md)
+    ]
     for name in ("s3d.dat.step000002", "s3d.dat.step000004"):
         assert (tmp_path / name).stat().st_size == per_checkpoint
     rep = record["repetitions"][0]

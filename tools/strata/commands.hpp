@@ -8,6 +8,8 @@
 
 #include <vector>
 #include "common/process_memory.hpp"
+#include "run/run_options.hpp"
+#include "run/run_record.hpp"
 
 namespace strata::cli {
 
@@ -32,6 +34,14 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
 // strata exec [options] -- PROGRAM ARGS...: before MPI_Init; execs PROGRAM with the drop-in
 // layer preloaded (returns only on an error).
 int exec_command(int argc, char** argv);
+
+// The run record `strata run` leaves beside an output it wrote without an engine index (every
+// backend but strata): OUTPUT.strata-run.json, with the run's arguments, its rank count and each
+// file's size, what `strata verify OUTPUT` checks the output against (verify_command.cpp).
+std::string run_record_path(const std::string& output);
+// Rank 0, after strata::run: writes that record for a successful write of `args` (the arguments
+// of strata run); nothing for the engine (its index is its record), node-local files or a read.
+void write_run_record_beside(const std::vector<std::string>& args, const RunOptions& o, const RunRecord& record);
 
 // A record file a command will write at its end (--json): its folder exists and is writable, it is
 // not a folder. Local (run it inside `collectively`, before the work); a usage or runtime Error.

@@ -267,6 +267,7 @@ int replay_command(const std::vector<std::string>& args, const Environment& env)
     RunOptions options;
     collectively(comm, [&] { options = RunOptions::parse(write_args); });
     replays.emplace_back(backend, run(options, comm, run_env));
+    if (rank == 0) write_run_record_beside(write_args, options, replays.back().second);
     // The job's reads, phase by phase, from the output just written (read alone: no write first).
     reads.emplace_back();
     if (replays.back().second.failure) continue;

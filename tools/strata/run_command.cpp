@@ -2,10 +2,12 @@
 // writes the record (--json) and prints its table.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "backends/backend.hpp"
 #include "commands.hpp"
@@ -53,7 +55,72 @@ std::string application_kernel_help(const AppKernel& k) {
   return text;
 }
 
+// The files of an output written at `output`: everything under it when it is a folder (an
+// application kernel's tree), else it and the files beside it named NAME.* (files per process or
+// per node, checkpoints), without Strata's own records. Paths relative to its folder.
+nlohmann::json output_files(const std::filesystem::path& output) {
+  namespace fs = std::filesystem;
+  const fs::path folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
+  const std::string name = output.filename().string();
+  std::vector<std::pair<std::string, uint64_t>> found;
+  std::error_code ec;
+  auto add = [&](const fs::path& p) {
+    if (p.filename().string().find(".strata-") != std::string::npos || !fs::is_regular_file(p, ec)) return;
+    found.emplace_back(fs::relative(p, folder, ec).string(), fs::file_size(p, ec));
+  };
+  if (fs::is_directory(output, ec)) {
+    for (const auto& e : fs::recursive_directory_iterator(output, ec)) add(e.path());
+  } else {
+    for (const auto& e : fs::directory_iterator(folder, ec)) {
+      const std::string n = e.path().filename().string();  // NAME, NAME.00000001, NAME.step000002
+      if (n.rfind(name, 0) == 0 && (n.size() == name.size() || n[name.size()] == '.')) add(e.path());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& [path, bytes] : found) files.push_back({{"path", path}, {"bytes", bytes}});
+  return files;
+}
+
 }  // namespace
+
+std::string run_record_path(const std::string& output) { return output + ".strata-run.json"; }
+
+// Rank 0, after a write that verified or was not asked to: OUTPUT.strata-run.json (see
+// run_record_path). Not for the engine (its index is the record) nor node-local files (elsewhere).
+// A record that cannot be written is a warning: the output itself is whole.
+void write_run_record_beside(const std::vector<std::string>& args, const RunOptions& o, const RunRecord& record) {
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  const nlohmann::json& h = record.header;
+  if (!o.writes() || record.failure || o.node_local || (o.kind() == KernelKind::decomposition && o.backend == "strata"))
+    return;
+  const std::string output = h.value("output", "");
+  if (output.empty()) return;
+  const nlohmann::json doc = {
+      {"written_by", "strata run"},
+      {"about",
+       "the run that wrote this output: `strata verify OUTPUT` checks each file's size, the structure and "
+       "the values against it"},
+      {"args", args},
+      {"cwd", cwd},  // where the run's relative paths (--trace, --maps, ...) start
+      {"ranks", h["ranks"]},
+      {"kernel", h["kernel"]},
+      {"kernel_kind", h["kernel_kind"]},
+      {"backend", h["backend"]},
+      {"output", output},
+      {"layout", h.value("layout", "")},
+      {"global_bytes", h.value("global_bytes", nlohmann::json(nullptr))},
+      {"timestamp", h["timestamp"]},
+      {"files", output_files(output)},
+  };
+  std::ofstream out(run_record_path(output));
+  out << doc.dump(2) << "\n";
+  if (!out) {
+    std::fprintf(stderr, "strata: warning: cannot write the run record %s (strata verify cannot check %s)\n",
+                 run_record_path(output).c_str(), output.c_str());
+  }
+}
 
 void check_record_path(const std::string& path, const std::string& what) {
   const std::filesystem::path p(path);
@@ -103,6 +170,7 @@ int run_command(const std::vector<std::string>& args, const Environment& env) {
     out << to_json(record).dump(2) << "\n";
     if (!out) throw_system("cannot write the JSON record \"" + options.json + "\"", errno);
   });
+  if (rank == 0) write_run_record_beside(args, options, record);
   if (rank == 0 && !options.quiet) {
     std::fputs(to_table(record).c_str(), stdout);
     if (!record.kernel_text.empty()) std::fputs(("\n" + record.kernel_text).c_str(), stdout);
