@@ -90,6 +90,101 @@ def test_verify_passes_a_good_output_and_names_damage(
     assert short.status == RUNTIME and "short" in short.stdout and str(target) in short.stdout, short.stdout
 
 
+# ---- strata verify: every backend's output, from the run record beside it ---------------------
+
+# (backend, extra run arguments): the outputs `make demo` and the README's commands write.
+RECORDED_KINDS = [
+    ("posix", []),
+    ("posix", ["-F"]),
+    ("mpiio-coll", []),
+    ("mpiio-ind", []),
+    ("hdf5", []),
+    ("pnetcdf", []),
+]
+
+
+def verify_report(np: int, path: Path) -> tuple[int, dict]:
+    outcome = run_ranks(np, ["verify", str(path), "--json"])
+    text = outcome.stdout
+    return outcome.status, json.loads(text[text.index("{") : text.rindex("}") + 1])
+
+
+@pytest.mark.parametrize(
+    "backend, extra", RECORDED_KINDS, ids=[b + (" " + " ".join(e) if e else "") for b, e in RECORDED_KINDS]
+)
+def test_verify_checks_any_backends_output_against_its_run_record(
+    tmp_path: Path, backend: str, extra: list[str]
+) -> None:
+    if backend not in built_backends():
+        pytest.skip(f"backend {backend} is not built in")
+    out = tmp_path / "o"
+    strata_ok(2, [*IOR, "--backend", backend, "--output", str(out), "--quiet", *extra])
+    assert Path(f"{out}.strata-run.json").exists()
+    # On 1 rank: a shared file is read back whole; files per process only by as many ranks as wrote them.
+    status, report = verify_report(1, out)
+    assert status == 0 and report["ok"], report
+    assert any("at the size it wrote" in c for c in report["checked"]), report
+    if extra == ["-F"]:
+        assert any("mpirun -np 2 strata verify" in n for n in report["not_checked"]), report
+        status, report = verify_report(2, out)
+        assert status == 0, report
+    assert any("compared with the kernel's generator" in c for c in report["checked"]), report
+    if backend in ("hdf5", "pnetcdf"):
+        assert any("structure" in c for c in report["checked"]), report
+        assert report["not_checked"], report  # the container's metadata: said, not failed
+
+
+@pytest.mark.parametrize("backend", ["posix", "hdf5", "pnetcdf"])
+def test_verify_names_a_flipped_data_byte_and_a_truncation_without_an_index(tmp_path: Path, backend: str) -> None:
+    if backend not in built_backends():
+        pytest.skip(f"backend {backend} is not built in")
+    out = tmp_path / "o"
+    strata_ok(2, [*IOR, "--backend", backend, "--output", str(out), "--quiet"])
+    raw = bytearray(out.read_bytes())
+    size = len(raw)
+    at = size - 5000  # in the data: a container's header comes first
+    raw[at] ^= 0x40
+    out.write_bytes(bytes(raw))
+    flipped = run_ranks(2, ["verify", str(out)])
+    assert flipped.status == RUNTIME, flipped.stdout + flipped.stderr
+    assert "data" in flipped.stdout and 'variable "ior" element' in flipped.stdout, flipped.stdout
+    raw[at] ^= 0x40
+    out.write_bytes(bytes(raw))
+    assert run_ranks(1, ["verify", str(out)]).status == 0
+    if backend == "hdf5":  # its signature damaged: HDF5 cannot open it
+        raw[1] ^= 0x40
+        out.write_bytes(bytes(raw))
+        broken = run_ranks(1, ["verify", str(out)])
+        assert broken.status == RUNTIME and "structure" in broken.stdout, broken.stdout
+        raw[1] ^= 0x40
+        out.write_bytes(bytes(raw))
+    os.truncate(out, size - 4096)
+    short = run_ranks(1, ["verify", str(out)])
+    assert short.status == RUNTIME, short.stdout
+    assert f"short (truncated): {size - 4096} bytes, the run wrote {size}" in short.stdout, short.stdout
+
+
+def test_verify_of_one_file_of_an_output_and_of_an_application_kernels_output(tmp_path: Path) -> None:
+    # A checkpoint (PATH.step<N>) is checked with its run's record.
+    strata_ok(2, ["run", "s3d", "--grid", "8x8x8", "--steps", "2", "--interval", "1", "--backend", "posix",
+                  "--output", str(tmp_path / "s"), "--quiet"])  # fmt: skip
+    status, report = verify_report(1, tmp_path / "s.step000001")
+    assert status == 0 and len(report["files"]) == 2, report
+    (tmp_path / "s.step000002").unlink()
+    status, report = verify_report(1, tmp_path / "s.step000001")
+    assert status == RUNTIME and report["problems"][0]["kind"] == "missing", report
+    # An application kernel's files: sizes on any rank count, values by as many ranks as wrote them.
+    strata_ok(2, ["run", "mslio", "--ccross", "1", "--subelements", "8", "--output", str(tmp_path / "m"), "--quiet"])
+    status, report = verify_report(1, tmp_path / "m")
+    assert status == 0 and any("mpirun -np 2" in n for n in report["not_checked"]), report
+    status, report = verify_report(2, tmp_path / "m")
+    assert status == 0 and any("generator" in c for c in report["checked"]), report
+    # Neither an index nor a run record: nothing can be checked, which is a failure.
+    (tmp_path / "stranger").write_bytes(b"x" * 100)
+    outcome = run_ranks(1, ["verify", str(tmp_path / "stranger")])
+    assert outcome.status == RUNTIME and "nothing can be checked" in outcome.stdout, outcome.stdout
+
+
 # ---- errors before the work -----------------------------------------------------------------
 
 

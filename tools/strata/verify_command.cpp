@@ -1,12 +1,17 @@
 // strata verify PATH: checks an engine output against its index — the index is there and
 // parses, every file it lists exists at its size, every chunk checksum (XXH3-64) matches — and
-// reports uncommitted writes (.strata-partial files) and interrupted commits. Rank 0 checks the
+// reports uncommitted writes (.strata-partial files) and interrupted commits. An output without an
+// index is checked against the run record strata run left beside it (sizes, then read back and
+// compared with the kernel's generator). Rank 0 checks the
 // index and the files' sizes; the checksums are computed by all ranks, chunks shared out.
 #include <mpi.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -18,6 +23,7 @@
 #include "engine/commit.hpp"
 #include "engine/drain_job.hpp"
 #include "engine/output_index.hpp"
+#include "run/run.hpp"
 #include "strata/strata.hpp"
 #ifdef STRATA_HAVE_HDF5
 #include "common/hdf5_handles.hpp"
@@ -44,6 +50,13 @@ const char* kHelp =
     "that did not finish (hint strata_drain, PATH.strata-drain.json) leaves the previous output whole:\n"
     "the report says so, how many partitions were copied, and whether the node-local copy can still\n"
     "finish it (`strata drain PATH`).\n"
+    "An output with no index (every backend but strata, an application kernel) is checked against the\n"
+    "run record `strata run` left beside it, PATH.strata-run.json: every file the run wrote is there at\n"
+    "the size it wrote, and the output is read back as `strata run ... --read --verify` would: an HDF5\n"
+    "or netCDF file opens and holds the kernel's datasets, and every value equals the kernel's generated\n"
+    "one. A shared file is read by any number of ranks; files per process or per node and an\n"
+    "application kernel's files only by as many ranks as wrote them (else their sizes only, said).\n"
+    "PATH may also be one file of such an output (PATH.00000001, PATH.step000002).\n"
     "Exit status 0 when the committed output is good, 1 when not. Runs on any number of ranks.\n"
     "\n"
     "  --json      one JSON object on stdout instead of the report\n"
@@ -225,7 +238,9 @@ void check_index(const std::string& path, bool complete, nlohmann::json& report,
   }
   for (const std::string& p : partials) report["uncommitted"].push_back(p);
   if (!index) {
-    problems.push_back(problem("index", index_path(path), "no index: not an output the engine committed"));
+    problems.push_back(problem("index", index_path(path),
+                               "no index (" + index_path(path) + ") and no run record (" + run_record_path(path) +
+                                   "): written neither by the engine nor by strata run, so nothing can be checked"));
     return;
   }
   report["index"] = {{"path", index_path(path)},
@@ -351,7 +366,11 @@ void share(MPI_Comm comm, int rank, Checked& checked) {
 
 void print_report(const std::string& path, const nlohmann::json& report) {
   const auto& problems = report["problems"];
-  if (problems.empty()) {
+  if (problems.empty() && report.contains("run_record")) {
+    std::printf("strata verify: %s: OK (%zu file(s), checked against the run record %s)\n", path.c_str(),
+                report["files"].size(), report["run_record"].get<std::string>().c_str());
+    for (const auto& c : report["checked"]) std::printf("  checked: %s\n", c.get<std::string>().c_str());
+  } else if (problems.empty()) {
     const auto& ix = report["index"];
     if (ix["checksum_chunk"].get<uint64_t>() > 0) {
       std::printf("strata verify: %s: OK (%zu file(s), %s declared, checksums of %s chunks match)\n", path.c_str(),
@@ -401,6 +420,166 @@ void print_report(const std::string& path, const nlohmann::json& report) {
   }
 }
 
+// ---- an output without an engine index, checked against the run record beside it -------------
+
+// The run record for PATH: PATH.strata-run.json, or the record of an output PATH is one file of (a
+// file per process, per node, a checkpoint: PATH with suffixes dropped), listing PATH. "" if none.
+std::string find_run_record(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(run_record_path(path), ec)) return run_record_path(path);
+  const fs::path p(path);
+  const std::string name = p.filename().string();
+  for (size_t dot = name.rfind('.'); dot != std::string::npos && dot > 0; dot = name.rfind('.', dot - 1)) {
+    const fs::path candidate = p.parent_path() / name.substr(0, dot);
+    const std::string record = run_record_path(candidate.string());
+    if (!fs::exists(record, ec)) continue;
+    try {
+      std::ifstream in(record);
+      const nlohmann::json rec = nlohmann::json::parse(in);
+      for (const auto& f : rec.at("files")) {
+        if (f.at("path").get<std::string>() == name) return record;
+      }
+    } catch (const std::exception&) {
+      return record;  // a damaged record is reported where it is read
+    }
+    if (dot == 0) break;
+  }
+  return "";
+}
+
+// The run record's output: beside the record, wherever the run was started from.
+std::string recorded_output(const std::string& record) {
+  return record.substr(0, record.size() - std::string(".strata-run.json").size());
+}
+
+// Rank 0: the record parses; every file it lists is there at its size. Returns whether the
+// values can be read back (no file missing or of another size).
+bool check_run_record(const std::string& record_path, const nlohmann::json& rec, nlohmann::json& report) {
+  auto& problems = report["problems"];
+  auto& checks = report["checked"];
+  const std::filesystem::path folder = std::filesystem::path(record_path).parent_path();
+  checks.push_back("every file the run wrote is present, at the size it wrote");
+  bool whole = true;
+  for (const auto& f : rec.at("files")) {
+    const std::string file = (folder / f.at("path").get<std::string>()).string();
+    const uint64_t bytes = f.at("bytes").get<uint64_t>();
+    nlohmann::json entry = {{"path", file}};
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+      problems.push_back(problem("missing", file, "written by the run (" + record_path + ") but missing"));
+      entry["status"] = "missing";
+      whole = false;
+    } else if (static_cast<uint64_t>(st.st_size) != bytes) {
+      const uint64_t have = static_cast<uint64_t>(st.st_size);
+      problems.push_back(problem("size", file,
+                                 std::string(have < bytes ? "short (truncated)" : "long") + ": " +
+                                     std::to_string(have) + " bytes, the run wrote " + std::to_string(bytes)));
+      entry["status"] = "size";
+      entry["bytes"] = have;
+      whole = false;
+    } else {
+      entry["status"] = "ok";
+      entry["bytes"] = bytes;
+    }
+    report["files"].push_back(entry);
+  }
+  return whole;
+}
+
+// Every rank: the output read back as `strata run ... --read --verify` would, by the ranks here (a
+// decomposition kernel: each an even share of what the writers wrote; an application kernel: only
+// at the writers' rank count). Problems into `report` on rank 0.
+void check_run_values(MPI_Comm comm, const std::string& record_path, const nlohmann::json& rec, bool whole,
+                      nlohmann::json& report) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::string output = recorded_output(record_path);
+  const uint64_t writers = rec.at("ranks").get<uint64_t>();
+  const bool application = rec.value("kernel_kind", "") == "application";
+  const std::string kernel = rec.value("kernel", "");
+  const std::string backend = rec.value("backend", "");
+  const bool hdf5 = backend == "hdf5";
+  const bool netcdf = backend == "pnetcdf";
+  auto& checks = report["checked"];
+  auto& unchecked = report["not_checked"];
+  if (!whole) {
+    unchecked.push_back("the values: a file is missing or of another size than the run wrote (above)");
+    return;
+  }
+  RunOptions o;
+  std::optional<Error> failed = caught([&] { o = RunOptions::parse(rec.at("args").get<std::vector<std::string>>()); });
+  // Files of their own (an application kernel's, files per process or per node) are read back by
+  // as many ranks as wrote them; a shared file by any number, each an even share.
+  const bool own_files = application || (!failed && o.layout() != Layout::shared);
+  if (!failed && own_files && writers != static_cast<uint64_t>(size)) {
+    unchecked.push_back(
+        "the values: " +
+        (application ? kernel + " writes its own files, which" : std::string("files per process or per node, which")) +
+        " only as many ranks as wrote them read back: `mpirun -np " + std::to_string(writers) + " strata verify " +
+        report["path"].get<std::string>() + "` checks them");
+    return;
+  }
+  if (!failed)
+    failed = caught([&] {
+      o.output = output;
+      o.write = false;
+      o.read = true;
+      o.verify = true;
+      o.writer_ranks = own_files ? 0 : writers;
+      o.repetitions = 1;
+      o.json.clear();
+      o.quiet = true;
+      o.reorder_tasks = 0;
+      o.reorder_by_node = false;
+      o.drop_caches = false;
+      o.io.fsync = false;
+      o.io.fsync_per_write = false;
+      o.io.direct = false;
+      o.io.deadline.clear();
+    });
+  std::optional<RunRecord> read;
+  std::optional<Error> error = failed;
+  if (!failed) {
+    // The run's relative paths (--trace, --maps) start where it ran; the output is where it is now.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path here = fs::current_path(ec);
+    o.output = fs::absolute(o.output, ec).string();
+    const std::string ran_in = rec.value("cwd", "");
+    const bool move = !ran_in.empty() && fs::is_directory(ran_in, ec) && ::chdir(ran_in.c_str()) == 0;
+    try {
+      read = run(o, comm);
+    } catch (const Error& e) {  // thrown on every rank alike
+      error = e;
+    }
+    if (move && ::chdir(here.c_str()) != 0) error = Error(ErrorKind::runtime, "cannot return to " + here.string());
+  }
+  if (rank != 0) return;
+  auto& problems = report["problems"];
+  if (error) {
+    problems.push_back(problem(hdf5 || netcdf ? "structure" : "read", output, error->what()));
+    return;
+  }
+  if (hdf5) checks.push_back("its HDF5 structure: HDF5 opens it and finds each dataset of the kernel by name");
+  if (netcdf) checks.push_back("its netCDF structure: its header parses and holds each variable of the kernel");
+  if (read->failure) {
+    problems.push_back(problem("data", output, "a value read back differs from the kernel's: " + *read->failure));
+    return;
+  }
+  checks.push_back("every value written, read back and compared with the kernel's generator (" + kernel +
+                   (application ? "" : " through " + backend) + ", seed " +
+                   read->header["params"].value("seed", nlohmann::json(1)).dump() + ")");
+  if (hdf5) {
+    unchecked.push_back("HDF5's metadata beyond what opening the file and its datasets reads (attributes, free space)");
+  } else if (netcdf) {
+    unchecked.push_back("the netCDF header beyond the variables' definitions (attributes)");
+  } else if (!application) {
+    unchecked.push_back("bytes no element of the kernel's decomposition covers, where it has holes (a map's)");
+  }
+}
+
 }  // namespace
 
 int verify_command(const std::vector<std::string>& args, const Environment&) {
@@ -435,6 +614,46 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
                            {"index", nullptr},
                            {"checked", nlohmann::json::array()},
                            {"not_checked", nlohmann::json::array()}};
+  // No engine index (every backend but strata): the run record `strata run` left beside the output.
+  std::string record_path;
+  {
+    std::error_code ec;
+    if (!std::filesystem::exists(index_path(path), ec) && !std::filesystem::exists(engine::intent_path(path), ec))
+      record_path = find_run_record(path);
+  }
+  if (!record_path.empty()) {
+    report["run_record"] = record_path;
+    nlohmann::json rec;
+    int whole = 0;
+    const std::optional<Error> bad = caught([&] {
+      std::ifstream in(record_path);
+      rec = nlohmann::json::parse(in);
+      (void)rec.at("args"), (void)rec.at("ranks"), (void)rec.at("files");
+    });
+    if (bad) {
+      if (rank == 0)
+        report["problems"].push_back(problem("record", record_path, std::string("unreadable: ") + bad->what()));
+    } else {
+      collectively(comm, [&] {
+        if (rank == 0) whole = check_run_record(record_path, rec, report) ? 1 : 0;
+      });
+      MPI_Bcast(&whole, 1, MPI_INT, 0, comm);
+      check_run_values(comm, record_path, rec, whole != 0, report);
+    }
+    int status = 0;
+    if (rank == 0) {
+      report["ok"] = report["problems"].empty();
+      report["uncommitted_write"] = false;
+      if (json) {
+        std::printf("%s\n", report.dump(2).c_str());
+      } else {
+        print_report(path, report);
+      }
+      status = report["problems"].empty() ? 0 : static_cast<int>(ErrorKind::runtime);
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    return status;
+  }
   Checked checked;
   collectively(comm, [&] {
     if (rank == 0) check_index(path, complete, report, checked);
