@@ -164,6 +164,15 @@ def test_verify_names_a_flipped_data_byte_and_a_truncation_without_an_index(tmp_
     assert f"short (truncated): {size - 4096} bytes, the run wrote {size}" in short.stdout, short.stdout
 
 
+def test_verify_reads_files_per_node_back_on_the_nodes_that_wrote_them(tmp_path: Path) -> None:
+    out = tmp_path / "n"
+    args = [*IOR, "--backend", "posix", "--file-per-node", "--output", str(out), "--quiet"]
+    strata_ok(4, args, env={"STRATA_NODE_MAP": "0,1,1,1"})  # files of 32 and 96 KiB
+    status, report = verify_report(4, out)  # no virtual nodes here: the record's map is used
+    assert status == 0 and any("generator" in c for c in report["checked"]), report
+    assert [f["bytes"] for f in report["files"]] == [32768, 98304], report
+
+
 def test_verify_of_one_file_of_an_output_and_of_an_application_kernels_output(tmp_path: Path) -> None:
     # A checkpoint (PATH.step<N>) is checked with its run's record.
     strata_ok(2, ["run", "s3d", "--grid", "8x8x8", "--steps", "2", "--interval", "1", "--backend", "posix",

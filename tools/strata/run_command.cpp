@@ -110,6 +110,7 @@ void write_run_record_beside(const std::vector<std::string>& args, const RunOpti
       {"backend", h["backend"]},
       {"output", output},
       {"layout", h.value("layout", "")},
+      {"node_map", h.value("node_map", nlohmann::json(nullptr))},  // files per node follow it
       {"global_bytes", h.value("global_bytes", nlohmann::json(nullptr))},
       {"timestamp", h["timestamp"]},
       {"files", output_files(output)},

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -549,10 +550,33 @@ void check_run_values(MPI_Comm comm, const std::string& record_path, const nlohm
     o.output = fs::absolute(o.output, ec).string();
     const std::string ran_in = rec.value("cwd", "");
     const bool move = !ran_in.empty() && fs::is_directory(ran_in, ec) && ::chdir(ran_in.c_str()) == 0;
+    // Files per node of virtual nodes: read back by the ranks of the nodes that wrote them.
+    std::optional<std::string> nodes_were[2];
+    const char* const kNodeVars[2] = {"STRATA_NODE_MAP", "STRATA_RANKS_PER_NODE"};
+    const nlohmann::json map = rec.value("node_map", nlohmann::json::object());
+    const bool virtual_nodes = own_files && map.value("virtual", false) && map.contains("node_of_rank");
+    if (virtual_nodes) {
+      std::string ids;
+      for (const auto& n : map["node_of_rank"]) ids += (ids.empty() ? "" : ",") + n.dump();
+      for (int k = 0; k < 2; ++k) {
+        if (const char* v = std::getenv(kNodeVars[k]); v != nullptr) nodes_were[k] = v;
+      }
+      ::unsetenv(kNodeVars[1]);
+      ::setenv(kNodeVars[0], ids.c_str(), 1);
+    }
     try {
       read = run(o, comm);
     } catch (const Error& e) {  // thrown on every rank alike
       error = e;
+    }
+    if (virtual_nodes) {
+      for (int k = 0; k < 2; ++k) {
+        if (nodes_were[k]) {
+          ::setenv(kNodeVars[k], nodes_were[k]->c_str(), 1);
+        } else {
+          ::unsetenv(kNodeVars[k]);
+        }
+      }
     }
     if (move && ::chdir(here.c_str()) != 0) error = Error(ErrorKind::runtime, "cannot return to " + here.string());
   }
