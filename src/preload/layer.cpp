@@ -376,7 +376,7 @@ int flush_one(File& f) {
   f.dirty = false;
   f.since_check = 0;
   Counters& c = counters();
-  uint64_t mine[2] = {f.pending.end(), f.pending.bytes()}, all[2] = {0, 0};
+  uint64_t mine[2] = {f.pending.end(), f.pending.held()}, all[2] = {0, 0};
   PMPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, f.group->comm);
   const uint64_t calls = f.pending_calls;
   f.pending_calls = 0;
@@ -490,14 +490,14 @@ int after_collective_write(File& f, int rc) {
   f.dirty = true;
   if (++f.since_check >= kCheckEvery) {
     f.since_check = 0;
-    uint64_t mine = f.pending.bytes(), most = 0;
+    uint64_t mine = f.pending.held(), most = 0;
     PMPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, f.group->comm);
     if (most >= budget()) {
       ++counters().budget_flushes;
       const int flushed = flush_collective(f);
       if (rc == MPI_SUCCESS) rc = flushed;
     }
-  } else if (f.pending.bytes() >= 2 * budget()) {
+  } else if (f.pending.held() >= 2 * budget()) {
     const int flushed = flush_alone(f);
     if (rc == MPI_SUCCESS) rc = flushed;
   }

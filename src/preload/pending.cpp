@@ -3,12 +3,49 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <map>
 
 namespace strata::preload {
 
 namespace {
+
 constexpr uint64_t kBlock = uint64_t{8} << 20;
+
+struct Piece {
+  uint64_t length = 0;
+  const char* data = nullptr;
+};
+
+// Writes run [offset, offset + length) over the disjoint runs of m: the bytes it overlaps are cut
+// out of them (the later write wins).
+void overwrite(std::map<uint64_t, Piece>& m, uint64_t offset, uint64_t length, const char* data) {
+  const uint64_t end = offset + length;
+  auto it = m.lower_bound(offset);
+  if (it != m.begin()) {
+    auto prev = std::prev(it);
+    const uint64_t pend = prev->first + prev->second.length;
+    if (pend > offset) {
+      if (pend > end)  // the new run lies inside: the tail stays a run of its own
+        m.emplace(end, Piece{pend - end, prev->second.data + (end - prev->first)});
+      prev->second.length = offset - prev->first;
+    }
+  }
+  it = m.lower_bound(offset);
+  while (it != m.end() && it->first < end) {
+    const uint64_t rend = it->first + it->second.length;
+    if (rend <= end) {  // wholly replaced
+      it = m.erase(it);
+    } else {  // its head is replaced: the rest stays
+      const Piece rest{rend - end, it->second.data + (end - it->first)};
+      m.erase(it);
+      m.emplace(end, rest);
+      break;
+    }
+  }
+  m.emplace(offset, Piece{length, data});
 }
+
+}  // namespace
 
 const char* PendingRuns::keep(const char* data, uint64_t length) {
   if (length > tail_left_) {
@@ -24,120 +61,83 @@ const char* PendingRuns::keep(const char* data, uint64_t length) {
   return at;
 }
 
-void PendingRuns::to_map() {
-  for (const Run& r : ordered_) runs_.emplace_hint(runs_.end(), r.offset, Piece{r.length, r.data});
-  ordered_ = {};
-  mapped_ = true;
-}
-
 void PendingRuns::insert(uint64_t offset, uint64_t length, const char* source) {
   if (length == 0) return;
-  if (!mapped_) {
-    if (ordered_.empty() || offset >= ordered_.back().offset + ordered_.back().length) {
-      const char* data = keep(source, length);
-      bytes_ += length;
-      Run* last = ordered_.empty() ? nullptr : &ordered_.back();
-      if (last != nullptr && last->offset + last->length == offset && last->data + last->length == data) {
-        last->length += length;
-      } else {
-        ordered_.push_back({offset, length, data});
-      }
-      return;
-    }
-    to_map();  // a run before the end: overlaps and order need the map from now on
-  }
-  if (runs_.empty() || offset >= end()) {  // past everything gathered: no search
-    const char* data = keep(source, length);
-    bytes_ += length;
-    if (!runs_.empty()) {
-      auto& last = *runs_.rbegin();
-      if (last.first + last.second.length == offset && last.second.data + last.second.length == data) {
-        last.second.length += length;
-        return;
-      }
-    }
-    runs_.emplace_hint(runs_.end(), offset, Piece{length, data});
-    return;
-  }
   const char* data = keep(source, length);
-  const uint64_t end = offset + length;
-  // Cut what the new run overlaps out of the existing runs.
-  auto it = runs_.lower_bound(offset);
-  if (it != runs_.begin()) {
-    auto prev = std::prev(it);
-    const uint64_t pend = prev->first + prev->second.length;
-    if (pend > offset) {
-      if (pend > end) {  // the new run lies inside: the tail stays a run of its own
-        runs_.emplace(end, Piece{pend - end, prev->second.data + (end - prev->first)});
-      }
-      bytes_ -= std::min(pend, end) - offset;
-      prev->second.length = offset - prev->first;
-    }
-  }
-  it = runs_.lower_bound(offset);
-  while (it != runs_.end() && it->first < end) {
-    const uint64_t rend = it->first + it->second.length;
-    if (rend <= end) {  // wholly replaced
-      bytes_ -= it->second.length;
-      it = runs_.erase(it);
-    } else {  // its head is replaced: the rest stays
-      const Piece rest{rend - end, it->second.data + (end - it->first)};
-      bytes_ -= end - it->first;
-      runs_.erase(it);
-      runs_.emplace(end, rest);
-      break;
-    }
-  }
   bytes_ += length;
-  // Merged with the run it continues, on the file and in the arena.
-  auto next = runs_.lower_bound(offset);
-  if (next != runs_.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second.length == offset && prev->second.data + prev->second.length == data) {
-      prev->second.length += length;
-      return;
+  if (sorted_ && (runs_.empty() || offset >= end_)) {  // past everything gathered: an append
+    Run* last = runs_.empty() ? nullptr : &runs_.back();
+    if (last != nullptr && last->offset + last->length == offset && last->data + last->length == data) {
+      last->length += length;
+    } else {
+      runs_.push_back({offset, length, data});
+    }
+  } else {
+    runs_.push_back({offset, length, data});
+    sorted_ = false;
+  }
+  end_ = std::max(end_, offset + length);
+}
+
+void PendingRuns::resolve() const {
+  if (sorted_) return;
+  std::vector<Run> by_offset(runs_);
+  std::stable_sort(by_offset.begin(), by_offset.end(), [](const Run& a, const Run& b) { return a.offset < b.offset; });
+  bool overlap = false;
+  for (size_t i = 1; i < by_offset.size() && !overlap; ++i)
+    overlap = by_offset[i].offset < by_offset[i - 1].offset + by_offset[i - 1].length;
+  if (overlap) {  // replayed in write order (rare: a program that writes bytes twice)
+    std::map<uint64_t, Piece> m;
+    for (const Run& r : runs_) overwrite(m, r.offset, r.length, r.data);
+    by_offset.clear();
+    for (const auto& [offset, piece] : m)
+      if (piece.length > 0) by_offset.push_back({offset, piece.length, piece.data});
+  }
+  runs_.clear();
+  bytes_ = 0;
+  for (const Run& r : by_offset) {  // continuations, on the file and in the arena, merged
+    bytes_ += r.length;
+    if (!runs_.empty() && runs_.back().offset + runs_.back().length == r.offset &&
+        runs_.back().data + runs_.back().length == r.data) {
+      runs_.back().length += r.length;
+    } else {
+      runs_.push_back(r);
     }
   }
-  runs_.emplace_hint(next, offset, Piece{length, data});
+  sorted_ = true;
+}
+
+uint64_t PendingRuns::bytes() const {
+  resolve();
+  return bytes_;
+}
+
+size_t PendingRuns::runs() const {
+  resolve();
+  return runs_.size();
 }
 
 bool PendingRuns::overlaps(uint64_t offset, uint64_t length) const {
   if (length == 0 || empty()) return false;
-  if (!mapped_) {
-    // The first run starting at or after offset + length, and the one before it.
-    auto it = std::lower_bound(ordered_.begin(), ordered_.end(), offset + length,
-                               [](const Run& r, uint64_t at) { return r.offset < at; });
-    if (it == ordered_.begin()) return false;
-    --it;
-    return it->offset + it->length > offset;
-  }
-  auto it = runs_.lower_bound(offset);
-  if (it != runs_.end() && it->first < offset + length) return true;
+  resolve();
+  // The first run starting at or after offset + length, and the one before it.
+  auto it = std::lower_bound(runs_.begin(), runs_.end(), offset + length,
+                             [](const Run& r, uint64_t at) { return r.offset < at; });
   if (it == runs_.begin()) return false;
   --it;
-  return it->first + it->second.length > offset;
-}
-
-uint64_t PendingRuns::end() const {
-  if (!mapped_) return ordered_.empty() ? 0 : ordered_.back().offset + ordered_.back().length;
-  if (runs_.empty()) return 0;
-  const auto& last = *runs_.rbegin();
-  return last.first + last.second.length;
+  return it->offset + it->length > offset;
 }
 
 void PendingRuns::for_each(const std::function<void(uint64_t, uint64_t, const char*)>& f) const {
-  if (!mapped_) {
-    for (const Run& r : ordered_) f(r.offset, r.length, r.data);
-    return;
-  }
-  for (const auto& [offset, piece] : runs_) f(offset, piece.length, piece.data);
+  resolve();
+  for (const Run& r : runs_) f(r.offset, r.length, r.data);
 }
 
 void PendingRuns::clear() {
-  runs_.clear();
-  ordered_ = {};
-  mapped_ = false;
+  runs_ = {};
+  sorted_ = true;
   bytes_ = 0;
+  end_ = 0;
   blocks_.clear();
   tail_ = nullptr;
   tail_left_ = 0;

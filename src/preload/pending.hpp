@@ -4,11 +4,15 @@
 // one copy, not an allocation each. A later write replaces the overlapped bytes of earlier ones
 // (the later write wins, as on the file), and a run that continues the previous one on the file
 // and in the arena is merged with it, so IOR's 4 KiB transfers of a block become one run.
+//
+// Runs are kept in a vector, appended as they come. A run that does not lie past every earlier one
+// (HDF5 writes datasets in the order a program names them, not in file order) only marks the
+// vector unsorted; the order and the overlaps are resolved once, when the runs are next read
+// (for_each, overlaps, runs, bytes): a sort, and a replay in write order only where runs overlap.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -17,36 +21,36 @@ namespace strata::preload {
 class PendingRuns {
  public:
   void insert(uint64_t offset, uint64_t length, const char* data);
-  uint64_t bytes() const { return bytes_; }
-  bool empty() const { return ordered_.empty() && runs_.empty(); }
-  size_t runs() const { return mapped_ ? runs_.size() : ordered_.size(); }
+  // The bytes pending (resolves the order first).
+  uint64_t bytes() const;
+  // At least bytes(), at most the sum of every inserted run: no sort (for a budget check after
+  // every call).
+  uint64_t held() const { return bytes_; }
+  bool empty() const { return runs_.empty(); }
+  size_t runs() const;
   // Whether any pending byte lies in [offset, offset + length).
   bool overlaps(uint64_t offset, uint64_t length) const;
   // One past the last pending byte (0 when empty).
-  uint64_t end() const;
+  uint64_t end() const { return end_; }
   // Calls f(offset, length, data) for every run in increasing offset order.
   void for_each(const std::function<void(uint64_t, uint64_t, const char*)>& f) const;
   void clear();
 
  private:
-  struct Piece {
-    uint64_t length = 0;
-    const char* data = nullptr;
-  };
   struct Run {
     uint64_t offset = 0;
     uint64_t length = 0;
     const char* data = nullptr;
   };
   const char* keep(const char* data, uint64_t length);
-  void to_map();
+  // Sorts the runs by offset, the later write winning where they overlap; merges continuations.
+  void resolve() const;
 
-  // While every run came past all earlier ones (a program writing forward: the usual case), a
-  // sorted vector, appended to; from the first run that did not, an ordered map (mapped_).
-  std::vector<Run> ordered_;
-  bool mapped_ = false;
-  std::map<uint64_t, Piece> runs_;
-  uint64_t bytes_ = 0;
+  // Disjoint and sorted unless sorted_ is false; then in write order.
+  mutable std::vector<Run> runs_;
+  mutable bool sorted_ = true;
+  mutable uint64_t bytes_ = 0;  // exact when sorted_, else the sum of the inserted lengths
+  uint64_t end_ = 0;
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* tail_ = nullptr;  // free space of the last block
   uint64_t tail_left_ = 0;

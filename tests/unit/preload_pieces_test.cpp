@@ -310,13 +310,22 @@ TEST(PreloadPending, LaterWritesWinAndTouchingRunsMerge) {
   for (int trial = 0; trial < 200; ++trial) {
     PendingRuns p;
     std::vector<int> model(600, -1);  // the byte's value, -1: never written
-    // Odd trials write forward (touching or a few bytes apart: the sorted vector's appends), and
-    // every fourth of them turns back at its last write (from then on, the map).
+    // Odd trials write forward (touching or a few bytes apart: appends), and every fourth of them
+    // turns back at its last write; even trials, one in three of them in disjoint slots of 25
+    // bytes taken in a shuffled order (HDF5's datasets: unsorted, no overlap), the others anywhere.
     uint64_t cursor = 0;
+    std::vector<uint64_t> slots(20);
+    for (uint64_t s = 0; s < slots.size(); ++s) slots[s] = 25 * s;
+    std::shuffle(slots.begin(), slots.end(), rng);
+    const bool slotted = trial % 2 == 0 && trial % 3 == 0;
     for (int w = 0; w < 20; ++w) {
       const bool forward = trial % 2 == 1 && !(trial % 4 == 3 && w == 19);
-      const uint64_t len = forward ? 1 + rng() % 20 : 1 + rng() % 90;
-      const uint64_t off = forward ? cursor + rng() % 3 : rng() % 500;
+      uint64_t len = forward ? 1 + rng() % 20 : 1 + rng() % 90;
+      uint64_t off = forward ? cursor + rng() % 3 : rng() % 500;
+      if (slotted) {
+        len = 1 + rng() % 25;
+        off = slots[w] + (25 - len) * (rng() % 2);
+      }
       cursor = off + len;
       std::vector<char> data(len);
       for (uint64_t i = 0; i < len; ++i) {
@@ -343,6 +352,7 @@ TEST(PreloadPending, LaterWritesWinAndTouchingRunsMerge) {
       ASSERT_EQ(any, p.overlaps(off, len)) << off << "+" << len;
     }
     ASSERT_EQ(bytes, p.bytes());
+    ASSERT_GE(p.held(), p.bytes());
     EXPECT_EQ(p.end(), previous_end);
   }
   PendingRuns ior;  // IOR's transfers: one block of 64 x 4 KiB becomes one run

@@ -1,7 +1,9 @@
 #include "engine/plan/exchange.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "common/error.hpp"
 
@@ -33,6 +35,62 @@ void for_each_segment(const Plan& plan, const Selection& mine, F&& fn) {
       left -= n;
     }
   }
+}
+
+bool by_offset(const ReceivedRange& a, const ReceivedRange& b) { return a.offset < b.offset; }
+
+// The (offset, length) pairs each source sent, as one list sorted by offset: a k-way merge of
+// the sources' lists (each sorted, as a rank's extents are), O(n log sources); a sort where a
+// source's list is not.
+ReceivedRanges merge_by_offset(const std::vector<uint64_t>& recv, const std::vector<int>& counts,
+                               const std::vector<int>& displs) {
+  const size_t sources = counts.size();
+  size_t total = 0;
+  bool sorted = true;
+  for (size_t r = 0; r < sources; ++r) {
+    const size_t n = static_cast<size_t>(counts[r]) / 2, at = static_cast<size_t>(displs[r]);
+    total += n;
+    for (size_t i = 1; i < n && sorted; ++i) sorted = recv[at + 2 * i] >= recv[at + 2 * (i - 1)];
+  }
+  ReceivedRanges out;
+  out.reserve(total);
+  if (!sorted) {
+    for (size_t r = 0; r < sources; ++r) {
+      const size_t at = static_cast<size_t>(displs[r]);
+      for (size_t i = 0; i + 1 < static_cast<size_t>(counts[r]); i += 2)
+        out.push_back({recv[at + i], recv[at + i + 1], static_cast<int>(r)});
+    }
+    std::stable_sort(out.begin(), out.end(), by_offset);
+    return out;
+  }
+  // A min-heap of (next offset, source); each source's position in `next`.
+  std::vector<size_t> next(sources), end(sources);
+  std::vector<std::pair<uint64_t, int>> heap;
+  for (size_t r = 0; r < sources; ++r) {
+    next[r] = static_cast<size_t>(displs[r]);
+    end[r] = next[r] + static_cast<size_t>(counts[r]) / 2 * 2;
+    if (next[r] < end[r]) heap.emplace_back(recv[next[r]], static_cast<int>(r));
+  }
+  auto later = [](const std::pair<uint64_t, int>& a, const std::pair<uint64_t, int>& b) { return a > b; };
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const size_t r = static_cast<size_t>(heap.back().second);
+    // This source's ranges while they stay below every other source's next one.
+    const uint64_t bound = heap.size() > 1 ? heap.front().first : UINT64_MAX;
+    size_t& i = next[r];
+    do {
+      out.push_back({recv[i], recv[i + 1], static_cast<int>(r)});
+      i += 2;
+    } while (i < end[r] && recv[i] < bound);
+    if (i < end[r]) {
+      heap.back().first = recv[i];
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -83,36 +141,17 @@ ReceivedRanges exchange_ranges(MPI_Comm comm, const Plan& plan, const Selection&
   std::vector<uint64_t> recv(static_cast<size_t>(total));
   MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_UINT64_T, recv.data(), recv_counts.data(),
                 recv_displs.data(), MPI_UINT64_T, comm);
-  ReceivedRanges ranges;
-  for (int r = 0; r < size; ++r) {
-    for (int i = 0; i + 1 < recv_counts[static_cast<size_t>(r)]; i += 2) {
-      const size_t at = static_cast<size_t>(recv_displs[static_cast<size_t>(r)] + i);
-      ranges.push_back({recv[at], recv[at + 1], r});
-    }
-  }
-  return ranges;
+  return merge_by_offset(recv, recv_counts, recv_displs);
 }
 
-std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, ReceivedRanges ranges) {
-  // The ranges arrive as one sorted list per source rank: a natural merge sort costs
-  // O(n log sources), not O(n log n).
-  auto by_offset = [](const ReceivedRange& a, const ReceivedRange& b) { return a.offset < b.offset; };
-  std::vector<size_t> starts{0};
-  for (size_t i = 1; i < ranges.size(); ++i) {
-    if (ranges[i].offset < ranges[i - 1].offset) starts.push_back(i);
+std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, const ReceivedRanges& received) {
+  const bool sorted = std::is_sorted(received.begin(), received.end(), by_offset);
+  ReceivedRanges copy;
+  if (!sorted) {
+    copy = received;
+    std::stable_sort(copy.begin(), copy.end(), by_offset);
   }
-  while (starts.size() > 1) {
-    std::vector<size_t> merged;
-    for (size_t k = 0; k < starts.size(); k += 2) {
-      merged.push_back(starts[k]);
-      if (k + 1 >= starts.size()) break;
-      const size_t end = k + 2 < starts.size() ? starts[k + 2] : ranges.size();
-      std::inplace_merge(ranges.begin() + static_cast<long>(starts[k]),
-                         ranges.begin() + static_cast<long>(starts[k + 1]), ranges.begin() + static_cast<long>(end),
-                         by_offset);
-    }
-    starts = std::move(merged);
-  }
+  const ReceivedRanges& ranges = sorted ? received : copy;
   for (size_t i = 1; i < ranges.size(); ++i) {
     const ReceivedRange& a = ranges[i - 1];
     const ReceivedRange& b = ranges[i];

@@ -38,12 +38,13 @@ struct ReceivedRange {
 using ReceivedRanges = std::vector<ReceivedRange>;
 
 // Sends every rank's ranges to their aggregators (MPI_Alltoall + MPI_Alltoallv on `comm`);
-// returns what this rank received (nothing unless it aggregates). Collective; never throws
-// between its collective calls.
+// returns what this rank received (nothing unless it aggregates), sorted by offset. Collective;
+// never throws between its collective calls.
 ReceivedRanges exchange_ranges(MPI_Comm comm, const Plan& plan, const Selection& mine);
 
-// The runs of `partition` per round (merged where contiguous). Local: throws a usage Error
-// naming both ranks when two ranks' ranges overlap (agree on it collectively).
-std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, ReceivedRanges ranges);
+// The runs of `partition` per round (merged where contiguous), from ranges in any order (sorted
+// ones are not copied). Local: throws a usage Error naming both ranks when two ranks' ranges
+// overlap (agree on it collectively).
+std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, const ReceivedRanges& ranges);
 
 }  // namespace strata::engine
