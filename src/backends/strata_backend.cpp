@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "common/error.hpp"
@@ -55,14 +57,23 @@ class StrataBackend final : public Backend {
     const PhaseMode mode = access == Access::write ? PhaseMode::write : PhaseMode::read;
     executions_before_ = engine_->executions();
     if (ctx_.file.raw_layout) {
-      set_ =
-          std::make_unique<DatasetSet>(*engine_, ctx_.file.path, mode, container_from_name(ctx_.io.container), hints);
-      for (const Variable& var : d_.variables) set_->define({var.name, var.type, var.shape, {}});
-      for (const Block& b : d_.blocks) set_->add_block(b.var, b.start, b.count);
+      // The datasets are declared once per mode, file and hints, and moved again at every
+      // repetition: an application's output routine declares its decomposition once, too.
+      KeptSet& kept = kept_[access == Access::write ? 0 : 1];
+      if (!kept.set || kept.set->moving() || kept.path != ctx_.file.path || kept.hints != hints) {
+        kept.set.reset();
+        kept.set =
+            std::make_unique<DatasetSet>(*engine_, ctx_.file.path, mode, container_from_name(ctx_.io.container), hints);
+        kept.path = ctx_.file.path;
+        kept.hints = hints;
+        for (const Variable& var : d_.variables) kept.set->define({var.name, var.type, var.shape, {}});
+        for (const Block& b : d_.blocks) kept.set->add_block(b.var, b.start, b.count);
+      }
+      set_ = &kept;
       if (access == Access::write) {
-        set_->write(buffer);
+        kept.set->write(buffer);
       } else {
-        set_->read(buffer);
+        kept.set->read(buffer);
       }
       return;
     }
@@ -87,10 +98,7 @@ class StrataBackend final : public Backend {
   void close() override {
     PhaseStats max;
     if (set_) {
-      auto set = std::move(set_);
-      set->close(&max);
-      container_s_ = set->container_s();
-      extents_ = set->extents();
+      close_set(max);
     } else if (phase_) {
       auto phase = std::move(phase_);
       phase->close(&max);
@@ -167,12 +175,33 @@ class StrataBackend final : public Backend {
   }
 
  private:
+  struct KeptSet {
+    std::unique_ptr<DatasetSet> set;
+    std::string path;
+    std::vector<Phase::Hint> hints;
+  };
+
+  // Closes this transfer's phase of the kept set; a set whose close failed is not kept.
+  void close_set(PhaseStats& max) {
+    KeptSet* kept = set_;
+    set_ = nullptr;
+    try {
+      kept->set->close(&max);
+      container_s_ = kept->set->container_s();
+      extents_ = kept->set->extents();
+    } catch (...) {
+      kept->set.reset();
+      throw;
+    }
+  }
+
   BackendContext ctx_;
   const Decomposition& d_;
   Access access_ = Access::write;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Phase> phase_;
-  std::unique_ptr<DatasetSet> set_;
+  KeptSet kept_[2];         // by access: write, read
+  KeptSet* set_ = nullptr;  // the one of this transfer
   std::optional<PhaseStats> stats_;
   double container_s_ = 0;
   uint64_t extents_ = 0;

@@ -59,13 +59,13 @@ uint64_t DatasetSpec::elements() const {
   return n;
 }
 
-std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
-                                   const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size) {
+void append_block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
+                       const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size,
+                       std::vector<ElementRun>& runs) {
   const size_t nd = shape.size();
   uint64_t elements = 1;
   for (uint64_t c : count) elements *= c;
-  std::vector<ElementRun> runs;
-  if (elements == 0) return runs;
+  if (elements == 0) return;
   // Rows along the innermost dimension, merged over trailing dimensions the block covers whole.
   size_t run_dims = 1;
   uint64_t run = count[nd - 1];
@@ -74,6 +74,10 @@ std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std
     ++run_dims;
   }
   const size_t outer = nd - run_dims;
+  if (run == elements) {  // one run (a row, or whole trailing dimensions)
+    runs.push_back({linear_index(shape, start), run, mem_offset});
+    return;
+  }
   std::vector<uint64_t> idx(start);
   for (uint64_t done = 0; done < elements; done += run) {
     runs.push_back({linear_index(shape, idx), run, mem_offset});
@@ -83,12 +87,18 @@ std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std
       idx[k] = start[k];
     }
   }
+}
+
+std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
+                                   const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size) {
+  std::vector<ElementRun> runs;
+  append_block_runs(shape, start, count, mem_offset, elem_size, runs);
   return runs;
 }
 
 std::vector<ElementRun> coalesce_runs(std::vector<ElementRun> runs, size_t elem_size, const std::string& dataset) {
-  std::sort(runs.begin(), runs.end(),
-            [](const ElementRun& a, const ElementRun& b) { return a.elem_begin < b.elem_begin; });
+  auto by_element = [](const ElementRun& a, const ElementRun& b) { return a.elem_begin < b.elem_begin; };
+  if (!std::is_sorted(runs.begin(), runs.end(), by_element)) std::sort(runs.begin(), runs.end(), by_element);
   std::vector<ElementRun> out;
   out.reserve(runs.size());
   for (const ElementRun& r : runs) {
@@ -107,6 +117,16 @@ std::vector<ElementRun> coalesce_runs(std::vector<ElementRun> runs, size_t elem_
     out.push_back(r);
   }
   return out;
+}
+
+bool same_runs_shifted(const std::vector<ElementRun>& a, const std::vector<ElementRun>& b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  const uint64_t shift = b.front().mem_offset - a.front().mem_offset;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].elem_begin != b[i].elem_begin || a[i].elems != b[i].elems || b[i].mem_offset - a[i].mem_offset != shift)
+      return false;
+  }
+  return true;
 }
 
 void reorder_to_file(const std::vector<std::vector<ElementRun>>& runs, const std::vector<size_t>& elem_sizes,
@@ -183,9 +203,7 @@ int DatasetSet::define_now(DatasetSpec spec) {
   for (uint64_t s : spec.shape) {
     if (s == 0) throw_usage("dataset \"" + spec.name + "\" has a zero dimension");
   }
-  for (const auto& d : specs_) {
-    if (d.name == spec.name) throw_usage("dataset \"" + spec.name + "\" is defined twice");
-  }
+  if (!names_.insert(spec.name).second) throw_usage("dataset \"" + spec.name + "\" is defined twice");
   specs_.push_back(std::move(spec));
   runs_.emplace_back();
   return static_cast<int>(specs_.size()) - 1;
@@ -208,11 +226,8 @@ void DatasetSet::add_block_now(int ds, const std::vector<uint64_t>& start, const
     elements *= count[k];
   }
   if (elements == 0) return;
-  auto& runs = runs_[static_cast<size_t>(ds)];
-  for (const ElementRun& r : block_runs(d.shape, start, count, local_bytes_, elem_size(d.type))) {
-    runs.push_back(r);
-    local_bytes_ += r.elems * elem_size(d.type);
-  }
+  append_block_runs(d.shape, start, count, local_bytes_, elem_size(d.type), runs_[static_cast<size_t>(ds)]);
+  local_bytes_ += elements * elem_size(d.type);
 }
 
 void DatasetSet::add_flat_now(int ds, uint64_t elem_offset, uint64_t elems) {
@@ -230,15 +245,26 @@ void DatasetSet::add_flat_now(int ds, uint64_t elem_offset, uint64_t elems) {
 uint64_t DatasetSet::local_bytes() const { return local_bytes_; }
 
 void DatasetSet::prepare(std::byte* user) {
-  if (phase_) throw_usage("this DatasetSet already moved its data; close() it and make a new one");
+  if (phase_) throw_usage("this DatasetSet is moving its data; close() it before the next write or read");
   std::vector<size_t> sizes;
   for (const auto& d : specs_) sizes.push_back(elem_size(d.type));
   // Sorted (and, where memory allows, merged) runs of each dataset.
-  sorted_.assign(specs_.size(), {});
+  if (!sorted_valid_) sorted_.assign(specs_.size(), {});
   auto coalesce = [&] {
     if (deferred_) throw *deferred_;
     if (specs_.empty()) throw_usage("no dataset is defined");
-    for (size_t d = 0; d < specs_.size(); ++d) sorted_[d] = coalesce_runs(runs_[d], sizes[d], specs_[d].name);
+    if (sorted_valid_) return;  // moved before: the same declarations, sorted then
+    for (size_t d = 0; d < specs_.size(); ++d) {
+      // Datasets on one decomposition (hundreds of variables on a few maps) declare the same runs
+      // at memory shifted by a constant: the last such dataset's sorted runs, shifted, are theirs.
+      if (d > 0 && sizes[d] == sizes[d - 1] && same_runs_shifted(runs_[d - 1], runs_[d])) {
+        const uint64_t shift = runs_[d].front().mem_offset - runs_[d - 1].front().mem_offset;
+        sorted_[d] = sorted_[d - 1];
+        for (ElementRun& r : sorted_[d]) r.mem_offset += shift;
+        continue;
+      }
+      sorted_[d] = coalesce_runs(runs_[d], sizes[d], specs_[d].name);
+    }
   };
   if (container_ != Container::raw) {
     collectively(engine_.comm(), coalesce);  // before HDF5 creates the container, collectively
@@ -279,22 +305,31 @@ void DatasetSet::prepare(std::byte* user) {
   container_s_ = MPI_Wtime() - t0;
   // One phase: every dataset a variable at its offset, every coalesced run one extent.
   phase_ = std::make_unique<Phase>(engine_, path_, mode_, container_phase_hints(container_, mode_, hints_));
+  // The data lies in file order (as given, or staged so): each dataset's runs follow one another
+  // in memory, so runs that touch in the file become one extent, and a dataset is one call.
   extents_ = 0;
   uint64_t pos = 0;
+  std::vector<uint64_t> file_at, lengths;
   for (size_t d = 0; d < specs_.size(); ++d) {
     const int id = phase_->define_variable(specs_[d].name, sizes[d], specs_[d].shape, offsets[d]);
-    std::vector<ElementRun> file_runs;
-    file_runs.reserve(sorted_[d].size());
+    file_at.clear();
+    lengths.clear();
+    const uint64_t first = pos;
     for (const ElementRun& r : sorted_[d]) {
-      file_runs.push_back({r.elem_begin, r.elems, order_ == MemoryOrder::file || reordered_ ? pos : r.mem_offset});
-      pos += r.elems * sizes[d];
+      const uint64_t at = offsets[d] + r.elem_begin * sizes[d], n = r.elems * sizes[d];
+      if (!file_at.empty() && file_at.back() + lengths.back() == at) {
+        lengths.back() += n;
+      } else {
+        file_at.push_back(at);
+        lengths.push_back(n);
+      }
+      pos += n;
     }
-    for (const ElementRun& r : coalesce_runs(std::move(file_runs), sizes[d], specs_[d].name)) {
-      phase_->add_extent(id, offsets[d] + r.elem_begin * sizes[d], r.elems * sizes[d], base + r.mem_offset);
-      ++extents_;
-    }
+    phase_->add_extents(id, file_at.size(), file_at.data(), lengths.data(), base + first);
+    extents_ += file_at.size();
   }
   phase_->plan();
+  sorted_valid_ = true;  // every rank's declarations were good: kept for the next move
 }
 
 void DatasetSet::write(const std::byte* buffer) {

@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "decomp/decomposition.hpp"
@@ -67,10 +68,17 @@ struct ElementRun {
 // `mem_offset` of a buffer and each following the previous. Arguments are checked by the caller.
 std::vector<ElementRun> block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
                                    const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size);
+// The same rows appended to `runs`.
+void append_block_runs(const std::vector<uint64_t>& shape, const std::vector<uint64_t>& start,
+                       const std::vector<uint64_t>& count, uint64_t mem_offset, size_t elem_size,
+                       std::vector<ElementRun>& runs);
 
 // Sorts runs by element and merges neighbours that touch in the file and in memory. Throws a
 // usage Error naming `dataset` when two runs overlap.
 std::vector<ElementRun> coalesce_runs(std::vector<ElementRun> runs, size_t elem_size, const std::string& dataset);
+
+// Whether `b` holds the runs of `a` (same elements, same order) with memory shifted by one constant.
+bool same_runs_shifted(const std::vector<ElementRun>& a, const std::vector<ElementRun>& b);
 
 // Where the runs of a MemoryOrder::blocks buffer go in a file-order buffer: copies `src`
 // (block order) into `dst` (file order) or back. `runs` are sorted runs with block-order
@@ -108,15 +116,23 @@ class DatasetSet {
   void add_block(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count);
   // A flat run: linear elements [elem_offset, elem_offset + elems) of dataset `ds`.
   void add_flat(int ds, uint64_t elem_offset, uint64_t elems);
-  void set_memory_order(MemoryOrder order) { order_ = order; }
+  void set_memory_order(MemoryOrder order) {
+    sorted_valid_ = sorted_valid_ && order == order_;
+    order_ = order;
+  }
   // Bytes of this rank's buffer.
   uint64_t local_bytes() const;
 
   // Collective: every dataset in one engine phase. `buffer` holds local_bytes() in the memory order.
+  // After close(), write() (or read()) moves the same datasets again: the declarations, sorted
+  // and coalesced once, are kept (and the engine reuses the phase's plan), so an output that
+  // repeats is declared once.
   void write(const std::byte* buffer);
   void read(std::byte* buffer);
   // Collective. Statistics of the phase (max over ranks in `max`).
   PhaseStats close(PhaseStats* max = nullptr);
+  // Whether a write or read has not been closed yet.
+  bool moving() const { return phase_ != nullptr; }
 
   // What the last write/read did: extents handed to the engine (after coalescing), whether the
   // buffer was reordered, and the seconds rank 0 spent in HDF5 (creating or opening the container).
@@ -140,9 +156,11 @@ class DatasetSet {
   std::vector<Phase::Hint> hints_;
   MemoryOrder order_ = MemoryOrder::blocks;
   std::vector<DatasetSpec> specs_;
+  std::unordered_set<std::string> names_;      // of specs_
   std::vector<std::vector<ElementRun>> runs_;  // per dataset, in declaration order, block-order memory
   uint64_t local_bytes_ = 0;
   std::vector<std::vector<ElementRun>> sorted_;  // per dataset, sorted (block-order memory offsets)
+  bool sorted_valid_ = false;                    // sorted_ is of the declarations as they are
   std::vector<std::byte> staging_;
   std::byte* user_ = nullptr;
   std::unique_ptr<Phase> phase_;

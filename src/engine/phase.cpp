@@ -22,9 +22,7 @@ int PhaseImpl::define_variable(const std::string& name, size_t element_size, std
   for (auto d : dims) {
     if (d == 0) throw_usage("variable \"" + name + "\" has a zero dimension");
   }
-  for (const auto& v : vars_) {
-    if (v.name == name) throw_usage("variable \"" + name + "\" is defined twice");
-  }
+  if (!var_names_.insert(name).second) throw_usage("variable \"" + name + "\" is defined twice");
   vars_.push_back({name, element_size, std::move(dims), offset});
   return static_cast<int>(vars_.size()) - 1;
 }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/error.hpp"
@@ -313,6 +314,7 @@ class PhaseImpl {
   int rank_ = 0, size_ = 1;
   State state_ = State::declaring;
   std::vector<PhaseVariable> vars_;
+  std::unordered_set<std::string> var_names_;  // of vars_
   std::vector<Piece> pieces_;
   std::optional<Error> declaration_error_;
   std::optional<Error> deferred_error_;  // this rank's plan failure, agreed at close (a direct committed write)
