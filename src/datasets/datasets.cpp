@@ -206,6 +206,7 @@ int DatasetSet::define_now(DatasetSpec spec) {
   if (!names_.insert(spec.name).second) throw_usage("dataset \"" + spec.name + "\" is defined twice");
   specs_.push_back(std::move(spec));
   runs_.emplace_back();
+  sorted_valid_ = false;
   return static_cast<int>(specs_.size()) - 1;
 }
 
@@ -226,6 +227,7 @@ void DatasetSet::add_block_now(int ds, const std::vector<uint64_t>& start, const
     elements *= count[k];
   }
   if (elements == 0) return;
+  sorted_valid_ = false;
   append_block_runs(d.shape, start, count, local_bytes_, elem_size(d.type), runs_[static_cast<size_t>(ds)]);
   local_bytes_ += elements * elem_size(d.type);
 }
@@ -238,6 +240,7 @@ void DatasetSet::add_flat_now(int ds, uint64_t elem_offset, uint64_t elems) {
                 " elements");
   }
   if (elems == 0) return;
+  sorted_valid_ = false;
   runs_[static_cast<size_t>(ds)].push_back({elem_offset, elems, local_bytes_});
   local_bytes_ += elems * elem_size(d.type);
 }
