@@ -91,6 +91,10 @@ struct PhaseStats {
   double place_s = 0;           // part of plan_s, this rank's: electing the aggregators and their tiers
   double exchange_s = 0;        // part of plan_s, this rank's: telling each aggregator what it receives
   bool plan_reused = false;     // plan() reused an earlier phase's plan (same declarations on every rank)
+  double arrival_s = 0;  // part of plan_s, this rank's: waiting in the plan's first agreement for the last rank to
+                         // arrive (the application's skew, not the engine's work; measured once the engine keeps plans)
+  double phase_s = 0;    // plan_s - arrival_s + execute_s + close_s of this rank; in close()'s `max`, the slowest
+                         // rank's: the phase's measured time, beside predicted_s
 };
 
 // A burst-buffer write's two moments (hint strata_drain=PATH, docs/drain.md), from

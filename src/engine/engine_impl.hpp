@@ -60,7 +60,7 @@ class EngineImpl {
   MPI_Op stats_op();
   // What stats_op() does, for a rank that reduces them itself: the maximum of the first
   // kStatsMaxima doubles, the sum of the rest.
-  static constexpr int kStatsMaxima = 8;
+  static constexpr int kStatsMaxima = 9;
   static void reduce_stats(const double* in, double* inout, int count);
   // Cores of this node (the machine file's io.cores, else the OS's count): I/O threads and
   // copies that run at once.

@@ -261,7 +261,7 @@ class PhaseImpl {
 
   // The close's statistics as one array (the failing rank's code first, then the times the
   // close reduces by maximum, then the counts it sums): kStats doubles.
-  static constexpr int kStats = 12;
+  static constexpr int kStats = 13;
   void stats_array(const std::optional<Error>& failure, double* d) const;
 
   // After a write: the partial files synced once per node (unless strata_commit=nosync), every

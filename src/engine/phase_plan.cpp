@@ -43,17 +43,24 @@ void PhaseImpl::plan_steps() {
   // that no rank failed): then that plan is reused whole (engine/plan_cache.hpp).
   std::optional<Error> failure = declaration_error_;
   resolve_drain();  // drains only (hint strata_drain): waits, a read of the target, the space check
+  plan_steps_s_.clear();
+  plan_steps_s_.emplace_back("start", t0);
   RankSummary mine = local_start(failure);
   stats_.collectives = 0;
   if (!engine_.plans.empty()) {
+    plan_steps_s_.emplace_back("local", MPI_Wtime());
     uint64_t agreed[2] = {failure ? uint64_t{1} : 0, rank_key_term(key_, rank_)};
+    const double arrived = MPI_Wtime();  // the reduction's time is mostly waiting for the last rank
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
+    stats_.arrival_s = MPI_Wtime() - arrived;
+    plan_steps_s_.emplace_back("arrival", MPI_Wtime());
     ++stats_.collectives;
     if (agreed[0] == 0) {
       if (auto cached = engine_.plans.find(agreed[1])) {
         agreed_key_ = agreed[1];
         reuse(*cached);
-        open_and_finish(t0, defer_open_, nullptr, nullptr);
+        plan_steps_s_.emplace_back("reuse", MPI_Wtime());
+        open_and_finish(t0, defer_open_, nullptr, nullptr);  // the rest: opening the files
         return;
       }
     }
@@ -266,6 +273,8 @@ void PhaseImpl::log_plan() const {
     steps += std::string(i > 1 ? ", " : " (") + plan_steps_s_[i].first + " " +
              ms(plan_steps_s_[i].second - plan_steps_s_[i - 1].second);
   }
+  if (stats_.plan_reused && !plan_steps_s_.empty())
+    steps += ", opening " + ms(plan_steps_s_.front().second + stats_.plan_s - plan_steps_s_.back().second);
   if (!steps.empty()) steps += ")";
   log::debug("  plan took " + ms(stats_.plan_s) + ", " + std::to_string(stats_.collectives) + " collective(s)" + steps);
 }
