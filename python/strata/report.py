@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,37 @@ class CellSection:
     slug: str
     rows: list[dict[str, Any]]
     tests: list[str]
+    drains: list[dict[str, Any]] = field(default_factory=list)
+
+
+def drain_rows(runs: list[Any]) -> dict[str, list[dict[str, Any]]]:
+    """Burst-buffer writes (docs/drain.md), per cell: each variant's median time until the program
+    could go on and until the data was durable on the target, from the runs' records
+    (repetitions[i].write.engine.drain); variants whose writes did not drain are left out."""
+    moments: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in runs:
+        if r["status"] != "ok" or not r["record"]:
+            continue
+        for rep in json.loads(r["record"]).get("repetitions", []):
+            d = ((rep.get("write") or {}).get("engine") or {}).get("drain")
+            if not d:
+                continue
+            m = moments.setdefault((r["cell"], r["label"]), {"return_s": [], "durable_s": [], "fallback": []})
+            m["return_s"].append(d.get("return_s", 0.0))
+            m["durable_s"].append(d.get("durable_s", 0.0))
+            m["fallback"].append(1.0 if d.get("fallback") else 0.0)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (cell, label), m in sorted(moments.items()):
+        out.setdefault(cell, []).append(
+            {
+                "label": label,
+                "writes": len(m["return_s"]),
+                "return_ms": _f(statistics.median(m["return_s"]) * 1e3, 2),
+                "durable_ms": _f(statistics.median(m["durable_s"]) * 1e3, 2),
+                "fallbacks": int(sum(m["fallback"])),
+            }
+        )
+    return out
 
 
 @dataclass
@@ -114,9 +146,14 @@ def report_data(db_path: Path | str, out_dir: Path, name: str | None = None, bas
     by_cell: dict[str, dict[str, CellStats]] = {}
     for c in cs.cells:
         by_cell.setdefault(c.cell, {})[c.phase] = c
+    drains = drain_rows(runs)
     cells = [
         CellSection(
-            cell, plot.slug(cell), _cell_rows(phases, cs.labels), [_kruskal_text(p, c) for p, c in phases.items()]
+            cell,
+            plot.slug(cell),
+            _cell_rows(phases, cs.labels),
+            [_kruskal_text(p, c) for p, c in phases.items()],
+            drains.get(cell, []),
         )
         for cell, phases in by_cell.items()
     ]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import STRATA, run_ranks
+from strata.report import drain_rows
 
 IOR = ["ior", "--block-size", "64K", "--transfer-size", "16K", "--segments", "2"]
 PYTHON = Path(sys.executable)
@@ -124,3 +125,39 @@ def test_python_phase_waits_for_its_drain(tmp_path: Path) -> None:
     out = run_ranks(3, args, env=env_for(tmp_path), program=PYTHON, timeout=60)
     assert out.status == 0, out.stdout + out.stderr
     assert verify(tmp_path / "t.dat")[0] == 0
+
+
+def test_the_run_table_and_the_campaign_report_show_both_moments(tmp_path: Path) -> None:
+    target = tmp_path / "out.dat"
+    args = [
+        "run",
+        *IOR,
+        "--backend",
+        "strata",
+        "--drain",
+        str(target),
+        "--seed",
+        "3",
+        "--json",
+        str(tmp_path / "r.json"),
+    ]
+    out = run_ranks(2, args, env=env_for(tmp_path))
+    assert out.status == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.strip().startswith("drain to"))
+    assert str(target) in line and "the program went on after" in line and "durable after" in line, line
+    # The campaign report's drain table, from the runs' records (python/strata/report.py).
+    record = (tmp_path / "r.json").read_text()
+    runs = [
+        {"status": "ok", "record": record, "cell": "ior", "label": "drain"},
+        {
+            "status": "ok",
+            "record": json.dumps({"repetitions": [{"write": {"engine": {}}}]}),
+            "cell": "ior",
+            "label": "target",
+        },
+        {"status": "failed", "record": record, "cell": "ior", "label": "drain"},
+    ]
+    rows = drain_rows(runs)["ior"]
+    assert [r["label"] for r in rows] == ["drain"] and rows[0]["writes"] == 1 and rows[0]["fallbacks"] == 0
+    moments = json.loads(record)["repetitions"][0]["write"]["engine"]["drain"]
+    assert float(rows[0]["durable_ms"]) == pytest.approx(moments["durable_s"] * 1e3, abs=0.01)

@@ -131,6 +131,20 @@ void engine_lines(std::ostringstream& out, const RunRecord& r) {
           e.value("operations", 0ULL), e.value("collectives", 0ULL));
       out << line;
     }
+    if (e.contains("drain") && e["drain"].is_object()) {  // a burst-buffer write's two moments (docs/drain.md)
+      const nlohmann::json& d = e["drain"];
+      if (d.value("fallback", false)) {
+        out << "  drain: wrote " << d.value("target", std::string()) << " directly ("
+            << d.value("note", std::string("node-local space was short")) << ")\n";
+      } else if (d.value("drained", false)) {
+        std::snprintf(line, sizeof line,
+                      "  drain to %s: the program went on after %.4f s, the data was durable after %.4f s (copy "
+                      "%.4f s, %s)\n",
+                      d.value("target", std::string()).c_str(), d.value("return_s", 0.0), d.value("durable_s", 0.0),
+                      d.value("copy_s", 0.0), format_size(d.value("bytes", uint64_t{0})).c_str());
+        out << line;
+      }
+    }
     if (e.contains("tier")) {  // where the aggregation buffers lived (docs/tiers.md)
       out << "  aggregation tier(s) " << e["tier"].get<std::string>();
       if (e.value("tier_fallbacks", 0ULL) > 0)
