@@ -101,7 +101,7 @@ class StrataBackend final : public Backend {
       close_set(max);
     } else if (phase_) {
       auto phase = std::move(phase_);
-      phase->close(&max);
+      own_requests_ = phase->close(&max).fs_requests;
     } else {
       return;
     }
@@ -133,7 +133,9 @@ class StrataBackend final : public Backend {
     return c;
   }
 
-  uint64_t requests() const override { return stats_ ? stats_->fs_requests : 0; }
+  // This rank's own file requests (the run sums them over the ranks; the phase's total is in the
+  // engine record's fs_requests).
+  uint64_t requests() const override { return stats_ ? own_requests_ : 0; }
 
   nlohmann::json details() const override {
     if (!stats_) return nullptr;
@@ -187,7 +189,7 @@ class StrataBackend final : public Backend {
     KeptSet* kept = set_;
     set_ = nullptr;
     try {
-      kept->set->close(&max);
+      own_requests_ = kept->set->close(&max).fs_requests;
       container_s_ = kept->set->container_s();
       extents_ = kept->set->extents();
     } catch (...) {
@@ -207,6 +209,7 @@ class StrataBackend final : public Backend {
   double container_s_ = 0;
   uint64_t extents_ = 0;
   uint64_t executions_before_ = 0;
+  uint64_t own_requests_ = 0;        // this rank's, of the last phase
   std::optional<DrainStats> drain_;  // --drain: the last write's two moments
 };
 
