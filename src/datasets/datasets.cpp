@@ -297,38 +297,43 @@ void DatasetSet::prepare(std::byte* user) {
   }
   reordered_ = !file_order;
   user_ = user;
-  std::byte* base = user;
-  if (reordered_) {
-    staging_.resize(local_bytes_);
-    base = staging_.data();
-    if (mode_ == PhaseMode::write) reorder_to_file(sorted_, sizes, user, base);
-  }
   const double t0 = MPI_Wtime();
   const std::vector<uint64_t> offsets = container_offsets(engine_.comm(), path_, mode_, container_, specs_);
   container_s_ = MPI_Wtime() - t0;
-  // One phase: every dataset a variable at its offset, every coalesced run one extent.
+  // One phase: every dataset a variable at its offset, every coalesced run one extent at its own
+  // memory (a buffer out of file order is not copied here: the engine moves each run from where it
+  // lies, packing what it aggregates and writing the rest straight from the buffer).
   phase_ = std::make_unique<Phase>(engine_, path_, mode_, container_phase_hints(container_, mode_, hints_));
-  // The data lies in file order (as given, or staged so): each dataset's runs follow one another
-  // in memory, so runs that touch in the file become one extent, and a dataset is one call.
   extents_ = 0;
   uint64_t pos = 0;
-  std::vector<uint64_t> file_at, lengths;
+  std::vector<uint64_t> file_at, lengths, memory;
   for (size_t d = 0; d < specs_.size(); ++d) {
     const int id = phase_->define_variable(specs_[d].name, sizes[d], specs_[d].shape, offsets[d]);
     file_at.clear();
     lengths.clear();
-    const uint64_t first = pos;
+    memory.clear();
+    bool follow = true;  // each extent's memory follows the previous one's
     for (const ElementRun& r : sorted_[d]) {
       const uint64_t at = offsets[d] + r.elem_begin * sizes[d], n = r.elems * sizes[d];
-      if (!file_at.empty() && file_at.back() + lengths.back() == at) {
-        lengths.back() += n;
-      } else {
-        file_at.push_back(at);
-        lengths.push_back(n);
-      }
+      const uint64_t mem = order_ == MemoryOrder::file ? pos : r.mem_offset;
       pos += n;
+      if (!file_at.empty() && memory.back() + lengths.back() == mem) {
+        if (file_at.back() + lengths.back() == at) {
+          lengths.back() += n;
+          continue;
+        }
+      } else if (!file_at.empty()) {
+        follow = false;
+      }
+      file_at.push_back(at);
+      lengths.push_back(n);
+      memory.push_back(mem);
     }
-    phase_->add_extents(id, file_at.size(), file_at.data(), lengths.data(), base + first);
+    if (follow && !file_at.empty()) {
+      phase_->add_extents(id, file_at.size(), file_at.data(), lengths.data(), user + memory.front());
+    } else {
+      for (size_t k = 0; k < file_at.size(); ++k) phase_->add_extent(id, file_at[k], lengths[k], user + memory[k]);
+    }
     extents_ += file_at.size();
   }
   phase_->plan();
@@ -345,18 +350,11 @@ void DatasetSet::read(std::byte* buffer) {
   if (mode_ != PhaseMode::read) throw_usage("read() on a DatasetSet made for writing");
   prepare(buffer);
   phase_->read();
-  if (reordered_) {
-    std::vector<size_t> sizes;
-    for (const auto& d : specs_) sizes.push_back(elem_size(d.type));
-    reorder_from_file(sorted_, sizes, staging_.data(), user_);
-  }
 }
 
 PhaseStats DatasetSet::close(PhaseStats* max) {
   if (!phase_) return {};
   auto phase = std::move(phase_);
-  staging_.clear();
-  staging_.shrink_to_fit();
   return phase->close(max);
 }
 

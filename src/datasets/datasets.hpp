@@ -6,9 +6,10 @@
 // extent for the engine. The rank's buffer is in one of two orders:
 //   MemoryOrder::blocks  the blocks one after another in declaration order, each row-major;
 //   MemoryOrder::file    each dataset's elements in file order, datasets in definition order.
-// When the buffer is not in file order the data is reordered into a staging copy first (the
-// multi-dataset paper's Figure 1: rows of different blocks concatenated in file order), so that
-// every coalesced run is contiguous in memory too.
+// When the buffer is not in file order its runs are declared where they lie: the engine puts the
+// rows of different blocks together in file order (the multi-dataset paper's Figure 1) as it packs
+// what it aggregates, and writes or reads the rest straight from the buffer, vectored: no staging
+// copy. Runs that touch both in the file and in memory become one extent.
 //
 // Containers: raw (datasets one after another from offset 0, the layout every raw backend
 // writes, with the engine's index beside it) or hdf5 (see hdf5_container.hpp).
@@ -135,7 +136,7 @@ class DatasetSet {
   bool moving() const { return phase_ != nullptr; }
 
   // What the last write/read did: extents handed to the engine (after coalescing), whether the
-  // buffer was reordered, and the seconds rank 0 spent in HDF5 (creating or opening the container).
+  // buffer was out of file order, and the seconds rank 0 spent in HDF5 (creating or opening the container).
   uint64_t extents() const { return extents_; }
   bool reordered() const { return reordered_; }
   double container_s() const { return container_s_; }
@@ -161,7 +162,6 @@ class DatasetSet {
   uint64_t local_bytes_ = 0;
   std::vector<std::vector<ElementRun>> sorted_;  // per dataset, sorted (block-order memory offsets)
   bool sorted_valid_ = false;                    // sorted_ is of the declarations as they are
-  std::vector<std::byte> staging_;
   std::byte* user_ = nullptr;
   std::unique_ptr<Phase> phase_;
   uint64_t extents_ = 0;

@@ -100,11 +100,18 @@ void PhaseImpl::execute(PhaseMode mode) {
   // piece holds them; the packed stream is built only when something needs it (aggregated
   // bytes, or a direct run over strided or several pieces). A read either uses the caller's
   // memory for every direct run or the stream for all, so unpacking never overwrites them.
+  // A direct run over several pieces of contiguous memory moves by one vectored call from them.
   std::vector<std::byte*> direct_memory(direct_.size(), nullptr);
+  std::vector<std::vector<std::pair<std::byte*, uint64_t>>> direct_gather(direct_.size());
   const bool streamed = need_stream();
-  for (size_t i = 0; i < direct_.size(); ++i)
+  for (size_t i = 0; i < direct_.size(); ++i) {
     direct_memory[i] = contiguous_memory(direct_[i].file_offset, direct_[i].length);
-  if (mode == PhaseMode::read && streamed) std::fill(direct_memory.begin(), direct_memory.end(), nullptr);
+    if (direct_memory[i] == nullptr) direct_gather[i] = gathered_memory(direct_[i].file_offset, direct_[i].length);
+  }
+  if (mode == PhaseMode::read && streamed) {
+    std::fill(direct_memory.begin(), direct_memory.end(), nullptr);
+    for (auto& g : direct_gather) g.clear();
+  }
   std::vector<std::byte>& stream = stream_;
   if (streamed && mode == PhaseMode::write) pack(sel_, stream.data());
   // Direct runs start first and proceed on the I/O thread while aggregation goes on.
@@ -112,10 +119,14 @@ void PhaseImpl::execute(PhaseMode mode) {
     std::vector<IoSpan> spans;
     for (size_t i = 0; i < direct_.size(); ++i) {
       const StreamExtent& d = direct_[i];
+      const bool gathered = direct_memory[i] == nullptr && !direct_gather[i].empty();
       spans.push_back({d.file_offset,
                        d.length,
-                       direct_memory[i] != nullptr ? direct_memory[i] : stream.data() + d.stream_offset,
-                       {}});
+                       direct_memory[i] != nullptr ? direct_memory[i]
+                       : gathered                  ? nullptr
+                                                   : stream.data() + d.stream_offset,
+                       {},
+                       std::move(direct_gather[i])});
     }
     if (mode == PhaseMode::write) {
       direct_io_->submit_write(std::move(spans));
@@ -327,9 +338,38 @@ std::vector<std::string> PhaseImpl::names() const {
 bool PhaseImpl::need_stream() const {
   if (agg_.bytes > 0) return true;
   for (const StreamExtent& d : direct_) {
-    if (contiguous_memory(d.file_offset, d.length) == nullptr) return true;
+    if (contiguous_memory(d.file_offset, d.length) == nullptr && gathered_memory(d.file_offset, d.length).empty())
+      return true;
   }
   return false;
+}
+
+// The memory of file bytes [offset, offset + length) when declared pieces of contiguous memory
+// (no stride) hold every byte of it: their parts in file order, neighbours in memory merged;
+// empty otherwise.
+std::vector<std::pair<std::byte*, uint64_t>> PhaseImpl::gathered_memory(uint64_t offset, uint64_t length) const {
+  std::vector<std::pair<std::byte*, uint64_t>> out;
+  const auto& pieces = sel_.pieces;
+  auto it = std::upper_bound(pieces.begin(), pieces.end(), offset,
+                             [](uint64_t o, const Piece& p) { return o < p.file_offset; });
+  if (it == pieces.begin()) return out;
+  --it;
+  const uint64_t end = offset + length;
+  for (uint64_t at = offset; at < end; ++it) {
+    if (it == pieces.end() || it->stride != it->element_size || at < it->file_offset ||
+        at >= it->file_offset + it->length) {
+      return {};
+    }
+    const uint64_t n = std::min(end, it->file_offset + it->length) - at;
+    std::byte* memory = it->memory + (at - it->file_offset);
+    if (!out.empty() && out.back().first + out.back().second == memory) {
+      out.back().second += n;
+    } else {
+      out.emplace_back(memory, n);
+    }
+    at += n;
+  }
+  return out;
 }
 
 // The I/O threads' first failure, if any, as an Error. Local part of a collective step.

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
@@ -194,6 +195,7 @@ class PhaseImpl {
   // The caller's memory for file bytes [offset, offset + length) when one contiguous piece
   // holds them all, else null.
   std::byte* contiguous_memory(uint64_t offset, uint64_t length) const;
+  std::vector<std::pair<std::byte*, uint64_t>> gathered_memory(uint64_t offset, uint64_t length) const;
 
   // True when the ranks' bytes (or the hybrid's aggregated bytes) tile their domain: every
   // byte declared exactly once, no hole (the summaries' byte counts and tiling sums tell; a

@@ -1,12 +1,16 @@
 #include "engine/move/io_worker.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <new>
 
 #include <xxhash.h>
 
@@ -110,6 +114,100 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
   return failure;
 }
 
+namespace {
+
+// fn(pointer, length) for the memory of span-relative bytes [at, at + len) of a gathered span.
+template <class F>
+void for_each_memory(const IoSpan& s, uint64_t at, uint64_t len, F&& fn) {
+  uint64_t pos = 0;  // span-relative start of the current piece
+  for (const auto& [memory, n] : s.gather) {
+    if (pos >= at + len) break;
+    if (pos + n > at) {
+      const uint64_t from = std::max(at, pos), to = std::min(at + len, pos + n);
+      fn(memory + (from - pos), to - from);
+    }
+    pos += n;
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, uint64_t& calls) {
+  std::optional<std::string> failure;
+  files_.split(s.file_offset, s.length, [&](const SubFile& f, uint64_t local, uint64_t len, uint64_t at) {
+    if (failure) return;
+    if (f.fd < 0) {
+      failure = "internal: \"" + f.path + "\" is not open";
+      return;
+    }
+    std::vector<iovec> iov;
+    uint64_t batch = 0, done = 0;  // bytes in iov; bytes of this file's part moved
+    auto flush = [&] {
+      size_t first = 0;
+      while (batch > 0 && !failure) {
+        const int count = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+        const off_t where = static_cast<off_t>(local + done);
+        const ssize_t n = write ? ::pwritev(f.fd, iov.data() + first, count, where)
+                                : ::preadv(f.fd, iov.data() + first, count, where);
+        ++calls;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          failure = n < 0 ? std::string(write ? "write to \"" : "read from \"") + f.path + "\" at offset " +
+                                std::to_string(local + done) + " failed: " + std::strerror(errno)
+                          : "read from \"" + f.path + "\" at offset " + std::to_string(local + done) +
+                                " reached the end of the file (the file is shorter than the data declared)";
+          break;
+        }
+#ifdef __linux__
+        if (write && write_behind_ > 0) ::sync_file_range(f.fd, where, n, SYNC_FILE_RANGE_WRITE);
+#endif
+        done += static_cast<uint64_t>(n);
+        batch -= static_cast<uint64_t>(n);
+        for (uint64_t k = static_cast<uint64_t>(n); k > 0 && first < iov.size();) {  // past what moved
+          if (iov[first].iov_len <= k) {
+            k -= iov[first].iov_len;
+            ++first;
+          } else {
+            iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + k;
+            iov[first].iov_len -= k;
+            k = 0;
+          }
+        }
+      }
+      iov.clear();
+      batch = 0;
+    };
+    for_each_memory(s, at, len, [&](std::byte* memory, uint64_t n) {
+      if (failure) return;
+      iov.push_back({memory, n});
+      batch += n;
+      if (iov.size() == IOV_MAX || (write && write_behind_ > 0 && batch >= write_behind_)) flush();
+    });
+    if (!failure && batch > 0) flush();
+  });
+  return failure;
+}
+
+void IoWorker::hash_gathered(const IoSpan& s) {
+  const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> owned(XXH3_createState(), &XXH3_freeState);
+  XXH3_state_t* state = owned.get();
+  if (state == nullptr) throw std::bad_alloc();
+  files_.split(s.file_offset, s.length, [&](const SubFile& f, uint64_t local, uint64_t len, uint64_t at) {
+    const size_t file = files_.index_of(f.begin);
+    for (uint64_t done = 0; done < len;) {
+      const uint64_t here = local + done;
+      const uint64_t n = std::min(len - done, (here / hash_chunk_ + 1) * hash_chunk_ - here);
+      XXH3_64bits_reset(state);
+      for_each_memory(s, at + done, n,
+                      [&](const std::byte* memory, uint64_t k) { XXH3_64bits_update(state, memory, k); });
+      const uint64_t h = XXH3_64bits_digest(state);
+      std::lock_guard<std::mutex> lock(mu_);
+      hashes_.push_back({file, here, n, h});
+      done += n;
+    }
+  });
+}
+
 // Hashes the span's bytes per file, cut at the checksum grid of each file.
 void IoWorker::hash(const IoSpan& s, const std::byte* memory) {
   files_.split(s.file_offset, s.length, [&](const SubFile& f, uint64_t local, uint64_t len, uint64_t at) {
@@ -153,6 +251,9 @@ void IoWorker::execute(const Job& job) {
         for (const auto& [at, len] : s.pieces) std::memcpy(scratch_.data() + at, s.memory + at, len);
         if (!failure) failure = move(true, s, scratch_.data(), false, calls);
         if (!failure && hash_chunk_ > 0) hash(s, scratch_.data());
+      } else if (s.memory == nullptr && !s.gather.empty()) {
+        failure = move_gathered(job.write, s, calls);
+        if (!failure && job.write && hash_chunk_ > 0) hash_gathered(s);
       } else {
         failure = move(job.write, s, s.memory, false, calls);
         if (!failure && job.write && hash_chunk_ > 0) hash(s, s.memory);

@@ -26,6 +26,9 @@ struct IoSpan {
   // A write with pieces is a read-modify-write: the span is read, these pieces (offset within
   // the span, length) of `memory` laid over it, and the span written back whole.
   std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  // With `memory` null: the span's bytes lie in these pieces of memory, one after another, moved
+  // by vectored calls (pwritev/preadv) without a copy.
+  std::vector<std::pair<std::byte*, uint64_t>> gather;
 };
 
 // XXH3-64 of a piece of a written file (local offset, length), for the commit's index.
@@ -73,6 +76,9 @@ class IoWorker {
   // `zero_past_end`, else fails. Returns the failure, if any; counts requests in `calls`.
   std::optional<std::string> move(bool write, const IoSpan& s, std::byte* memory, bool zero_past_end, uint64_t& calls);
   void hash(const IoSpan& s, const std::byte* memory);
+  // The same for a span of gathered memory (IoSpan::gather).
+  std::optional<std::string> move_gathered(bool write, const IoSpan& s, uint64_t& calls);
+  void hash_gathered(const IoSpan& s);
 
   const FileSet& files_;
   mutable std::mutex mu_;

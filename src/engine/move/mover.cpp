@@ -20,7 +20,8 @@ std::vector<IoSpan> spans_of(const Move& m, uint64_t round, bool write) {
   if (write) {
     for (const auto& [at, len] : io.zero) std::memset(buffer + at, 0, len);
   }
-  for (const RoundSpan& r : io.spans) spans.push_back({r.file_offset, r.length, buffer + r.buffer_offset, r.pieces});
+  for (const RoundSpan& r : io.spans)
+    spans.push_back({r.file_offset, r.length, buffer + r.buffer_offset, r.pieces, {}});
   return spans;
 }
 
