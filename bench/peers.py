@@ -26,6 +26,11 @@ shuffled with a recorded seed, each launch after a sync()):
                 second time, against that HDF5), beside Strata's hdf5-multi backend and the
                 engine's HDF5 container (--backend strata --container hdf5) and its raw file.
 
+MPI-IO components: every variant that goes through MPI-IO (IOR's MPIIO, HDF5 and NCMPI paths,
+E3SM-IO's three, Strata's mpiio-ind, mpiio-coll, hdf5 and pnetcdf backends and the plain loops over
+them) runs under OMPIO, Open MPI's default, and again under ROMIO (--mca io romio321; labels end in
+[romio]); the fastest peer is the fastest of all of them (--components ompio|romio runs one).
+
 Timing, both ways, medians over every write of every round. Every ratio compares the wall time
 from the earliest open to the latest close on both sides:
   the peer      its own figure: IOR's bandwidth (-O summaryFormat=JSON: aggregate bytes over latest
@@ -245,7 +250,7 @@ def build_loop(build_dir: Path, log) -> Path:
 
 def run_loop(w: dict, v: dict, binary: Path, tmp: Path, peer_env: list[str]) -> dict:
     cmd = [
-        *mpirun(w["ranks"], peer_env),
+        *mpirun(w["ranks"], peer_env, v),
         str(binary),
         "--api",
         v["api"],
@@ -423,11 +428,49 @@ def size_bytes(text: str) -> int:
 # Launches
 
 
-def mpirun(ranks: int, peer_env: list[str]) -> list[str]:
-    cmd = ["mpirun", "-n", str(ranks), "--oversubscribe"]
+def mpirun(ranks: int, peer_env: list[str], v: dict | None = None) -> list[str]:
+    cmd = ["mpirun", "-n", str(ranks), "--oversubscribe", *((v or {}).get("mca", []))]
     for assignment in peer_env:
         cmd += ["-x", assignment]
     return cmd
+
+
+# Open MPI's two MPI-IO components: OMPIO (its default) and ROMIO. Every variant that goes through
+# MPI-IO (the peers' MPIIO, HDF5 and PnetCDF paths, Strata's MPI-IO, HDF5 and PnetCDF backends and
+# the plain loops over them) runs under each; "the fastest peer" is the fastest of all of them.
+ROMIO = ["--mca", "io", "romio321"]
+MPIIO_BACKENDS = {"mpiio-ind", "mpiio-coll", "hdf5", "pnetcdf"}
+
+
+def uses_mpiio(v: dict) -> bool:
+    if v["side"] == "peer":
+        return v.get("tool") == "e3sm-io" or v.get("api", [""])[:2] != ["-a", "POSIX"]
+    if v["side"] == "loop":
+        return v["api"] != "posix"
+    return v.get("backend") in MPIIO_BACKENDS
+
+
+def under_romio(label: str) -> str:
+    return label + " [romio]"
+
+
+def with_romio(w: dict, components: set[str]) -> dict:
+    """The workload's MPI-IO variants again under ROMIO (components has "romio"), with their pairs;
+    without "ompio", those variants run under ROMIO only."""
+    if "romio" not in components:
+        return w
+    extra = [{**v, "label": under_romio(v["label"]), "mca": ROMIO} for v in w["variants"] if uses_mpiio(v)]
+    mpiio = {v["label"] for v in w["variants"] if uses_mpiio(v)}
+    pairs = [
+        (under_romio(a) if a in mpiio else a, under_romio(b) if b in mpiio else b) for a, b in w["pairs"] if b in mpiio
+    ]
+    if "ompio" in components:
+        w["variants"] = [*w["variants"], *extra]
+        w["pairs"] = [*w["pairs"], *[p for p in pairs if p not in w["pairs"]]]
+    else:
+        w["variants"] = [v for v in w["variants"] if not uses_mpiio(v)] + extra
+        w["pairs"] = pairs
+    return w
 
 
 def run(cmd: list[str], timeout: int) -> subprocess.CompletedProcess:
@@ -447,7 +490,7 @@ def run_ior(w: dict, v: dict, ior: Path, tmp: Path, verify: bool, peer_env: list
     summary.unlink(missing_ok=True)
     ranks_csv.unlink(missing_ok=True)
     cmd = [
-        *mpirun(w["ranks"], peer_env),
+        *mpirun(w["ranks"], peer_env, v),
         str(ior),
         *v["api"],
         "-b",
@@ -489,7 +532,7 @@ def run_ior(w: dict, v: dict, ior: Path, tmp: Path, verify: bool, peer_env: list
 
 def run_e3sm_io(w: dict, v: dict, e3sm: Path, tmp: Path, peer_env: list[str]) -> dict:
     cmd = [
-        *mpirun(w["ranks"], peer_env),
+        *mpirun(w["ranks"], peer_env, v),
         str(e3sm),
         str(w["map_nc"]),
         *v["api"],
@@ -554,7 +597,7 @@ def run_strata(w: dict, v: dict, tmp: Path, verify: bool) -> dict:
     else:
         kernel = ["e3sm", "--maps", w["maps"], "--map-vars", E3SM_MAP_VARS]
     cmd = [
-        *mpirun(w["ranks"], []),
+        *mpirun(w["ranks"], [], v),
         str(v.get("strata", STRATA)),
         "run",
         *kernel,
@@ -899,6 +942,12 @@ def main() -> int:
         "E3SM-IO -a hdf5_md, hdf5-multi, the engine; needs make build-hdf5-114)",
     )
     parser.add_argument("--maps-dir", type=Path, help="PIO .dat maps (default: the e3sm-io archive's datasets/)")
+    parser.add_argument(
+        "--components",
+        default="ompio,romio",
+        help="Open MPI's MPI-IO components every MPI-IO variant runs under, comma-separated: ompio (the "
+        "default component), romio (--mca io romio321); the fastest peer is the fastest under any",
+    )
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--strata", type=Path, default=STRATA, help="the strata program (default build/bin/strata)")
     parser.add_argument(
@@ -964,6 +1013,9 @@ def main() -> int:
     peers_loop = build_loop(args.build_dir, log)
     built_s = time.time() - start
     cat = StrataCatalogue.from_binary(STRATA)
+    components = set(args.components.split(","))
+    if not components or not components <= {"ompio", "romio"}:
+        parser.error("--components: ompio, romio or both, comma-separated")
     workloads = ior_workloads(cat, ior_reps) if "ior" in only else []
     if "e3sm" in only:
         workloads.append(e3sm_workload(cat, peers["e3sm-io"]["root"], args.maps_dir))
@@ -973,6 +1025,7 @@ def main() -> int:
         workloads.append(
             e3sm_md_workload(cat, peers["e3sm-io-hdf5-114"]["root"], args.maps_dir, args.strata_hdf5_114.resolve())
         )
+    workloads = [with_romio(w, components) for w in workloads]
 
     args.output.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="peers.", dir=args.dir or args.output))
