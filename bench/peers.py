@@ -1068,8 +1068,16 @@ def main() -> int:
     lines = [
         f"{head}Strata against its peers (issue 20): {args.rounds} interleaved round(s), shuffle seed "
         f"{args.seed}, medians of every write; open and close included, fsync not included.",
-        f"Strata {probe.get('git_rev', '?')} ({STRATA}); MPI-IO component {probe.get('io_component', '?')} "
-        "on both sides; the peers run with Strata's own MPI and allocator "
+        f"Strata {probe.get('git_rev', '?')} ({STRATA}); MPI-IO components: "
+        + (
+            f"{probe.get('io_component', '?')} (the default) on both sides, and ROMIO for every MPI-IO variant "
+            "marked [romio]"
+            if "romio" in components and "ompio" in components
+            else "ROMIO for every MPI-IO variant"
+            if "romio" in components
+            else f"{probe.get('io_component', '?')} on both sides"
+        )
+        + "; the peers run with Strata's own MPI and allocator "
         f"settings ({', '.join(peer_env) or 'none'}); every Strata run --no-advice.",
         "Verified: round 1 of every IOR and Strata variant (IOR -W, strata --verify, untimed); E3SM-IO has no "
         "check.",
