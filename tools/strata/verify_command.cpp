@@ -604,6 +604,25 @@ void check_run_values(MPI_Comm comm, const std::string& record_path, const nlohm
   }
 }
 
+// Rank 0 says the verdict (JSON or the table) and every rank returns its status: 0 when nothing
+// is wrong.
+int conclude(MPI_Comm comm, int rank, const std::string& path, nlohmann::json& report, bool json,
+             bool uncommitted_write) {
+  int status = 0;
+  if (rank == 0) {
+    report["ok"] = report["problems"].empty();
+    report["uncommitted_write"] = uncommitted_write;
+    if (json) {
+      std::printf("%s\n", report.dump(2).c_str());
+    } else {
+      print_report(path, report);
+    }
+    status = report["problems"].empty() ? 0 : static_cast<int>(ErrorKind::runtime);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  return status;
+}
+
 }  // namespace
 
 int verify_command(const std::vector<std::string>& args, const Environment&) {
@@ -664,19 +683,7 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
       MPI_Bcast(&whole, 1, MPI_INT, 0, comm);
       check_run_values(comm, record_path, rec, whole != 0, report);
     }
-    int status = 0;
-    if (rank == 0) {
-      report["ok"] = report["problems"].empty();
-      report["uncommitted_write"] = false;
-      if (json) {
-        std::printf("%s\n", report.dump(2).c_str());
-      } else {
-        print_report(path, report);
-      }
-      status = report["problems"].empty() ? 0 : static_cast<int>(ErrorKind::runtime);
-    }
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-    return status;
+    return conclude(comm, rank, path, report, json, false);
   }
   Checked checked;
   collectively(comm, [&] {
@@ -684,7 +691,6 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
   });
   share(comm, rank, checked);
   const auto sums = engine::hash_ranges(comm, checked.paths, checked.ranges);
-  int status = 0;
   if (rank == 0) {
     for (size_t i = 0; i < checked.ranges.size(); ++i) {
       if (sums[i] == checked.expected[i]) continue;
@@ -701,17 +707,8 @@ int verify_command(const std::vector<std::string>& args, const Environment&) {
         if (e["path"] == name) e["status"] = "checksum";
       }
     }
-    report["ok"] = report["problems"].empty();
-    report["uncommitted_write"] = !report["uncommitted"].empty();
-    if (json) {
-      std::printf("%s\n", report.dump(2).c_str());
-    } else {
-      print_report(path, report);
-    }
-    status = report["problems"].empty() ? 0 : static_cast<int>(ErrorKind::runtime);
   }
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  return status;
+  return conclude(comm, rank, path, report, json, !report["uncommitted"].empty());
 }
 
 }  // namespace strata::cli
