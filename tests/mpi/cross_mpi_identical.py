@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The same runs under two MPI libraries write the same files: every raw backend's output byte for
-byte (cmp), every HDF5 file equal object by object (h5diff). Run by `make test-mpich` with the
+byte (cmp), every HDF5 file equal object by object (h5diff), and the run records strata run leaves
+beside them equal but for the time and the folder. Run by `make test-mpich` with the
 Open MPI build and the MPICH build; each build's launcher is the one its CMake cache names, and
 what differs between the libraries (flags, environment) is strata/mpi_stack.py.
 
@@ -81,8 +82,24 @@ def outputs(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_file())
 
 
+def run_record(path: Path) -> dict:
+    """A run record (OUTPUT.strata-run.json, which strata verify reads) without what names the run
+    rather than the output: when it ran and the folder each build's run wrote into."""
+    record = json.loads(path.read_text())
+    for key in ("timestamp", "cwd"):
+        record.pop(key, None)
+    return json.loads(json.dumps(record).replace(str(path.parent), "DIR"))
+
+
 def same(kind: str, a: Path, b: Path) -> str:
     """'' when the two files are equal, else what differs."""
+    if a.name.endswith(".strata-run.json"):
+        ra, rb = run_record(a), run_record(b)
+        return (
+            ""
+            if ra == rb
+            else f"run records differ in {sorted(k for k in ra.keys() | rb.keys() if ra.get(k) != rb.get(k))}"
+        )
     if kind == "cmp" or a.suffix not in (".h5",):
         return "" if filecmp.cmp(a, b, shallow=False) else "bytes differ"
     proc = subprocess.run(["h5diff", str(a), str(b)], capture_output=True, text=True)
@@ -131,7 +148,9 @@ def main() -> int:
                 failures += 1
             else:
                 how = "byte-identical" if kind == "cmp" else "h5diff-equal"
-                print(f"ok: {name} {variant} on {ranks} ranks: {len(files[0])} file(s) {how}")
+                records = sum(f.endswith(".strata-run.json") for f in files[0])
+                data = f"{len(files[0]) - records} file(s) {how}"
+                print(f"ok: {name} {variant} on {ranks} ranks: {data}" + (", the run record equal" if records else ""))
             shutil.rmtree(a.workdir / name / variant, ignore_errors=True)
     print(f"cross-mpi: {compared} files compared, {failures} difference(s)")
     return 1 if failures else 0
