@@ -7,12 +7,12 @@ makes one per dataset."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
+import test_first_hour as first_hour
 from conftest import built_backends, catalogue, run_ranks
 from test_multidataset import F_SMALL, G_SMALL, N3D_SMALL, check_every_element, write
 
@@ -92,4 +92,12 @@ def test_a_file_with_a_dataset_missing_is_a_clear_error(tmp_path: Path) -> None:
 def test_per_block_is_refused(tmp_path: Path) -> None:
     out = run_ranks(2, ["run", *F_SMALL, "--backend", "hdf5-multi", "--per-block"], cwd=tmp_path)
     assert out.status == 2 and "--per-block" in out.stderr
-    assert json.dumps(catalogue().backend("hdf5-multi")["options"]) == '["independent"]'
+    options = catalogue().backend("hdf5-multi")["options"]
+    assert "per-block" not in options and "independent" in options, options
+
+
+def test_deadline_stops_the_steps_together(tmp_path: Path) -> None:
+    """--deadline (IOR -D): the step's one H5Dwrite_multi is collective, so the ranks stop together,
+    as the hdf5 backend's calls do (test_first_hour's deadline test, through hdf5-multi)."""
+    assert "deadline" in catalogue().backend("hdf5-multi")["options"]
+    first_hour.test_deadline_stops_each_phase_and_reports_what_moved(tmp_path, ["hdf5-multi"])
