@@ -439,7 +439,7 @@ def mpirun(ranks: int, peer_env: list[str], v: dict | None = None) -> list[str]:
 # MPI-IO (the peers' MPIIO, HDF5 and PnetCDF paths, Strata's MPI-IO, HDF5 and PnetCDF backends and
 # the plain loops over them) runs under each; "the fastest peer" is the fastest of all of them.
 ROMIO = ["--mca", "io", "romio321"]
-MPIIO_BACKENDS = {"mpiio-ind", "mpiio-coll", "hdf5", "pnetcdf"}
+MPIIO_BACKENDS = {"mpiio-ind", "mpiio-coll", "hdf5", "hdf5-multi", "pnetcdf"}
 
 
 def uses_mpiio(v: dict) -> bool:
