@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -71,15 +72,23 @@ Window& EngineImpl::window_for(const std::vector<uint64_t>& needed, const std::v
     window_tier = tier_of;
     ++window_allocations;
     const uint64_t mine = window_bytes[static_cast<size_t>(rank)];
-    if (all_dram) {
-      window = Window(comm, mine);  // MPI's memory: shared memory within a node
-    } else {
+    if (!all_dram && tier_window_refused.empty()) {
       std::unique_ptr<TierMemory> memory;
       collectively(comm, [&] {
         if (mine > 0) memory = tier(static_cast<Tier>(tier_of[static_cast<size_t>(rank)])).allocate(mine);
       });
-      window = Window(comm, std::move(memory));
+      // Agreed on every rank: either all have the window or all fall back below.
+      std::optional<Error> refused = caught([&] { window = Window(comm, std::move(memory)); });
+      if (refused) {
+        tier_window_refused = refused->what();
+        if (rank == 0) {
+          log::warn("the aggregation buffers are in main memory instead: this MPI cannot expose tier memory in a "
+                    "window (" + tier_window_refused +
+                    "; Open MPI's osc/pt2pt cannot under MPI_THREAD_MULTIPLE)");
+        }
+      }
     }
+    if (window.get() == MPI_WIN_NULL) window = Window(comm, mine);  // MPI's memory: shared memory within a node
   }
   return window;
 }

@@ -80,6 +80,9 @@ class EngineImpl {
   std::vector<int> window_tier;        // every rank's window tier
   uint64_t executions = 0;             // phases executed (write() or read() that ran)
   uint64_t window_allocations = 0;     // windows allocated so far (collective each time)
+  // Why a window over tier memory (hbm, nvr, tmpfs: MPI_Win_create) failed, once: every later
+  // window is MPI's main memory (MPI_Win_allocate), and the phases report the dram tier.
+  std::string tier_window_refused;
   std::optional<Machine> machine;
   std::optional<Error> machine_error;              // what loading the machine met when the engine started
   std::vector<std::unique_ptr<MemoryTier>> tiers;  // this node's, indexed by Tier

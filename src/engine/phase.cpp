@@ -309,7 +309,8 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     max->collectives = stats_.collectives;
     max->tier.clear();  // tiers: every tier the phase aggregated on
     for (const PlacedPartition& part : placement_.partitions) {
-      if (max->tier.find(part.tier) == std::string::npos) max->tier += (max->tier.empty() ? "" : ",") + part.tier;
+      const std::string tier = engine_.tier_window_refused.empty() ? part.tier : tier_name(Tier::dram);
+      if (max->tier.find(tier) == std::string::npos) max->tier += (max->tier.empty() ? "" : ",") + tier;
     }
   }
   return stats_;

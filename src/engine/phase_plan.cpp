@@ -162,6 +162,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   stats_.buffers = static_cast<uint64_t>(plan_.buffers);
   stats_.plan_signature = plan_signature();
   stats_.tier = my_partition_ >= 0 ? tier_name(tier_of_partition_[static_cast<size_t>(my_partition_)]) : "";
+  if (my_partition_ >= 0 && !engine_.tier_window_refused.empty()) stats_.tier = tier_name(Tier::dram);
   stats_.tier_fallbacks = placement_.fallbacks;
   stats_.strategy = strategy_.alternatives.empty() ? "" : strategy_.alternatives[strategy_.chosen].name;
   stats_.predicted_s = strategy_.alternatives.empty() ? 0 : strategy_.alternatives[strategy_.chosen].predicted_s;

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_ranks
+from conftest import MPI, run_ranks
 
 GOOD = """name = "test"
 [network]
@@ -190,6 +190,27 @@ def test_forcing_an_absent_tier_is_a_clear_error(tmp_path: Path) -> None:
     out = run_ranks(2, ["plan", "ior"], env={"STRATA_AGGR_TIER": "ssd"})
     assert out.status == 2
     assert "STRATA_AGGR_TIER=ssd is not a tier" in out.stderr
+
+
+def test_tier_memory_that_mpi_cannot_expose_falls_back_to_main_memory(tmp_path: Path) -> None:
+    """A window over tier memory (MPI_Win_create) that the one-sided component refuses — Open MPI
+    4.1's osc/pt2pt under MPI_THREAD_MULTIPLE, which STRATA_TIMEOUT asks for — is agreed on every
+    rank and the buffers move to MPI's main memory: the run goes on, says so, and reads back."""
+    env = {"STRATA_AGGR_TIER": "tmpfs", "STRATA_TIMEOUT": "60"}
+    if MPI.name == "openmpi":
+        env["OMPI_MCA_osc"] = "sm,pt2pt"  # what a network without RDMA leaves
+    out_file = tmp_path / "t.dat"
+    ior = ["run", "ior", "--backend", "strata", "--output", str(out_file)]
+    out = run_ranks(3, [*ior, "--verify"], env=env)
+    assert out.statuses == {0: 0, 1: 0, 2: 0}, out.stderr
+    if MPI.name == "openmpi":
+        assert out.stderr.count("the aggregation buffers are in main memory instead") == 1, out.stderr
+        assert "MPI_Win_create" in out.stderr
+        assert "aggregation tier(s) dram" in out.stdout, out.stdout
+    else:  # MPICH's one-sided operations serve every thread level
+        assert "aggregation tier(s) tmpfs" in out.stdout, out.stdout
+    assert "verification: passed" in out.stdout
+    assert run_ranks(2, [*ior, "--read", "--verify"]).statuses == {0: 0, 1: 0}
 
 
 def test_a_topology_smaller_than_the_job_is_the_same_error_everywhere(tmp_path: Path) -> None:

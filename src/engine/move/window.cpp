@@ -1,5 +1,7 @@
 #include "engine/move/window.hpp"
 
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "common/error.hpp"
@@ -10,6 +12,38 @@ uint64_t window_request_bytes(uint64_t bytes) {
   return (bytes + kWindowAlignment - 1) / kWindowAlignment * kWindowAlignment;
 }
 
+namespace {
+
+// Runs one window-creating call with errors returned, not fatal: an MPI whose one-sided
+// components cannot serve the window (Open MPI 4.1's osc/pt2pt under MPI_THREAD_MULTIPLE)
+// answers MPI_ERR_WIN, which the caller turns into an agreed error or a fallback.
+template <class F>
+int returning_errors(MPI_Comm comm, F&& create) {
+  MPI_Errhandler before = MPI_ERRHANDLER_NULL;
+  MPI_Comm_get_errhandler(comm, &before);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const int rc = create();
+  MPI_Comm_set_errhandler(comm, before);
+  MPI_Errhandler_free(&before);
+  return rc;
+}
+
+// Collective: whether every rank created its part of the window. A window that only some
+// ranks got cannot be used, nor freed without the others: it is let go unfreed.
+void agree_created(MPI_Comm comm, int rc, MPI_Win& win, const std::string& what) {
+  int ok = rc == MPI_SUCCESS ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+  if (ok != 0) return;
+  win = MPI_WIN_NULL;
+  const std::optional<Error> local = caught([&] {
+    if (rc != MPI_SUCCESS) throw_mpi(what, rc);
+  });
+  agree(comm, local ? &*local : nullptr);
+  throw_runtime(what + " failed on another rank");  // not reached: agree() threw
+}
+
+}  // namespace
+
 Window::Window(MPI_Comm comm, uint64_t bytes) {
   bytes = window_request_bytes(bytes);
   MPI_Info info;
@@ -18,9 +52,10 @@ Window::Window(MPI_Comm comm, uint64_t bytes) {
   MPI_Info_set(info, "accumulate_ordering", "none");
   MPI_Info_set(info, "no_locks", "true");
   void* base = nullptr;
-  int rc = MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, info, comm, &base, &win_);
+  const int rc = returning_errors(
+      comm, [&] { return MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, info, comm, &base, &win_); });
   MPI_Info_free(&info);
-  if (rc != MPI_SUCCESS) throw_mpi("MPI_Win_allocate of " + std::to_string(bytes) + " bytes", rc);
+  agree_created(comm, rc, win_, "MPI_Win_allocate of " + std::to_string(bytes) + " bytes");
   base_ = static_cast<std::byte*>(base);
 }
 
@@ -31,9 +66,9 @@ Window::Window(MPI_Comm comm, std::unique_ptr<TierMemory> memory) : memory_(std:
   MPI_Info_set(info, "no_locks", "true");
   void* base = memory_ ? memory_->data() : nullptr;
   const MPI_Aint bytes = memory_ ? static_cast<MPI_Aint>(memory_->size()) : 0;
-  int rc = MPI_Win_create(base, bytes, 1, info, comm, &win_);
+  const int rc = returning_errors(comm, [&] { return MPI_Win_create(base, bytes, 1, info, comm, &win_); });
   MPI_Info_free(&info);
-  if (rc != MPI_SUCCESS) throw_mpi("MPI_Win_create of " + std::to_string(bytes) + " bytes", rc);
+  agree_created(comm, rc, win_, "MPI_Win_create of " + std::to_string(bytes) + " bytes");
   base_ = static_cast<std::byte*>(base);
 }
 
