@@ -82,9 +82,10 @@ Window& EngineImpl::window_for(const std::vector<uint64_t>& needed, const std::v
       if (refused) {
         tier_window_refused = refused->what();
         if (rank == 0) {
-          log::warn("the aggregation buffers are in main memory instead: this MPI cannot expose tier memory in a "
-                    "window (" + tier_window_refused +
-                    "; Open MPI's osc/pt2pt cannot under MPI_THREAD_MULTIPLE)");
+          log::warn(
+              "the aggregation buffers are in main memory instead: this MPI cannot expose tier memory in a "
+              "window (" +
+              tier_window_refused + "; Open MPI's osc/pt2pt cannot under MPI_THREAD_MULTIPLE)");
         }
       }
     }
