@@ -31,6 +31,12 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
   MPI_Comm_size(comm, &size);
   window_bytes.assign(static_cast<size_t>(size), 0);
   window_tier.assign(static_cast<size_t>(size), static_cast<int>(Tier::dram));
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  shared_memory = node_size == size && nodes.node_count == 1;
   // The machine figures now, while the engine starts (collective, like the rest of this), not in
   // the first phase's plan: an application makes its engine once, and its first output phase
   // should cost what the others cost. A description that cannot be read is reported by the
@@ -56,8 +62,10 @@ EngineImpl::~EngineImpl() {
   if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
 
-Window& EngineImpl::window_for(const std::vector<uint64_t>& needed, const std::vector<int>& tier_of, int rank) {
-  bool fits = window.get() != MPI_WIN_NULL;
+Window& EngineImpl::window_for(const std::vector<uint64_t>& needed, const std::vector<int>& tier_of, int rank,
+                               bool shared) {
+  shared = shared && shared_memory;
+  bool fits = window.get() != MPI_WIN_NULL && window.shared() == shared;
   for (size_t r = 0; r < needed.size() && fits; ++r) {
     fits = window_bytes[r] >= needed[r] && (needed[r] == 0 || window_tier[r] == tier_of[r]);
   }
@@ -89,7 +97,8 @@ Window& EngineImpl::window_for(const std::vector<uint64_t>& needed, const std::v
         }
       }
     }
-    if (window.get() == MPI_WIN_NULL) window = Window(comm, mine);  // MPI's memory: shared memory within a node
+    // MPI's memory: shared memory within a node; shared by address when asked.
+    if (window.get() == MPI_WIN_NULL) window = Window(comm, mine, shared && all_dram);
   }
   return window;
 }

@@ -34,7 +34,9 @@ class EngineImpl {
   // The window, large enough for `needed[r]` bytes on every rank r, on tier `tier_of[r]` of
   // each aggregator. Every rank decides the same way (all know `needed` and the tiers from the
   // plan and the current window), so reallocation is collective exactly when needed.
-  engine::Window& window_for(const std::vector<uint64_t>& needed, const std::vector<int>& tier_of, int rank);
+  // `shared`: a shared-memory window (only where shared_memory holds and every tier is dram).
+  engine::Window& window_for(const std::vector<uint64_t>& needed, const std::vector<int>& tier_of, int rank,
+                             bool shared);
   // The machine description and this node's tiers, loaded when the engine starts (collective
   // there); the error that loading met, if any, on every call.
   const Machine& machine_once();
@@ -75,6 +77,9 @@ class EngineImpl {
 
   MPI_Comm comm;
   NodeMap nodes;
+  // Every rank of the communicator shares one node's memory (and no virtual nodes split it):
+  // windows on main memory can be shared (MPI_Win_allocate_shared), ranks copying into them.
+  bool shared_memory = false;
   engine::Window window;
   std::vector<uint64_t> window_bytes;  // every rank's window size
   std::vector<int> window_tier;        // every rank's window tier

@@ -330,6 +330,7 @@ class PhaseImpl {
   std::vector<uint32_t> order_;  // normalise()'s order of the declared pieces (plan reuse binds memory by it)
   uint64_t key_ = 0;             // this rank's plan key
   uint64_t agreed_key_ = 0;      // every rank's, combined (the cache's key)
+  bool copy_ = false;            // runs copied into a shared window (Alternative::copied, every tier dram)
   bool defer_open_ = false;      // the plan's files are opened without an agreement (a committed direct write)
   StrategyChoice strategy_;
   Window* window_ = nullptr;  // the engine's

@@ -25,6 +25,8 @@ const std::vector<HintSpec>& engine_hint_specs() {
       {"strata_stage", "auto|true|false",
        "a write's runs put as each rank's bytes lie, with a list the aggregator places them by"},
       {"strata_spans", "auto|true|false", "write a round's buffer as whole spans"},
+      {"strata_copy", "auto|true|false",
+       "ranks of one node copy their runs into the aggregators' shared buffers (no puts)"},
       {"strata_hole_limit", "size", "a hole at least this large ends a span"},
       {"strata_subfiling", "aggregator|count", "a file per aggregator or per count partitions"},
       {"strata_fsync", "true|false", "sync the data before close"},
@@ -145,6 +147,8 @@ PhaseOptions PhaseOptions::from_hints(const std::vector<std::pair<std::string, s
       o.stage = parse_choice(k, v);
     } else if (k == "strata_spans") {
       o.spans = parse_choice(k, v);
+    } else if (k == "strata_copy") {
+      o.copy = parse_choice(k, v);
     } else if (k == "strata_compare_mpiio") {
       o.compare_mpiio = parse_flag(k, v);
     } else if (k == "strata_hole_limit") {
@@ -185,7 +189,7 @@ PhaseOptions PhaseOptions::from_hints(const std::vector<std::pair<std::string, s
 }
 
 uint64_t PhaseOptions::hash() const {
-  const uint64_t v[18] = {buffer_bytes.value_or(0) + (buffer_bytes ? 1 : 0),
+  const uint64_t v[19] = {buffer_bytes.value_or(0) + (buffer_bytes ? 1 : 0),
                           static_cast<uint64_t>(buffers.value_or(0)),
                           static_cast<uint64_t>(aggregators.value_or(0)),
                           align.value_or(0),
@@ -202,7 +206,8 @@ uint64_t PhaseOptions::hash() const {
                           tiers.hash(),
                           (compare_mpiio ? 1u : 0u) | (mpiio_romio ? 2u : 0u),
                           ompio_bytes_per_agg.value_or(0),
-                          static_cast<uint64_t>(stage)};
+                          static_cast<uint64_t>(stage),
+                          static_cast<uint64_t>(copy)};
   return fnv1a(v, sizeof v);
 }
 

@@ -51,6 +51,7 @@ struct PhaseOptions {
   Choice pack = Choice::automatic;              // strata_pack
   Choice stage = Choice::automatic;             // strata_stage
   Choice spans = Choice::automatic;             // strata_spans
+  Choice copy = Choice::automatic;              // strata_copy: ranks copy into a shared window's buffers
   std::optional<uint64_t> hole_limit;           // strata_hole_limit: a hole this large ends a span
   TierHints tiers;                              // strata_aggr_tier, strata_target, ... (engine/place/tier_hints.hpp)
   bool compare_mpiio = false;                   // strata_compare_mpiio: also predict MPI-IO's own collective write

@@ -100,11 +100,14 @@ void PhaseImpl::plan_steps() {
   const uint64_t pack_from = options_.pack == PhaseOptions::Choice::on    ? 1
                              : options_.pack == PhaseOptions::Choice::off ? 0
                                                                           : pack_threshold(machine.io);
+  // Copied (one node's shared memory): every aggregation buffer on main memory, no datatype.
+  copy_ = strategy_.best().copied && plan_.partitions() > 0 &&
+          std::all_of(tier_of_partition_.begin(), tier_of_partition_.end(), [](Tier t) { return t == Tier::dram; });
   if (strategy_.best().staged && plan_.partitions() > 0) {
     stats_.collectives += 2;
     transfers_ = std::make_shared<const PackedTransfers>(comm_, plan_, transfers_by_round(plan_, agg_));
   } else {
-    transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), pack_from);
+    transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), copy_ ? 0 : pack_from);
   }
   step("transfers");
   // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
@@ -122,7 +125,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   const Machine& machine = engine_.machine_once();
   if (!options_.tiers.dry_run && plan_.partitions() > 0) {
     const uint64_t allocations = engine_.window_allocations;
-    window_ = &engine_.window_for(window_needs(), window_tiers(), rank_);
+    window_ = &engine_.window_for(window_needs(), window_tiers(), rank_, copy_);
     if (engine_.window_allocations != allocations) stats_.collectives += 2;  // free and allocate
   }
   auto open_step = [&] {
@@ -169,7 +172,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   if (stats_.plan_reused && !strategy_.alternatives.empty()) {
     stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_);
   }
-  stats_.operations = transfers_->operations();
+  stats_.operations = window_ != nullptr && window_->shared() ? 0 : transfers_->operations();
   state_ = State::planned;
   if (log::enabled(log::Level::debug)) log_plan();
 }
@@ -209,6 +212,7 @@ void PhaseImpl::reuse(const CachedPlan& c) {
   declared_bytes_ = c.declared_bytes;
   commit_ = c.commit;
   defer_open_ = c.defer_open;
+  copy_ = c.copy;
   stats_.plan_reused = true;
 }
 
@@ -237,6 +241,7 @@ void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) 
   c->declared_bytes = declared_bytes_;
   c->commit = commit_;
   c->defer_open = defer_open;
+  c->copy = copy_;
   engine_.plans.keep(std::move(c));
 }
 
@@ -514,6 +519,8 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.pack = options_.pack != PhaseOptions::Choice::off;
   in.stage = in.write && options_.stage != PhaseOptions::Choice::off;
   in.stage_forced = in.write && options_.stage == PhaseOptions::Choice::on;
+  in.shared_copy = engine_.shared_memory && options_.copy != PhaseOptions::Choice::off &&
+                   (!options_.tiers.forced || *options_.tiers.forced == Tier::dram);
   in.compare_mpiio = options_.compare_mpiio;
   in.mpiio_romio = options_.mpiio_romio;
   in.mpiio_buffer = in.mpiio_romio          ? options_.buffer_bytes

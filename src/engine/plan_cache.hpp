@@ -51,6 +51,7 @@ struct CachedPlan {
   uint64_t declared_bytes = 0;
   bool commit = false;
   bool defer_open = false;  // files opened without an agreement (a committed direct write)
+  bool copy = false;        // runs copied into a shared window
 };
 
 class PlanCache {

@@ -43,6 +43,32 @@ def test_engine_statistics_in_table_and_json(tmp_path: Path) -> None:
     assert record["verified"] is True
 
 
+@pytest.mark.parametrize(
+    "case,env,hints,copied",
+    [
+        ("one node", {}, "", True),
+        ("copies refused", {}, ",strata_copy=false", False),
+        ("virtual nodes", {"STRATA_RANKS_PER_NODE": "2"}, "", False),
+    ],
+)
+def test_ranks_of_one_node_copy_into_shared_buffers(
+    tmp_path: Path, case: str, env: dict[str, str], hints: str, copied: bool
+) -> None:
+    """On one node the aggregation window is shared memory and the owners copy their runs into the
+    aggregators' buffers (no one-sided operation); a write and a read verify either way."""
+    args = ["run", *BLOCKS, "--backend", "strata", "--write", "--read", "--verify", "--output", "c.dat"]
+    args += ["--hints", "strata_strategy=aggregate,cb_buffer_size=16K,strata_aggregators=2,strata_stage=false" + hints]
+    out = run_ranks(4, [*args, "--json", "r.json"], env=env, cwd=tmp_path)
+    assert out.status == 0, out.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    for access in ("write", "read"):
+        engine = record["repetitions"][0][access]["engine"]
+        assert engine["strategy"].endswith(" copied") == copied, (case, engine["strategy"])
+        assert (engine["operations"] == 0) == copied, (case, engine["operations"])
+        assert engine["rounds"] > 1
+    assert record["verified"] is True
+
+
 @pytest.mark.parametrize("writer,reader", [("strata", "strata"), ("strata", "posix"), ("mpiio-coll", "strata")])
 @pytest.mark.parametrize("writers,readers", [(5, 3), (2, 7)])
 def test_read_with_another_rank_count(tmp_path: Path, writer: str, reader: str, writers: int, readers: int) -> None:

@@ -39,7 +39,7 @@ void move_write(const Move& m) {
   double t = MPI_Wtime();
   fence(m, MPI_MODE_NOPRECEDE);
   for (uint64_t g = 0; g < rounds; ++g) {
-    put_round(*m.transfers, g, m.stream, m.window->get());
+    put_round(*m.transfers, g, m.stream, *m.window);
     // The buffer round g+1 fills must have been written out before the fence opens round g+1.
     if (m.io != nullptr && g + 1 < rounds && g + 1 >= nbuf && job[g + 1 - nbuf] != UINT64_MAX) {
       const double w = MPI_Wtime();
@@ -93,7 +93,7 @@ void move_read(const Move& m) {
     fence(m, g == 0 ? MPI_MODE_NOPRECEDE : 0);
     // Round g-1's gets are complete: its buffer can take round g-1+N_buff.
     if (g >= 1 && nbuf > 1) prefetch(g - 1 + nbuf);
-    get_round(*m.transfers, g, m.stream, m.window->get());
+    get_round(*m.transfers, g, m.stream, *m.window);
     // With one buffer the next round's data can only be read once these gets are done.
     if (nbuf == 1 && g + 1 < rounds) {
       fence(m, 0);

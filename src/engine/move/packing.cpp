@@ -1,6 +1,7 @@
 #include "engine/move/packing.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -208,7 +209,15 @@ void each_operation(const PackedTransfers& t, uint64_t round, std::byte* stream,
 
 }  // namespace
 
-void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window) {
+void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w) {
+  const MPI_Win window = w.get();
+  if (w.shared() && !t.staged()) {
+    for (const Transfer& x : t.transfers()[round])
+      std::memcpy(w.peer(x.target) + x.displacement, stream + x.stream_offset, x.length);
+    // The stores complete before the fence that ends the round tells the aggregator.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return;
+  }
   if (t.staged()) {
     for (const PutGroup& g : t.groups(round)) {
       if (g.origin_type == MPI_DATATYPE_NULL) {
@@ -248,7 +257,15 @@ void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes
   }
 }
 
-void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window) {
+void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w) {
+  const MPI_Win window = w.get();
+  if (w.shared()) {
+    // After the fence that opened the round: the aggregator's reads are in place.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (const Transfer& x : t.transfers()[round])
+      std::memcpy(stream + x.stream_offset, w.peer(x.target) + x.displacement, x.length);
+    return;
+  }
   each_operation(t, round, stream,
                  [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp, int tcount,
                      MPI_Datatype ttype) {

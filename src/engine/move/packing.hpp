@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "arch/io_figures.hpp"
+#include "engine/move/window.hpp"
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/partition.hpp"
 
@@ -83,12 +84,13 @@ class PackedTransfers {
 // The smallest group worth packing, from the figures: n·latency > latency + n·per_run.
 uint64_t pack_threshold(const IoFigures& f);
 
-// Issues round g's operations into `window` (a put for a write, a get for a read).
-void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window);
+// Issues round g's operations into `window` (a put for a write, a get for a read). In a shared
+// window (Window::shared) an unstaged round is copied by address instead, run by run.
+void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window);
 // Staged, at an aggregator after the fence that closed round g's puts: places the round's runs
 // from its window buffer `landed` into the round buffer `buffer`.
 void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes, const std::byte* landed,
                  std::byte* buffer);
-void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, MPI_Win window);
+void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window);
 
 }  // namespace strata::engine

@@ -44,19 +44,37 @@ void agree_created(MPI_Comm comm, int rc, MPI_Win& win, const std::string& what)
 
 }  // namespace
 
-Window::Window(MPI_Comm comm, uint64_t bytes) {
+Window::Window(MPI_Comm comm, uint64_t bytes, bool shared) {
   bytes = window_request_bytes(bytes);
   MPI_Info info;
   MPI_Info_create(&info);
   // No accumulate ordering is needed: rounds never overlap within a buffer.
   MPI_Info_set(info, "accumulate_ordering", "none");
   MPI_Info_set(info, "no_locks", "true");
+  // Each segment where its rank first touches it (its own NUMA domain), not one block.
+  if (shared) MPI_Info_set(info, "alloc_shared_noncontig", "true");
   void* base = nullptr;
-  const int rc = returning_errors(
-      comm, [&] { return MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, info, comm, &base, &win_); });
+  const int rc = returning_errors(comm, [&] {
+    return shared ? MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, comm, &base, &win_)
+                  : MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, info, comm, &base, &win_);
+  });
   MPI_Info_free(&info);
-  agree_created(comm, rc, win_, "MPI_Win_allocate of " + std::to_string(bytes) + " bytes");
+  agree_created(
+      comm, rc, win_,
+      std::string(shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate") + " of " + std::to_string(bytes) + " bytes");
   base_ = static_cast<std::byte*>(base);
+  if (shared) {
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    peers_.resize(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) {
+      MPI_Aint segment = 0;
+      int unit = 1;
+      void* at = nullptr;
+      check_mpi(MPI_Win_shared_query(win_, r, &segment, &unit, &at), "MPI_Win_shared_query");
+      peers_[static_cast<size_t>(r)] = static_cast<std::byte*>(at);
+    }
+  }
 }
 
 Window::Window(MPI_Comm comm, std::unique_ptr<TierMemory> memory) : memory_(std::move(memory)) {
@@ -81,6 +99,7 @@ Window::~Window() {
 Window::Window(Window&& o) noexcept
     : win_(std::exchange(o.win_, MPI_WIN_NULL)),
       base_(std::exchange(o.base_, nullptr)),
+      peers_(std::move(o.peers_)),
       memory_(std::move(o.memory_)) {}
 
 Window& Window::operator=(Window&& o) noexcept {
@@ -88,6 +107,7 @@ Window& Window::operator=(Window&& o) noexcept {
     free();
     win_ = std::exchange(o.win_, MPI_WIN_NULL);
     base_ = std::exchange(o.base_, nullptr);
+    peers_ = std::move(o.peers_);
     memory_ = std::move(o.memory_);
   }
   return *this;
@@ -99,6 +119,7 @@ void Window::free() {
   if (win_ != MPI_WIN_NULL && !finalized) MPI_Win_free(&win_);
   win_ = MPI_WIN_NULL;
   base_ = nullptr;
+  peers_.clear();
   memory_.reset();
 }
 

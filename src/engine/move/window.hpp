@@ -2,7 +2,10 @@
 // (every aggregator on dram) MPI allocates them (MPI_Win_allocate: shared memory between ranks
 // of a node, RDMA across nodes); when some aggregator holds its buffers on another tier (hbm,
 // an mmap'ed nvr or tmpfs file), each rank brings its own memory and MPI_Win_create exposes it.
-// Other ranks expose nothing.
+// Other ranks expose nothing. When every rank of the communicator shares one node's memory,
+// MPI allocates the window as shared memory (MPI_Win_allocate_shared) and every rank can reach
+// every segment by address: a rank then copies its runs into an aggregator's buffer itself
+// (move/packing.hpp), no one-sided operation and no datatype needed.
 #pragma once
 
 #include <mpi.h>
@@ -10,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "arch/memory_tier.hpp"
 
@@ -30,8 +34,9 @@ uint64_t window_request_bytes(uint64_t bytes);
 class Window {
  public:
   Window() = default;
-  // Collective over `comm`: at least `bytes` here (window_request_bytes(bytes) from MPI).
-  Window(MPI_Comm comm, uint64_t bytes);
+  // Collective over `comm`: at least `bytes` here (window_request_bytes(bytes) from MPI);
+  // `shared`: every rank of `comm` on one node, the segments reachable by address (peer()).
+  Window(MPI_Comm comm, uint64_t bytes, bool shared = false);
   // Collective over `comm`: exposes `memory` (null: nothing) and owns it.
   Window(MPI_Comm comm, std::unique_ptr<TierMemory> memory);
   ~Window();
@@ -41,6 +46,9 @@ class Window {
   Window& operator=(Window&& o) noexcept;
   MPI_Win get() const { return win_; }
   std::byte* base() const { return base_; }
+  // A shared window: rank `r`'s segment in this process's address space (else null).
+  bool shared() const { return !peers_.empty(); }
+  std::byte* peer(int r) const { return peers_[static_cast<size_t>(r)]; }
   // The tier memory under the window, when it is not MPI's (else null).
   TierMemory* memory() const { return memory_.get(); }
   // Collective.
@@ -49,6 +57,7 @@ class Window {
  private:
   MPI_Win win_ = MPI_WIN_NULL;
   std::byte* base_ = nullptr;
+  std::vector<std::byte*> peers_;       // shared windows: every rank's segment
   std::unique_ptr<TierMemory> memory_;  // freed after the window
 };
 

@@ -81,8 +81,9 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   a.buffers = n;
   a.hybrid = hybrid;
   a.staged = staged;
+  a.copied = in.shared_copy && !staged;
   a.name = "aggregate k=" + std::to_string(k) + " S=" + mib(s) + " N=" + std::to_string(n) +
-           (hybrid ? " +direct" : "") + (staged ? " staged" : "");
+           (hybrid ? " +direct" : "") + (staged ? " staged" : "") + (a.copied ? " copied" : "");
   const int ranks = static_cast<int>(in.ranks.size());
   const double streams = static_cast<double>(in.nodes) * in.cores_per_node;
   // Aggregated bytes and runs of each rank; the hybrid's large runs go direct beside them.
@@ -99,8 +100,10 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
       const uint64_t span = r.hi - r.lo;
       const uint64_t groups = std::min<uint64_t>(m, span / s + 2);
       const double per_run = in.pack ? f.put_run_s : f.put_latency_s;
+      // Copied: one copy a run into shared memory, after packing the stream.
       const double put =
-          staged
+          a.copied ? static_cast<double>(m) * f.copy_run_s + 2 * static_cast<double>(b) / f.memcpy_Bps
+          : staged
               ? static_cast<double>(2 * groups) * f.put_latency_s +
                     static_cast<double>(b + 8 * m) / f.put_bandwidth_Bps + static_cast<double>(b) / f.memcpy_Bps
               : static_cast<double>(groups) * f.put_latency_s + static_cast<double>(m - std::min(m, groups)) * per_run +
@@ -145,9 +148,9 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
     const double place = static_cast<double>(agg_runs) / k * f.copy_run_s + part_bytes / f.memcpy_Bps;
     moves += parallel(place, place * k, streams);
   }
-  // Fences: one per round and one to close (two per round with one buffer); the range
+  // Fences: one to open, one per round, and with one buffer one more between rounds; the range
   // exchange unless the ranks tile the domain.
-  a.sync_s = (rounds * (n == 1 ? 2 : 1) + 1) * f.fence_at(ranks);
+  a.sync_s = (1 + rounds + (n == 1 ? std::max(rounds - 1, 0.0) : 0)) * f.fence_at(ranks);
   if (!in.dense && agg_bytes > 0) {
     a.sync_s += 2 * f.collective_at(ranks) + static_cast<double>(agg_runs) * 16.0 / f.memcpy_Bps * 2;
   }
@@ -203,6 +206,8 @@ constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
 // real F maps and about 0.14 s for E3SM-IO's F map through the drop-in, where 6 predicted 0.35 s:
 // about 2.5.
 constexpr double kPlanRun = 2.5;
+// The largest buffer the model tries for a partition written in one round.
+constexpr uint64_t kOneRoundMax = uint64_t{64} << 20;
 
 // A collective of MPI-IO at `ranks` ranks on `cores` cores.
 double mpiio_collective(const IoFigures& f, int ranks, double cores) {
@@ -317,15 +322,24 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
       std::sort(ks.begin(), ks.end());
       ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
     }
-    std::vector<uint64_t> sizes;
-    if (in.buffer_bytes) {
-      sizes.push_back(*in.buffer_bytes);
-    } else {
+    // Buffer sizes: the hint, or 1, 4 and 16 MiB, and a partition's whole span in one round
+    // when it is larger than those but at most kOneRoundMax (fences cost most where ranks
+    // outnumber cores).
+    auto sizes_for = [&](int k) {
+      std::vector<uint64_t> sizes;
+      if (in.buffer_bytes) {
+        sizes.push_back(*in.buffer_bytes);
+        return sizes;
+      }
       for (uint64_t s : {uint64_t{1} << 20, uint64_t{4} << 20, uint64_t{16} << 20}) {
         sizes.push_back(std::max(in.align, s / in.align * in.align));
       }
+      const uint64_t part = (t.hi - t.lo + static_cast<uint64_t>(k) - 1) / static_cast<uint64_t>(k);
+      const uint64_t whole = (part + in.align - 1) / in.align * in.align;
+      if (whole > sizes.back() && whole <= kOneRoundMax) sizes.push_back(whole);
       sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    }
+      return sizes;
+    };
     const int n = in.buffers.value_or(2);
     std::vector<bool> hybrids;
     const bool hybrid_possible = !in.hybrid_forced_off && in.hybrid_threshold > 0;
@@ -338,7 +352,7 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
     for (bool staged : stagings) {
       for (bool hybrid : hybrids) {
         for (int k : ks) {
-          for (uint64_t s : sizes) {
+          for (uint64_t s : sizes_for(k)) {
             if (staged && s > UINT32_MAX) continue;  // a run's place in its round is 32 bits
             c.alternatives.push_back(aggregate(in, f, t, k, s, n, hybrid, staged));
           }

@@ -57,6 +57,9 @@ struct StrategyInput {
   // stream, with a list of where each run goes, and the aggregator places them (move/packing.hpp).
   bool stage = false;         // allowed: a write whose rounds fit the lists' 32-bit places
   bool stage_forced = false;  // strata_stage=true: aggregation only staged
+  // Every rank on one node's shared memory (engine/move/window.hpp): an unstaged write's runs are
+  // copied by their owners straight into the aggregators' buffers, a read's out of them.
+  bool shared_copy = false;
   // strata_compare_mpiio: also predict MPI-IO's own collective write of the same requests
   // (alternative "mpi-io", never chosen): ROMIO's or OMPIO's two-phase, with their defaults
   // unless the hints set cb_buffer_size / cb_nodes.
@@ -74,6 +77,7 @@ struct Alternative {
   int buffers = 0;
   bool hybrid = false;  // large aligned runs direct beside the rounds
   bool staged = false;  // runs placed by their aggregator from each rank's stream slice and run list
+  bool copied = false;  // runs copied by their owners into shared buffers (StrategyInput::shared_copy)
   uint64_t rounds = 0;
   double predicted_s = 0;
   double move_s = 0, io_s = 0, sync_s = 0;  // puts, file I/O, fences and collectives (predicted)
