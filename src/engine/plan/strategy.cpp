@@ -55,6 +55,14 @@ bool interleaved(const StrategyInput& in) {
   return false;
 }
 
+// Where ranks outnumber a node's cores, a fence or a collective also waits for every rank to be
+// scheduled: kCrowded_s more per extra rank per core. Measured on this project's 2-core VM (16
+// ranks, E3SM F maps, 17 rounds): about 1.5 ms a fence, against microseconds uncrowded.
+constexpr double kCrowded_s = 2e-4;
+double crowded(int ranks, double streams) {
+  return kCrowded_s * std::max(0.0, static_cast<double>(ranks) / std::max(streams, 1.0) - 1.0);
+}
+
 Alternative direct(const StrategyInput& in, const IoFigures& f, const Totals& t) {
   Alternative a;
   a.name = "direct";
@@ -150,7 +158,7 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   }
   // Fences: one to open, one per round, and with one buffer one more between rounds; the range
   // exchange unless the ranks tile the domain.
-  a.sync_s = (1 + rounds + (n == 1 ? std::max(rounds - 1, 0.0) : 0)) * f.fence_at(ranks);
+  a.sync_s = (1 + rounds + (n == 1 ? std::max(rounds - 1, 0.0) : 0)) * (f.fence_at(ranks) + crowded(ranks, streams));
   if (!in.dense && agg_bytes > 0) {
     a.sync_s += 2 * f.collective_at(ranks) + static_cast<double>(agg_runs) * 16.0 / f.memcpy_Bps * 2;
   }
@@ -206,6 +214,10 @@ constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
 // real F maps and about 0.14 s for E3SM-IO's F map through the drop-in, where 6 predicted 0.35 s:
 // about 2.5.
 constexpr double kPlanRun = 2.5;
+// What a reused plan still does per declared run (hashing the declarations to find the plan,
+// putting the pieces in file order, packing them), x put_run_s: about 19 ns a run on the same
+// VM, a third of a datatype entry.
+constexpr double kReuseRun = 0.35;
 // The largest buffer the model tries for a partition written in one round.
 constexpr uint64_t kOneRoundMax = uint64_t{64} << 20;
 
@@ -217,7 +229,7 @@ double mpiio_collective(const IoFigures& f, int ranks, double cores) {
 }  // namespace
 
 double reused_prediction(const Alternative& a, const IoFigures& f, int ranks) {
-  return a.predicted_s - a.plan_s + f.collective_at(ranks);
+  return a.predicted_s - a.plan_s + a.reuse_s + f.collective_at(ranks);
 }
 
 Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
@@ -363,8 +375,10 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   // What every alternative pays alike (so it never changes the choice, but makes the prediction
   // comparable with the measured time): the plan's allgather, the close's agreement and the
   // statistics' reduction; a commit's intent record, renames and checksum messages.
-  double fixed = 3 * f.collective_at(ranks);
-  if (in.commit) fixed += f.create_s + 3 * f.rename_s + f.collective_at(ranks);
+  const double collective =
+      f.collective_at(ranks) + crowded(ranks, static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+  double fixed = 3 * collective;
+  if (in.commit) fixed += f.create_s + 3 * f.rename_s + collective;
   // The plan itself: per declared run, sorting, summarising, splitting and listing it for its
   // aggregator (kPlanRun x put_run_s each, on the rank with the most runs). A reused plan pays
   // one reduction instead (reused_prediction()).
@@ -377,15 +391,21 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   const double plan = parallel(static_cast<double>(most_runs) * f.put_run_s * kPlanRun,
                                static_cast<double>(all_runs) * f.put_run_s * kPlanRun,
                                static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+  const double reuse = parallel(static_cast<double>(most_runs) * f.put_run_s * kReuseRun,
+                                static_cast<double>(all_runs) * f.put_run_s * kReuseRun,
+                                static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   for (Alternative& a : c.alternatives) {
     a.sync_s += fixed;
     a.plan_s = plan;
+    a.reuse_s = reuse;
     a.predicted_s += fixed + plan;
   }
   // The cheapest; an alternative must beat an earlier one (simpler: owners before aggregators,
-  // fewer aggregators, smaller buffers) by more than 5 %, the probe's own scatter, to be taken.
+  // fewer aggregators, smaller buffers) by more than 5 %, the probe's own scatter, to be taken —
+  // 5 % of what differs between them, not of the plan and the fixed costs all of them pay.
+  const double common = fixed + plan;
   for (size_t i = 1; i < c.alternatives.size(); ++i) {
-    if (c.alternatives[i].predicted_s < c.alternatives[c.chosen].predicted_s * 0.95) c.chosen = i;
+    if (c.alternatives[i].predicted_s - common < (c.alternatives[c.chosen].predicted_s - common) * 0.95) c.chosen = i;
   }
   if (in.compare_mpiio) c.alternatives.push_back(predict_mpiio(in, f));  // last: never chosen
   return c;

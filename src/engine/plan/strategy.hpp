@@ -82,6 +82,7 @@ struct Alternative {
   double predicted_s = 0;
   double move_s = 0, io_s = 0, sync_s = 0;  // puts, file I/O, fences and collectives (predicted)
   double plan_s = 0;   // of predicted_s: planning (MPI-IO: flattening, exchanging and sorting the runs)
+  double reuse_s = 0;  // what replaces plan_s when the plan is reused (its per-run part: reused_prediction)
   bool mpiio = false;  // MPI-IO's own collective write (strata_compare_mpiio): never chosen
 };
 
