@@ -228,6 +228,13 @@ class Phase {
   Phase& operator=(const Phase&) = delete;
   Phase(Phase&&) noexcept;
   Phase& operator=(Phase&&) noexcept;
+  // Collective like the constructor: the next phase of `done` — its engine, path, mode and hints —
+  // declaring what it declared: the same variables, and the same runs at the same memory (whose
+  // bytes may have changed since). Nothing is declared again and nothing hashed: plan() finds
+  // done's plan at the cost of one reduction, as the time step of a simulation writing the same
+  // arrays would want. `done` must have written or read and closed without error; it is
+  // consumed. A repeated phase accepts no further declarations.
+  static Phase repeat(Phase&& done);
 
   // Defines a variable: every rank defines the same variables in the same order (checked at
   // plan()). `file_offset` is where the variable's row-major global array starts in the file.

@@ -207,6 +207,7 @@ int DatasetSet::define_now(DatasetSpec spec) {
   specs_.push_back(std::move(spec));
   runs_.emplace_back();
   sorted_valid_ = false;
+  last_.reset();
   return static_cast<int>(specs_.size()) - 1;
 }
 
@@ -228,6 +229,7 @@ void DatasetSet::add_block_now(int ds, const std::vector<uint64_t>& start, const
   }
   if (elements == 0) return;
   sorted_valid_ = false;
+  last_.reset();
   append_block_runs(d.shape, start, count, local_bytes_, elem_size(d.type), runs_[static_cast<size_t>(ds)]);
   local_bytes_ += elements * elem_size(d.type);
 }
@@ -241,6 +243,7 @@ void DatasetSet::add_flat_now(int ds, uint64_t elem_offset, uint64_t elems) {
   }
   if (elems == 0) return;
   sorted_valid_ = false;
+  last_.reset();
   runs_[static_cast<size_t>(ds)].push_back({elem_offset, elems, local_bytes_});
   local_bytes_ += elems * elem_size(d.type);
 }
@@ -300,6 +303,15 @@ void DatasetSet::prepare(std::byte* user) {
   const double t0 = MPI_Wtime();
   const std::vector<uint64_t> offsets = container_offsets(engine_.comm(), path_, mode_, container_, specs_);
   container_s_ = MPI_Wtime() - t0;
+  offsets_ = offsets;
+  if (last_ && user == last_user_ && offsets == last_offsets_) {
+    // The same runs at the same memory as the last move: its phase repeated, nothing declared.
+    phase_ = std::make_unique<Phase>(Phase::repeat(std::move(*last_)));
+    last_.reset();
+    phase_->plan();
+    return;
+  }
+  last_.reset();
   // One phase: every dataset a variable at its offset, every coalesced run one extent at its own
   // memory (a buffer out of file order is not copied here: the engine moves each run from where it
   // lies, packing what it aggregates and writing the rest straight from the buffer).
@@ -355,7 +367,11 @@ void DatasetSet::read(std::byte* buffer) {
 PhaseStats DatasetSet::close(PhaseStats* max) {
   if (!phase_) return {};
   auto phase = std::move(phase_);
-  return phase->close(max);
+  const PhaseStats stats = phase->close(max);  // a failed close leaves nothing to repeat
+  last_ = std::move(phase);
+  last_user_ = user_;
+  last_offsets_ = offsets_;
+  return stats;
 }
 
 }  // namespace strata

@@ -119,6 +119,7 @@ class DatasetSet {
   void add_flat(int ds, uint64_t elem_offset, uint64_t elems);
   void set_memory_order(MemoryOrder order) {
     sorted_valid_ = sorted_valid_ && order == order_;
+    if (!sorted_valid_) last_.reset();
     order_ = order;
   }
   // Bytes of this rank's buffer.
@@ -164,6 +165,12 @@ class DatasetSet {
   bool sorted_valid_ = false;                    // sorted_ is of the declarations as they are
   std::byte* user_ = nullptr;
   std::unique_ptr<Phase> phase_;
+  std::vector<uint64_t> offsets_;  // the datasets' file offsets in phase_
+  // The last closed phase, its buffer and offsets: the next move of the same declarations from
+  // the same buffer repeats it (Phase::repeat) instead of declaring every run again.
+  std::unique_ptr<Phase> last_;
+  std::byte* last_user_ = nullptr;
+  std::vector<uint64_t> last_offsets_;
   uint64_t extents_ = 0;
   bool reordered_ = false;
   double container_s_ = 0;

@@ -13,9 +13,24 @@
 
 namespace strata {
 
+void PhaseImpl::repeat_of(PhaseImpl& prior) {
+  if (&prior.engine_ != &engine_) throw_usage("Phase::repeat of a phase of another engine");
+  if (!prior.closed_ok_) {
+    throw_usage("Phase::repeat needs a phase that wrote or read and closed without error");
+  }
+  vars_ = prior.vars_;
+  var_names_ = prior.var_names_;
+  sel_.pieces = std::move(prior.sel_.pieces);
+  order_ = std::move(prior.order_);
+  pieces_digest_ = prior.pieces_digest_;
+  repeated_ = true;
+  prior.closed_ok_ = false;  // its pieces are gone
+}
+
 int PhaseImpl::define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims,
                                uint64_t offset) {
   require_state(State::declaring, "define_variable");
+  if (repeated_) throw_usage("a repeated phase (Phase::repeat) declares nothing more");
   if (name.empty()) throw_usage("a variable needs a name");
   if (element_size == 0) throw_usage("variable \"" + name + "\" has element size 0");
   if (dims.empty()) throw_usage("variable \"" + name + "\" has no dimensions");
@@ -292,6 +307,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
                (r[0] > 0 ? ", failed on rank " + std::to_string(size_ - static_cast<int>(r[0])) : std::string()));
   }
   if (r[0] > 0) raise_from(comm_, size_ - static_cast<int>(r[0]), failure ? &*failure : nullptr);
+  closed_ok_ = written || mode_ == PhaseMode::read;
   if (max != nullptr) {
     *max = stats_;
     max->plan_s = r[1];
@@ -324,6 +340,7 @@ void PhaseImpl::require_state(State s, const char* what) const {
 
 const PhaseVariable& PhaseImpl::variable(int var, const char* what) const {
   require_state(State::declaring, what);
+  if (repeated_) throw_usage(std::string(what) + ": a repeated phase (Phase::repeat) declares nothing more");
   if (var < 0 || static_cast<size_t>(var) >= vars_.size()) {
     throw_usage(std::string(what) + ": variable " + std::to_string(var) + " is not defined");
   }
@@ -404,6 +421,15 @@ Phase::Phase(Engine& engine, std::string path, PhaseMode mode, std::vector<Hint>
 
 // Declarations are local: a bad one is remembered and raised, on every rank, by plan(), so a
 // rank with a bad declaration never leaves the others waiting in a collective.
+Phase Phase::repeat(Phase&& done) {
+  if (!done.impl_) throw_usage("Phase::repeat of a moved-from phase");
+  PhaseImpl& prior = *done.impl_;
+  Phase next(prior.engine(), prior.path(), prior.mode(), prior.hints());
+  next.impl_->repeat_of(prior);
+  done.impl_.reset();
+  return next;
+}
+
 Phase::~Phase() = default;
 Phase::Phase(Phase&&) noexcept = default;
 Phase& Phase::operator=(Phase&&) noexcept = default;

@@ -89,7 +89,12 @@ struct RankSummary {  // one per rank, allgathered at plan()
 class PhaseImpl {
  public:
   PhaseImpl(Engine& engine, std::string path, PhaseMode mode, std::vector<Phase::Hint> hints)
-      : engine_(*engine.impl_), comm_(engine_.comm), path_(std::move(path)), mode_(mode), hints_(std::move(hints)) {
+      : public_engine_(engine),
+        engine_(*engine.impl_),
+        comm_(engine_.comm),
+        path_(std::move(path)),
+        mode_(mode),
+        hints_(std::move(hints)) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
@@ -98,6 +103,15 @@ class PhaseImpl {
     io_.reset();
     direct_io_.reset();
   }
+
+  // Phase::repeat: this fresh phase takes `prior`'s declarations (a phase with the same engine,
+  // path, mode and hints, closed after a successful write or read): its variables, its pieces
+  // in file order with their memory, and the digest of them its plan key used. Local.
+  void repeat_of(PhaseImpl& prior);
+  Engine& engine() const { return public_engine_; }
+  const std::string& path() const { return path_; }
+  PhaseMode mode() const { return mode_; }
+  const std::vector<Phase::Hint>& hints() const { return hints_; }
 
   int define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims, uint64_t offset);
 
@@ -308,6 +322,7 @@ class PhaseImpl {
  private:
   // ---- end of tiers ----
 
+  Engine& public_engine_;
   EngineImpl& engine_;
   MPI_Comm comm_;
   std::string path_;
@@ -329,6 +344,9 @@ class PhaseImpl {
   std::shared_ptr<const PackedTransfers> transfers_;      // this rank's puts (gets), per global round
   std::vector<uint32_t> order_;  // normalise()'s order of the declared pieces (plan reuse binds memory by it)
   uint64_t key_ = 0;             // this rank's plan key
+  uint64_t pieces_digest_ = 0;   // the hash of the declared pieces (memory excepted) in key_
+  bool repeated_ = false;        // declared by repeat_of(): sel_ holds the pieces, in file order
+  bool closed_ok_ = false;       // closed after a successful write or read: repeat_of() may take it
   uint64_t agreed_key_ = 0;      // every rank's, combined (the cache's key)
   bool copy_ = false;            // runs copied into a shared window (Alternative::copied, every tier dram)
   bool defer_open_ = false;      // the plan's files are opened without an agreement (a committed direct write)

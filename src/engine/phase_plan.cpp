@@ -70,6 +70,17 @@ void PhaseImpl::plan_steps() {
   plan_steps_s_.clear();
   auto step = [&](const char* name) { plan_steps_s_.emplace_back(name, MPI_Wtime()); };
   step("start");
+  if (repeated_) {  // no plan to reuse: the pieces back in the order they were declared
+    std::vector<Piece> sorted = std::move(sel_.pieces);
+    sel_ = Selection{};
+    if (order_.empty()) {
+      pieces_ = std::move(sorted);
+    } else {
+      pieces_.resize(order_.size());
+      for (size_t k = 0; k < order_.size(); ++k) pieces_[k] = sorted[order_[k]];
+    }
+    repeated_ = false;  // key_ holds the digest already
+  }
   local_summary(mine, failure);
   step("summary");
   std::vector<RankSummary> all(static_cast<size_t>(size_));
@@ -182,20 +193,26 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
 // non-empty piece declared is piece order[k]. After the plan only the pieces and the byte
 // counts of the selection are used, so its extents are neither kept nor copied.
 void PhaseImpl::reuse(const CachedPlan& c) {
+  std::vector<Piece> sorted;
+  if (repeated_) sorted = std::move(sel_.pieces);  // in file order already
   sel_ = Selection{};
   sel_.bytes = c.sel.bytes;
   sel_.lo = c.sel.lo;
   sel_.hi = c.sel.hi;
-  const bool empties = std::any_of(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; });
-  if (empties) {
-    pieces_.erase(std::remove_if(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; }),
-                  pieces_.end());
-  }
-  if (c.order.empty()) {
-    sel_.pieces = std::move(pieces_);
+  if (repeated_) {
+    sel_.pieces = std::move(sorted);
   } else {
-    sel_.pieces.resize(pieces_.size());
-    for (size_t k = 0; k < pieces_.size(); ++k) sel_.pieces[c.order[k]] = pieces_[k];
+    const bool empties = std::any_of(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; });
+    if (empties) {
+      pieces_.erase(std::remove_if(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; }),
+                    pieces_.end());
+    }
+    if (c.order.empty()) {
+      sel_.pieces = std::move(pieces_);
+    } else {
+      sel_.pieces.resize(pieces_.size());
+      for (size_t k = 0; k < pieces_.size(); ++k) sel_.pieces[c.order[k]] = pieces_[k];
+    }
   }
   pieces_ = {};
   order_ = c.order;
@@ -336,7 +353,12 @@ uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
   h.add(options_.hash());
   for (const PhaseVariable& v : vars_) h.add(v.signature());
   h.add(static_cast<uint64_t>(vars_.size()));
-  h.add_pieces(pieces_);
+  if (!repeated_) {
+    KeyHasher pieces;
+    pieces.add_pieces(pieces_);
+    pieces_digest_ = pieces.digest();
+  }
+  h.add(pieces_digest_);
   if (rank_ == 0) {
     h.add(mine.fs_block);
     h.add(mine.striped);

@@ -6,6 +6,8 @@
 //  2. Plan reuse: a phase declaring what an earlier one declared reuses its plan (every rank
 //     says plan_reused) and writes the same bytes from other memory buffers; a declaration
 //     changed on one rank only, or a changed hint, is planned afresh on every rank.
+//  3. Phase::repeat: the next phase of a closed one, declaring nothing, writes what its memory
+//     holds now, as a fresh plan would.
 // usage: mpiexec -n K engine_plan_once DIR
 #include <mpi.h>
 
@@ -23,6 +25,7 @@
 
 #include "common/error.hpp"
 #include "common/seeded_random.hpp"
+#include "engine/plan_cache.hpp"
 #include "strata/strata.hpp"
 
 using namespace strata;
@@ -308,6 +311,76 @@ void reuse(const std::string& dir, const std::string& strategy) {
   check(ok3 && reused_everywhere(r3) == 0, name + ": a read after the output changed plans afresh");
 }
 
+constexpr uint64_t PlanCacheSize = engine::PlanCache::kMaxPlans;
+
+// Phase::repeat: the next phase of a closed one declares nothing, finds the plan, and writes the
+// bytes its memory holds now; a repeated phase refuses further declarations on every rank.
+void repeat(const std::string& dir) {
+  std::vector<Run> runs = draw_runs(37, 200, uint64_t{1} << 18);
+  SeededRandom shuffle(9);
+  shuffle.shuffle(runs);
+  const std::vector<Phase::Hint> hints = {{"cb_buffer_size", "65536"}};
+  const std::string path = dir + "/repeat.out", fresh = dir + "/repeat.fresh";
+  Engine engine(MPI_COMM_WORLD);
+  Buffers b;
+  Phase p(engine, path, PhaseMode::write, hints);
+  uint64_t last = 0;
+  for (const Run& r : runs) last = std::max(last, r.offset + r.length);
+  const int v = p.define_variable("bytes", 1, {last + 1000}, 0);
+  const int g = p.define_variable("grid", 8, {kRows * static_cast<uint64_t>(size), kCols}, last + 1000);
+  auto fill = [&](uint64_t salt) {  // new values into the same memory
+    const Declared d = declare(nullptr, 0, runs, salt);
+    std::copy(d.packed.begin(), d.packed.end(), b.bytes.packed.begin());
+    std::copy(d.single.begin(), d.single.end(), b.bytes.single.begin());
+    for (uint64_t r = 0; r < kRows; ++r) {
+      for (uint64_t c = 0; c < kCols; ++c)
+        b.grid[(r * kCols + c) * 2] = grid_value(static_cast<uint64_t>(rank) * kRows + r, c, salt);
+    }
+  };
+  b.bytes = declare(&p, v, runs, 1);
+  b.grid.assign(kRows * kCols * 2, -1.0);
+  fill(1);
+  p.add_subarray(g, {static_cast<uint64_t>(rank) * kRows, 0}, {kRows, kCols}, b.grid.data(), 16);
+  p.write();
+  p.close();
+  for (uint64_t salt : {7, 8}) {
+    // Before salt 8, other phases push the plan out of the engine's cache: planned afresh.
+    if (salt == 8) {
+      for (uint64_t seed = 100; seed < 100 + PlanCacheSize; ++seed) {
+        write_phase(engine, dir + "/repeat.other", draw_runs(seed, 20, 100), 1, hints);
+      }
+    }
+    fill(salt);
+    Phase q = Phase::repeat(std::move(p));
+    q.write();
+    PhaseStats mine = q.close();
+    check(reused_everywhere(mine) == (salt == 7 ? 1 : 0),
+          "repeat: salt " + std::to_string(salt) + (salt == 7 ? " reuses the plan" : " plans afresh once evicted"));
+    {
+      Engine other(MPI_COMM_WORLD);
+      write_phase(other, fresh, runs, salt, hints);
+    }
+    check(same_file(path, fresh), "repeat: salt " + std::to_string(salt) + " writes what a fresh plan writes");
+    p = std::move(q);
+  }
+  Phase more = Phase::repeat(std::move(p));
+  more.add_extent(0, 0, 1, b.grid.data());
+  bool refused = false;
+  try {
+    more.plan();
+  } catch (const Error& e) {
+    refused = std::string(e.what()).find("declares nothing more") != std::string::npos;
+  }
+  check(refused, "repeat: a repeated phase refuses another declaration on every rank");
+  bool consumed = false;
+  try {
+    Phase again = Phase::repeat(std::move(more));  // failed: nothing to repeat
+  } catch (const Error& e) {
+    consumed = std::string(e.what()).find("closed without error") != std::string::npos;
+  }
+  check(consumed, "repeat: a phase that failed cannot be repeated");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -319,6 +392,7 @@ int main(int argc, char** argv) {
     for (bool grows : {true, false}) in_place(dir, strategy, grows);
   }
   for (const char* strategy : {"aggregate", "direct", "auto"}) reuse(dir, strategy);
+  repeat(dir);
   MPI_Finalize();
   return all_ok ? 0 : 1;
 }
