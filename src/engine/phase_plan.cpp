@@ -151,8 +151,10 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
     if (options_.tiers.dry_run) return;  // tiers: plan and placement only
     open_file();
     // The stream is allocated here, so running out of memory is agreed like any error.
-    stream_ = engine_.take_stream();  // the last phase's, so its pages are not faulted in again
-    stream_.assign(need_stream() ? sel_.bytes : 0, std::byte{0});
+    // The last phase's, so its pages are not faulted in again; not cleared (the packing or the
+    // reads fill every byte of it), so a phase of the same size writes nothing here.
+    stream_ = engine_.take_stream();
+    stream_.resize(need_stream() ? sel_.bytes : 0);
     // Staged: an aggregator places its rounds' runs into buffers of its own (uninitialised: the
     // runs and the holes' zeros cover every byte it writes).
     if (transfers_ && transfers_->staged() && my_partition_ >= 0) {

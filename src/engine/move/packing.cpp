@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/run_copy.hpp"
 
 namespace strata::engine {
 
@@ -213,7 +214,7 @@ void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, cons
   const MPI_Win window = w.get();
   if (w.shared() && !t.staged()) {
     for (const Transfer& x : t.transfers()[round])
-      std::memcpy(w.peer(x.target) + x.displacement, stream + x.stream_offset, x.length);
+      copy_run(w.peer(x.target) + x.displacement, stream + x.stream_offset, x.length);
     // The stores complete before the fence that ends the round tells the aggregator.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return;
@@ -252,7 +253,7 @@ void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes
   std::memcpy(places.data(), landed + buffer_bytes, n * sizeof(PlacedRun));
   const std::byte* from = landed;
   for (const PlacedRun& r : places) {
-    std::memcpy(buffer + r.at, from, r.length);
+    copy_run(buffer + r.at, from, r.length);
     from += r.length;
   }
 }
@@ -263,7 +264,7 @@ void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, cons
     // After the fence that opened the round: the aggregator's reads are in place.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     for (const Transfer& x : t.transfers()[round])
-      std::memcpy(stream + x.stream_offset, w.peer(x.target) + x.displacement, x.length);
+      copy_run(stream + x.stream_offset, w.peer(x.target) + x.displacement, x.length);
     return;
   }
   each_operation(t, round, stream,

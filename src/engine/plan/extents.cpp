@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/error.hpp"
+#include "common/run_copy.hpp"
 
 namespace strata::engine {
 
@@ -65,7 +66,7 @@ Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& n
 void pack(const Selection& s, std::byte* stream) {
   for (const Piece& p : s.pieces) {
     if (p.stride == p.element_size) {
-      std::memcpy(stream, p.memory, p.length);
+      copy_run(stream, p.memory, p.length);
     } else {
       const uint64_t n = p.length / p.element_size;
       for (uint64_t k = 0; k < n; ++k)
@@ -78,7 +79,7 @@ void pack(const Selection& s, std::byte* stream) {
 void unpack(const Selection& s, const std::byte* stream) {
   for (const Piece& p : s.pieces) {
     if (p.stride == p.element_size) {
-      std::memcpy(p.memory, stream, p.length);
+      copy_run(p.memory, stream, p.length);
     } else {
       const uint64_t n = p.length / p.element_size;
       for (uint64_t k = 0; k < n; ++k)
