@@ -128,7 +128,31 @@ void PhaseImpl::execute(PhaseMode mode) {
     for (auto& g : direct_gather) g.clear();
   }
   std::vector<std::byte>& stream = stream_;
-  if (streamed && mode == PhaseMode::write) pack(sel_, stream.data());
+  // A copied write of contiguous pieces copies each run from the caller's memory into its
+  // aggregator's shared buffer: nothing is packed (direct runs then have their memory too).
+  StreamMemory from;
+  const bool from_memory =
+      mode == PhaseMode::write && copy_ && window_ != nullptr && window_->shared() &&
+      std::all_of(sel_.pieces.begin(), sel_.pieces.end(), [](const Piece& p) { return p.stride == p.element_size; }) &&
+      [&] {
+        for (size_t i = 0; i < direct_.size(); ++i) {
+          if (direct_memory[i] == nullptr && direct_gather[i].empty()) return false;
+        }
+        return true;
+      }();
+  if (from_memory) {
+    from.at.reserve(sel_.pieces.size() + 1);
+    from.memory.reserve(sel_.pieces.size());
+    uint64_t at = 0;
+    for (const Piece& p : sel_.pieces) {
+      from.at.push_back(at);
+      from.memory.push_back(p.memory);
+      at += p.length;
+    }
+    from.at.push_back(at);
+  } else if (streamed && mode == PhaseMode::write) {
+    pack(sel_, stream.data());
+  }
   // Direct runs start first and proceed on the I/O thread while aggregation goes on.
   if (!direct_.empty() && direct_io_) {
     std::vector<IoSpan> spans;
@@ -157,6 +181,7 @@ void PhaseImpl::execute(PhaseMode mode) {
   m.rounds = &round_io();
   m.transfers = transfers_.get();
   m.stream = stream.data();
+  m.from = from_memory ? &from : nullptr;
   m.placed = placed_.get();
   m.stats = &stats_;
   if (plan_.partitions() == 0) {

@@ -210,8 +210,41 @@ void each_operation(const PackedTransfers& t, uint64_t round, std::byte* stream,
 
 }  // namespace
 
-void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w) {
+namespace {
+
+// Copies stream bytes [offset, offset + n) to `to` from the caller's memory; `piece` is where the
+// last copy ended (transfers mostly follow each other in the stream), updated.
+void copy_from_memory(const StreamMemory& m, uint64_t offset, uint64_t n, std::byte* to, size_t& piece) {
+  const size_t pieces = m.memory.size();
+  if (piece >= pieces || offset < m.at[piece] || offset >= m.at[piece + 1]) {
+    if (piece + 1 < pieces && offset >= m.at[piece + 1] && offset < m.at[piece + 2]) {
+      ++piece;
+    } else {
+      piece = static_cast<size_t>(std::upper_bound(m.at.begin(), m.at.end() - 1, offset) - m.at.begin()) - 1;
+    }
+  }
+  while (n > 0) {
+    const uint64_t within = offset - m.at[piece];
+    const uint64_t take = std::min(n, m.at[piece + 1] - offset);
+    copy_run(to, m.memory[piece] + within, take);
+    to += take;
+    offset += take;
+    n -= take;
+    if (n > 0) ++piece;
+  }
+}
+
+}  // namespace
+
+void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w, const StreamMemory* from) {
   const MPI_Win window = w.get();
+  if (w.shared() && !t.staged() && from != nullptr && !from->memory.empty()) {
+    size_t piece = 0;
+    for (const Transfer& x : t.transfers()[round])
+      copy_from_memory(*from, x.stream_offset, x.length, w.peer(x.target) + x.displacement, piece);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return;
+  }
   if (w.shared() && !t.staged()) {
     for (const Transfer& x : t.transfers()[round])
       copy_run(w.peer(x.target) + x.displacement, stream + x.stream_offset, x.length);

@@ -84,9 +84,18 @@ class PackedTransfers {
 // The smallest group worth packing, from the figures: n·latency > latency + n·per_run.
 uint64_t pack_threshold(const IoFigures& f);
 
+// The caller's memory in stream order, for a write that copies its runs straight from it (no
+// packed stream): piece i holds the stream's bytes [at[i], at[i + 1]) at memory[i].
+struct StreamMemory {
+  std::vector<uint64_t> at;  // one more than the pieces
+  std::vector<const std::byte*> memory;
+};
+
 // Issues round g's operations into `window` (a put for a write, a get for a read). In a shared
-// window (Window::shared) an unstaged round is copied by address instead, run by run.
-void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window);
+// window (Window::shared) an unstaged round is copied by address instead, run by run — from
+// `from` (the caller's memory) when given, else from the stream.
+void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window,
+               const StreamMemory* from = nullptr);
 // Staged, at an aggregator after the fence that closed round g's puts: places the round's runs
 // from its window buffer `landed` into the round buffer `buffer`.
 void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes, const std::byte* landed,
