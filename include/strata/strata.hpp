@@ -30,10 +30,13 @@
 // Plan once, write many — the interface the engine (plan reuse) and the drop-in layer
 // (src/preload, unmodified MPI-IO programs) agree on:
 //  - A phase whose file-side declarations equal an earlier phase's of the same Engine on every
-//    rank reuses that plan whole. The key is, per rank, the path, the mode, the parsed hints, the
-//    variables and every declared run's file offset and length with its memory layout (element
-//    size and stride) — never a memory address: the new phase's buffers are bound to the cached
-//    plan. Ranks agree with one hash reduction inside plan(); PhaseStats::plan_reused says so.
+//    rank reuses that plan whole. The key is, per rank, the mode, the parsed hints, the variables
+//    and every declared run's file offset and length with its memory layout (element size and
+//    stride) — never a memory address: the new phase's buffers are bound to the cached plan — and
+//    a read's path. A write reuses a plan made for another file, and one whose runs all lie the
+//    same number of bytes further on (or back) on every rank: the next record or time step of a
+//    file (PhaseStats::plan_shift; kept aligned on striped file systems). Ranks agree with one
+//    reduction inside plan(); PhaseStats::plan_reused says so.
 //  - Phase::add_extents declares many runs whose bytes lie back to back in one buffer (a packed
 //    MPI-IO request) in one call.
 //  - Hint strata_target=in-place writes into an existing file that the caller owns (a program's
@@ -91,6 +94,7 @@ struct PhaseStats {
   double place_s = 0;           // part of plan_s, this rank's: electing the aggregators and their tiers
   double exchange_s = 0;        // part of plan_s, this rank's: telling each aggregator what it receives
   bool plan_reused = false;     // plan() reused an earlier phase's plan (same declarations on every rank)
+  int64_t plan_shift = 0;       // bytes the reused plan was moved by (a write of its layout elsewhere)
   double arrival_s = 0;  // part of plan_s, this rank's: waiting in the plan's first agreement for the last rank to
                          // arrive (the application's skew, not the engine's work; measured once the engine keeps plans)
   double phase_s = 0;    // plan_s - arrival_s + execute_s + close_s of this rank; in close()'s `max`, the slowest

@@ -163,6 +163,7 @@ class StrataBackend final : public Backend {
                         {"place_s", s.place_s},
                         {"exchange_s", s.exchange_s},
                         {"plan_reused", s.plan_reused},
+                        {"plan_shift", s.plan_shift},
                         // beside predicted_s: the slowest rank's plan + write + close, less its wait for the
                         // last rank to reach the plan (the application's skew)
                         {"measured_s", s.phase_s},

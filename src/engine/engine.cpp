@@ -59,6 +59,8 @@ EngineImpl::~EngineImpl() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && stats != MPI_OP_NULL) MPI_Op_free(&stats);
+  if (!finalized && key_votes != MPI_OP_NULL) MPI_Op_free(&key_votes);
+  if (!finalized && key_vote != MPI_DATATYPE_NULL) MPI_Type_free(&key_vote);
   if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
 }
 
@@ -160,6 +162,20 @@ void max_then_sum(void* in, void* inout, int* count, MPI_Datatype*) {
 MPI_Op EngineImpl::stats_op() {
   if (stats == MPI_OP_NULL) check_mpi(MPI_Op_create(&max_then_sum, 1, &stats), "MPI_Op_create");
   return stats;
+}
+
+MPI_Op EngineImpl::key_vote_op() {
+  if (key_votes == MPI_OP_NULL) check_mpi(MPI_Op_create(&engine::reduce_key_votes, 1, &key_votes), "MPI_Op_create");
+  return key_votes;
+}
+
+MPI_Datatype EngineImpl::key_vote_type() {  // whole votes, so that no reduction splits one
+  if (key_vote == MPI_DATATYPE_NULL) {
+    check_mpi(MPI_Type_contiguous(sizeof(engine::KeyVote) / sizeof(uint64_t), MPI_UINT64_T, &key_vote),
+              "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&key_vote), "MPI_Type_commit");
+  }
+  return key_vote;
 }
 
 int EngineImpl::cores_per_node() {

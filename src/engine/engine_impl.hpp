@@ -60,6 +60,9 @@ class EngineImpl {
   // MPI_Op for the close's reduction: the maximum of the first seven doubles (the failing rank's
   // code and the times), the sum of the rest (the counts).
   MPI_Op stats_op();
+  // The reduction of plan keys (engine::KeyVote, one element of key_vote_type()).
+  MPI_Op key_vote_op();
+  MPI_Datatype key_vote_type();
   // What stats_op() does, for a rank that reduces them itself: the maximum of the first
   // kStatsMaxima doubles, the sum of the rest.
   static constexpr int kStatsMaxima = 9;
@@ -108,6 +111,8 @@ class EngineImpl {
   std::vector<std::shared_ptr<engine::DrainJob>> drains;
   engine::PlanCache plans;  // plans kept for reuse (engine/plan_cache.hpp): the same on every rank
   MPI_Op stats = MPI_OP_NULL;
+  MPI_Op key_votes = MPI_OP_NULL;
+  MPI_Datatype key_vote = MPI_DATATYPE_NULL;
 };
 
 }  // namespace strata

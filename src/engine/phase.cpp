@@ -23,6 +23,7 @@ void PhaseImpl::repeat_of(PhaseImpl& prior) {
   sel_.pieces = std::move(prior.sel_.pieces);
   order_ = std::move(prior.order_);
   pieces_digest_ = prior.pieces_digest_;
+  pieces_base_ = prior.pieces_base_;
   repeated_ = true;
   prior.closed_ok_ = false;  // its pieces are gone
 }

@@ -83,7 +83,8 @@ struct RankSummary {  // one per rank, allgathered at plan()
   // Rank 0's: the file system's block size, whether the write goes straight into the output's
   // files, whether the file system is striped (stripe locks: owners write aligned runs only).
   uint64_t fs_block, in_place, striped;
-  uint64_t key;  // this rank's plan key (engine/plan_cache.hpp)
+  uint64_t key;       // this rank's plan key (engine/plan_cache.hpp)
+  uint64_t relative;  // the same without its first declared byte
 };
 
 class PhaseImpl {
@@ -146,8 +147,11 @@ class PhaseImpl {
   uint64_t plan_key(const RankSummary& mine);
   void local_summary(RankSummary& mine, std::optional<Error>& failure);
   // Plan reuse (engine/plan_cache.hpp): the cached plan of the agreed key, the new phase's
-  // memory bound to it.
-  void reuse(const CachedPlan& cached);
+  // memory bound to it, its file offsets moved by `shift` bytes (a write of the same layout
+  // further on in its file).
+  void reuse(const CachedPlan& cached, int64_t shift);
+  // After reuse(): the plan's file offsets moved by `shift` bytes.
+  void shift_plan(int64_t shift);
   void keep_plan(const std::vector<RankSummary>& all, bool defer_open);
   void agree(const std::vector<RankSummary>& all, const std::optional<Error>& failure);
   void choose_strategy_of(const std::vector<RankSummary>& all);
@@ -344,12 +348,15 @@ class PhaseImpl {
   std::shared_ptr<const PackedTransfers> transfers_;      // this rank's puts (gets), per global round
   std::vector<uint32_t> order_;  // normalise()'s order of the declared pieces (plan reuse binds memory by it)
   uint64_t key_ = 0;             // this rank's plan key
-  uint64_t pieces_digest_ = 0;   // the hash of the declared pieces (memory excepted) in key_
-  bool repeated_ = false;        // declared by repeat_of(): sel_ holds the pieces, in file order
-  bool closed_ok_ = false;       // closed after a successful write or read: repeat_of() may take it
-  uint64_t agreed_key_ = 0;      // every rank's, combined (the cache's key)
-  bool copy_ = false;            // runs copied into a shared window (Alternative::copied, every tier dram)
-  bool defer_open_ = false;      // the plan's files are opened without an agreement (a committed direct write)
+  uint64_t relative_key_ = 0;    // the same without its first declared byte (engine/plan_cache.hpp)
+  uint64_t pieces_digest_ = 0;   // the hash of the declared pieces (memory excepted, from pieces_base_)
+  uint64_t pieces_base_ = CachedPlan::kNoBase;  // this rank's first declared byte (kNoBase: none)
+  uint64_t agreed_relative_ = 0;                // every rank's relative key, combined
+  bool repeated_ = false;                       // declared by repeat_of(): sel_ holds the pieces, in file order
+  bool closed_ok_ = false;                      // closed after a successful write or read: repeat_of() may take it
+  uint64_t agreed_key_ = 0;                     // every rank's, combined (the cache's key)
+  bool copy_ = false;        // runs copied into a shared window (Alternative::copied, every tier dram)
+  bool defer_open_ = false;  // the plan's files are opened without an agreement (a committed direct write)
   StrategyChoice strategy_;
   Window* window_ = nullptr;  // the engine's
   FileSet files_;

@@ -49,16 +49,30 @@ void PhaseImpl::plan_steps() {
   stats_.collectives = 0;
   if (!engine_.plans.empty()) {
     plan_steps_s_.emplace_back("local", MPI_Wtime());
-    uint64_t agreed[2] = {failure ? uint64_t{1} : 0, rank_key_term(key_, rank_)};
+    engine::KeyVote vote;
+    vote.failed = failure ? 1 : 0;
+    vote.exact = rank_key_term(key_, rank_);
+    vote.relative = rank_key_term(relative_key_, rank_);
+    if (mode_ == PhaseMode::write && !failure && pieces_base_ != CachedPlan::kNoBase)
+      vote.vote(engine_.plans.candidate(relative_key_, pieces_base_), pieces_base_);
     const double arrived = MPI_Wtime();  // the reduction's time is mostly waiting for the last rank
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &vote, 1, engine_.key_vote_type(), engine_.key_vote_op(), comm_),
+              "MPI_Allreduce");
     stats_.arrival_s = MPI_Wtime() - arrived;
     plan_steps_s_.emplace_back("arrival", MPI_Wtime());
     ++stats_.collectives;
-    if (agreed[0] == 0) {
-      if (auto cached = engine_.plans.find(agreed[1])) {
-        agreed_key_ = agreed[1];
-        reuse(*cached);
+    if (vote.failed == 0) {
+      std::shared_ptr<const CachedPlan> cached = engine_.plans.find(vote.exact);
+      int64_t shift = 0;
+      uint64_t key = 0;
+      if (!cached && vote.agreed(key, shift)) {  // the plan every rank voted for, if it is theirs
+        cached = engine_.plans.find(key);
+        if (cached && (cached->relative_key != vote.relative || !shift_allowed(*cached, shift))) cached = nullptr;
+      }
+      if (cached) {
+        agreed_key_ = cached->key;
+        agreed_relative_ = cached->relative_key;
+        reuse(*cached, shift);
         plan_steps_s_.emplace_back("reuse", MPI_Wtime());
         open_and_finish(t0, defer_open_, nullptr, nullptr);  // the rest: opening the files
         return;
@@ -87,8 +101,11 @@ void PhaseImpl::plan_steps() {
   MPI_Allgather(&mine, sizeof(RankSummary), MPI_BYTE, all.data(), sizeof(RankSummary), MPI_BYTE, comm_);
   ++stats_.collectives;
   step("allgather");
-  agreed_key_ = 0;
-  for (int r = 0; r < size_; ++r) agreed_key_ += rank_key_term(all[static_cast<size_t>(r)].key, r);
+  agreed_key_ = agreed_relative_ = 0;
+  for (int r = 0; r < size_; ++r) {
+    agreed_key_ += rank_key_term(all[static_cast<size_t>(r)].key, r);
+    agreed_relative_ += rank_key_term(all[static_cast<size_t>(r)].relative, r);
+  }
   // 2. Agreement: errors, hints, variables.
   agree(all, failure);
   // 3. The strategy, by cost (or by hints); then which bytes go direct and which are aggregated.
@@ -194,7 +211,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
 // but for their memory) are the selection's, in the order normalise() gave them: the k-th
 // non-empty piece declared is piece order[k]. After the plan only the pieces and the byte
 // counts of the selection are used, so its extents are neither kept nor copied.
-void PhaseImpl::reuse(const CachedPlan& c) {
+void PhaseImpl::reuse(const CachedPlan& c, int64_t shift) {
   std::vector<Piece> sorted;
   if (repeated_) sorted = std::move(sel_.pieces);  // in file order already
   sel_ = Selection{};
@@ -233,12 +250,49 @@ void PhaseImpl::reuse(const CachedPlan& c) {
   defer_open_ = c.defer_open;
   copy_ = c.copy;
   stats_.plan_reused = true;
+  if (shift != 0) shift_plan(shift);
+  // A write's files are named from this phase's path (the plan may be another output's).
+  if (mode_ != PhaseMode::read) files_ = choose_files({});
+}
+
+void PhaseImpl::shift_plan(int64_t shift) {
+  const auto moved = [shift](uint64_t offset) { return offset + static_cast<uint64_t>(shift); };  // modulo 2^64
+  if (sel_.bytes > 0) {
+    sel_.lo = moved(sel_.lo);
+    sel_.hi = moved(sel_.hi);
+  }
+  if (agg_.bytes > 0) {
+    agg_.lo = moved(agg_.lo);
+    agg_.hi = moved(agg_.hi);
+  }
+  for (StreamExtent& e : direct_) e.file_offset = moved(e.file_offset);
+  plan_.lo = moved(plan_.lo);
+  plan_.hi = moved(plan_.hi);
+  for (uint64_t& s : plan_.start) s = moved(s);
+  for (uint64_t& e : plan_.end) e = moved(e);
+  if (round_io_) {
+    auto rounds = std::make_shared<std::vector<RoundIo>>(*round_io_);
+    for (RoundIo& r : *rounds) {
+      for (RoundSpan& s : r.spans) s.file_offset = moved(s.file_offset);
+      for (auto& h : r.holes) h.first = moved(h.first);
+    }
+    round_io_ = std::move(rounds);
+  }
+  for (PlacedPartition& p : placement_.partitions) {
+    p.begin = moved(p.begin);
+    p.end = moved(p.end);
+  }
+  stats_.plan_shift = shift;
 }
 
 // After a fresh plan that every rank completed: this rank's part of it kept under the agreed key.
 void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) {
   auto c = std::make_shared<CachedPlan>();
   c->key = agreed_key_;
+  c->relative_key = agreed_relative_;
+  c->my_relative = relative_key_;
+  c->my_base = pieces_base_;
+  c->aligned_shifts = all[0].striped != 0 || options_.align.has_value();
   for (const RankSummary& s : all) c->runs += s.runs;
   c->sel.bytes = sel_.bytes;  // the pieces come from the next phase's declarations
   c->sel.lo = sel_.lo;
@@ -341,7 +395,9 @@ RankSummary PhaseImpl::local_start(std::optional<Error>& failure) {
   drain_group_ = options_.subfile_group;  // a drain's target keeps the layout asked for
   if (options_.tiers.node_local) options_.subfile_group = 1;
   key_ = failure ? 0 : plan_key(mine);
+  if (failure) relative_key_ = 0;
   mine.key = key_;
+  mine.relative = relative_key_;
   return mine;
 }
 
@@ -350,14 +406,18 @@ RankSummary PhaseImpl::local_start(std::optional<Error>& failure) {
 // striping, and for a read the identity of the index that lists the files.
 uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
   KeyHasher h;
-  h.add(path_.data(), path_.size());
+  if (mode_ == PhaseMode::read) h.add(path_.data(), path_.size());  // a write's files are named afresh
   h.add(static_cast<uint64_t>(mode_ == PhaseMode::write ? 1 : 2));
   h.add(options_.hash());
   for (const PhaseVariable& v : vars_) h.add(v.signature());
   h.add(static_cast<uint64_t>(vars_.size()));
   if (!repeated_) {
+    pieces_base_ = CachedPlan::kNoBase;
+    for (const Piece& p : pieces_) {
+      if (p.length > 0) pieces_base_ = std::min(pieces_base_, p.file_offset);
+    }
     KeyHasher pieces;
-    pieces.add_pieces(pieces_);
+    pieces.add_pieces(pieces_, pieces_base_ == CachedPlan::kNoBase ? 0 : pieces_base_);
     pieces_digest_ = pieces.digest();
   }
   h.add(pieces_digest_);
@@ -372,7 +432,10 @@ uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
       h.add(id, sizeof id);
     }
   }
-  return h.digest();
+  relative_key_ = h.digest();
+  // A read's runs stay where they were declared: its relative key is its key.
+  if (mode_ == PhaseMode::read) return relative_key_;
+  return splitmix64(relative_key_ ^ splitmix64(pieces_base_ + 0x9E3779B97F4A7C15ULL));
 }
 
 // Step 1b: the normalised selection and this rank's summary (a fresh plan).

@@ -369,6 +369,8 @@ uint64_t pending_end(const File& f) {
 
 namespace {
 
+constexpr uint64_t kFileBound = uint64_t{1} << 62;  // bytes: beyond any MPI_Offset a file reaches
+
 // The gathered writes of f alone through one engine phase (collective over f's group).
 int flush_one(File& f) {
   int rc = MPI_SUCCESS;
@@ -402,7 +404,10 @@ int flush_one(File& f) {
     std::vector<strata::Phase::Hint> hints = {{"strata_target", "in-place"}, {"strata_compare_mpiio", "true"}};
     for (const auto& h : f.hints) hints.push_back(h);
     strata::Phase phase(*f.group->engine, f.path, strata::PhaseMode::write, hints);
-    const int v = phase.define_variable("mpi-io", 1, {all[0]}, 0);
+    // One variable as large as any file (its size only bounds the runs: in place, nothing is
+    // sized), the same at every flush, so that a flush of the layout of an earlier one further
+    // on in the file (the next time step) reuses its plan moved (PhaseStats::plan_shift).
+    const int v = phase.define_variable("mpi-io", 1, {kFileBound}, 0);
     // Runs whose bytes lie back to back in the gathered copy go in one add_extents call.
     std::vector<uint64_t> offsets, lengths;
     const char* first = nullptr;

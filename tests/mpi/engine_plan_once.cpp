@@ -8,6 +8,10 @@
 //     changed on one rank only, or a changed hint, is planned afresh on every rank.
 //  3. Phase::repeat: the next phase of a closed one, declaring nothing, writes what its memory
 //     holds now, as a fresh plan would.
+//  4. A write of an earlier layout into another file, or moved by the same number of bytes on
+//     every rank (the next time step), reuses the plan moved (plan_shift) and writes what a
+//     fresh plan writes; ranks moved by different amounts, or a move that would unalign a
+//     striped plan, are planned afresh.
 // usage: mpiexec -n K engine_plan_once DIR
 #include <mpi.h>
 
@@ -381,6 +385,113 @@ void repeat(const std::string& dir) {
   check(consumed, "repeat: a phase that failed cannot be repeated");
 }
 
+// 4. Shifted reuse. In-place writes into one large variable (as the drop-in layer declares a
+// program's MPI-IO file): `runs` moved by shift(owner) bytes.
+PhaseStats moved_phase(Engine& engine, const std::string& path, const std::vector<Run>& runs,
+                       const std::vector<int64_t>& shift, uint64_t salt, const std::vector<Phase::Hint>& hints) {
+  if (rank == 0) std::fclose(std::fopen(path.c_str(), "wb"));  // the caller's file, empty
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::vector<Run> moved = runs;
+  for (Run& r : moved) r.offset += static_cast<uint64_t>(shift[static_cast<size_t>(r.owner)]);
+  std::vector<Phase::Hint> all = hints;
+  all.push_back({"strata_target", "in-place"});
+  Phase p(engine, path, PhaseMode::write, all);
+  const int v = p.define_variable("file", 1, {uint64_t{1} << 40}, 0);
+  const Declared d = declare(&p, v, moved, salt);
+  p.write();
+  return p.close();
+}
+
+int64_t shift_everywhere(const PhaseStats& s) {
+  int64_t lo = 0, hi = 0;
+  MPI_Allreduce(&s.plan_shift, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&s.plan_shift, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi ? lo : -1;
+}
+
+void shifted(const std::string& dir) {
+  const std::vector<Phase::Hint> hints = {{"cb_buffer_size", "65536"}};
+  const std::string fresh = dir + "/shifted.fresh";
+  auto fresh_write = [&](const std::vector<Run>& runs, const std::vector<int64_t>& shift, uint64_t salt,
+                         const std::vector<Phase::Hint>& h) {
+    Engine other(MPI_COMM_WORLD);
+    moved_phase(other, fresh, runs, shift, salt, h);
+  };
+  auto uniform = [](int64_t d) { return std::vector<int64_t>(static_cast<size_t>(size), d); };
+  for (const char* strategy : {"aggregate", "direct", "auto"}) {
+    const std::string name = std::string("shifted.") + strategy;
+    std::vector<Phase::Hint> h = hints;
+    if (std::string(strategy) != "auto") h.push_back({"strata_strategy", strategy});
+    std::vector<Run> runs = draw_runs(43, 300, uint64_t{1} << 20);
+    SeededRandom shuffle(11);
+    shuffle.shuffle(runs);
+    Engine engine(MPI_COMM_WORLD);
+    const std::string a = dir + "/" + name + ".a", b = dir + "/" + name + ".b";
+    check(reused_everywhere(moved_phase(engine, a, runs, uniform(0), 1, h)) == 0, name + ": the first write plans");
+    // Another file, the same layout 12 345 bytes further on (no multiple of any block).
+    const PhaseStats s2 = moved_phase(engine, b, runs, uniform(12345), 2, h);
+    check(reused_everywhere(s2) == 1 && shift_everywhere(s2) == 12345,
+          name + ": the layout moved by 12345 bytes into another file reuses the plan moved");
+    fresh_write(runs, uniform(12345), 2, h);
+    check(same_file(b, fresh), name + ": ... and writes what a fresh plan writes");
+    // The same file again, moved back and then further.
+    for (int64_t d : {int64_t{0}, int64_t{3} << 20}) {
+      const PhaseStats s = moved_phase(engine, a, runs, uniform(d), 3, h);
+      check(reused_everywhere(s) == 1 && shift_everywhere(s) == d,
+            name + ": moved by " + std::to_string(d) + " bytes, reused");
+      fresh_write(runs, uniform(d), 3, h);
+      check(same_file(a, fresh), name + ": ... and written as a fresh plan writes it");
+    }
+  }
+  // Each rank's runs in a region of its own, rank 0 without any: rank 0 does not vote, and
+  // the last rank moved one byte more than the others changes the layout: planned afresh.
+  std::vector<Run> regions;
+  for (int r = 1; r < size; ++r) {
+    SeededRandom g(static_cast<uint64_t>(r));
+    uint64_t at = static_cast<uint64_t>(r) << 20;
+    for (int i = 0; i < 40; ++i) {
+      const uint64_t length = 1 + g.below(3000);
+      regions.push_back({at, length, r});
+      at += length + g.below(200);
+    }
+  }
+  if (size > 1) {
+    Engine engine(MPI_COMM_WORLD);
+    const std::string path = dir + "/shifted.regions";
+    moved_phase(engine, path, regions, uniform(0), 1, hints);
+    const PhaseStats same = moved_phase(engine, path, regions, uniform(5000), 2, hints);
+    check(reused_everywhere(same) == 1 && shift_everywhere(same) == 5000,
+          "shifted: a rank without runs does not stop a moved plan's reuse");
+  }
+  if (size > 2) {  // (with two ranks, the one rank with runs moving is the whole layout moving)
+    Engine engine(MPI_COMM_WORLD);
+    const std::string path = dir + "/shifted.regions";
+    moved_phase(engine, path, regions, uniform(0), 1, hints);
+    std::vector<int64_t> apart = uniform(5000);
+    apart.back() = 5001;
+    const PhaseStats differ = moved_phase(engine, path, regions, apart, 3, hints);
+    check(reused_everywhere(differ) == 0, "shifted: ranks moved by different amounts plan afresh");
+    fresh_write(regions, apart, 3, hints);
+    check(same_file(path, fresh), "shifted: ... and write what a fresh plan writes");
+  }
+  // Aligned plans (hint striping_unit, or a striped file system) move only by whole units.
+  {
+    std::vector<Phase::Hint> h = hints;
+    h.push_back({"striping_unit", "65536"});
+    std::vector<Run> runs = draw_runs(47, 200, uint64_t{1} << 18);
+    Engine engine(MPI_COMM_WORLD);
+    const std::string path = dir + "/shifted.aligned";
+    moved_phase(engine, path, runs, uniform(0), 1, h);
+    check(reused_everywhere(moved_phase(engine, path, runs, uniform(12345), 2, h)) == 0,
+          "shifted: an aligned plan is not moved by a part of its unit");
+    const PhaseStats whole = moved_phase(engine, path, runs, uniform(131072), 3, h);
+    check(reused_everywhere(whole) == 1 && shift_everywhere(whole) == 131072,
+          "shifted: an aligned plan is moved by whole units");
+    fresh_write(runs, uniform(131072), 3, h);
+    check(same_file(path, fresh), "shifted: ... and written as a fresh plan writes it");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -393,6 +504,7 @@ int main(int argc, char** argv) {
   }
   for (const char* strategy : {"aggregate", "direct", "auto"}) reuse(dir, strategy);
   repeat(dir);
+  shifted(dir);
   MPI_Finalize();
   return all_ok ? 0 : 1;
 }

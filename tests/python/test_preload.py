@@ -117,6 +117,19 @@ def test_resizes_and_a_second_handle_write_the_same_file(seed: int, component: s
     prove([*fuzzer_args(seed, component), "--more"], component, tmp_path, ranks=3)
 
 
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_each_synced_record_reuses_the_plan_moved(component: str, tmp_path: Path) -> None:
+    """A PnetCDF program that syncs every record: each record is an engine phase of its own, the
+    same layout one record further on; after the first records' fresh plans the engine moves the
+    plan it has (plan_shift) instead of planning again, and the file is still the same."""
+    records = 6
+    report = prove(["pnc_records", "{out}", str(records), "--sync"], component, tmp_path)
+    # Record 0 also holds the fixed-size variable (its own layout), record 1 is the first of the
+    # records' layout: the other records reuse its plan.
+    assert report["engine_phases"] >= records, report
+    assert report["plans_reused"] >= records - 2, report
+
+
 def test_a_view_of_fortran_90_types_is_gathered(tmp_path: Path) -> None:
     """Odd ranks tile their view with a Fortran 90 integer type (predefined: the layer decodes it
     and must never free it, which crashed before). OMPIO only: ROMIO 3.2.1 itself frees the type

@@ -5,13 +5,17 @@
  * tests (tests/python/test_preload.py): the output must be the same with and without
  * libstrata_preload.so.
  *
- *   pnc_records OUTPUT.nc [RECORDS] [NX] [NY]
+ *   pnc_records OUTPUT.nc [RECORDS] [NX] [NY] [--sync]
+ *
+ * --sync: ncmpi_sync after every record (a program that makes each time step durable), so the
+ * drop-in layer writes each record in a phase of its own: the same layout a record further on.
  *
  * Exits non-zero (on every rank) when any PnetCDF call fails. */
 #include <mpi.h>
 #include <pnetcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                              \
   do {                                                                                           \
@@ -27,8 +31,13 @@ int main(int argc, char** argv) {
   int rank, nprocs;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+  int sync = 0;
+  if (argc > 2 && strcmp(argv[argc - 1], "--sync") == 0) {
+    sync = 1;
+    --argc;
+  }
   if (argc < 2) {
-    if (rank == 0) fprintf(stderr, "usage: pnc_records OUTPUT.nc [RECORDS] [NX] [NY]\n");
+    if (rank == 0) fprintf(stderr, "usage: pnc_records OUTPUT.nc [RECORDS] [NX] [NY] [--sync]\n");
     MPI_Finalize();
     return 2;
   }
@@ -92,6 +101,7 @@ int main(int argc, char** argv) {
     double when = 3600.0 * t;
     MPI_Offset tstart = t, tcount = rank == 0 ? 1 : 0;
     CHECK(ncmpi_put_vara_double_all(ncid, v_time, &tstart, &tcount, &when));
+    if (sync) CHECK(ncmpi_sync(ncid));
   }
   CHECK(ncmpi_close(ncid));
   free(temp);
