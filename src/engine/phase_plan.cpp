@@ -143,7 +143,6 @@ void PhaseImpl::plan_steps() {
   // new partial files, so a failure to open one is agreed at close (which discards them).
   defer_open_ = mode_ == PhaseMode::write && commit_ && strategy_.best().direct && direct_all.empty();
   open_and_finish(t0, defer_open_, &direct_all, &received);
-  step("window+open");
   keep_plan(all, defer_open_);
   step("kept");
 }
@@ -156,6 +155,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
     window_ = &engine_.window_for(window_needs(), window_tiers(), rank_, copy_);
     if (engine_.window_allocations != allocations) stats_.collectives += 2;  // free and allocate
   }
+  plan_steps_s_.emplace_back("window", MPI_Wtime());
   auto open_step = [&] {
     if (direct_all != nullptr) {  // a fresh plan: overlaps checked, each round's file I/O planned
       check_direct_overlaps(*direct_all, *received);
@@ -185,6 +185,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   } else {
     deferred_error_ = caught(open_step);
   }
+  plan_steps_s_.emplace_back("open", MPI_Wtime());
   stats_.plan_s = MPI_Wtime() - t0;
   stats_.rounds = plan_.global_rounds;
   stats_.bytes = sel_.bytes;
@@ -352,8 +353,6 @@ void PhaseImpl::log_plan() const {
     steps += std::string(i > 1 ? ", " : " (") + plan_steps_s_[i].first + " " +
              ms(plan_steps_s_[i].second - plan_steps_s_[i - 1].second);
   }
-  if (stats_.plan_reused && !plan_steps_s_.empty())
-    steps += ", opening " + ms(plan_steps_s_.front().second + stats_.plan_s - plan_steps_s_.back().second);
   if (!steps.empty()) steps += ")";
   log::debug("  plan took " + ms(stats_.plan_s) + ", " + std::to_string(stats_.collectives) + " collective(s)" + steps);
 }
