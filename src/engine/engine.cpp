@@ -143,7 +143,7 @@ void EngineImpl::remember_committed(const std::string& output, std::vector<std::
   committed[output] = std::move(files);
 }
 
-void EngineImpl::keep_stream(std::vector<std::byte> s) {
+void EngineImpl::keep_stream(ByteBuffer s) {
   if (s.capacity() <= (uint64_t{256} << 20)) stream = std::move(s);
 }
 

@@ -16,6 +16,7 @@
 #include "arch/machine.hpp"
 #include "arch/memory_tier.hpp"
 #include "arch/node_map.hpp"
+#include "common/byte_buffer.hpp"
 #include "common/error.hpp"
 #include "engine/drain_job.hpp"
 #include "engine/move/window.hpp"
@@ -55,8 +56,8 @@ class EngineImpl {
   void remember_committed(const std::string& output, std::vector<std::string> files);
   // The staging stream (a rank's bytes in file order) kept from phase to phase: its capacity
   // is reused, up to 256 MiB (a larger one goes back to the system).
-  void keep_stream(std::vector<std::byte> stream);
-  std::vector<std::byte> take_stream() { return std::move(stream); }
+  void keep_stream(ByteBuffer stream);
+  ByteBuffer take_stream() { return std::move(stream); }
   // MPI_Op for the close's reduction: the maximum of the first seven doubles (the failing rank's
   // code and the times), the sum of the rest (the counts).
   MPI_Op stats_op();
@@ -107,7 +108,7 @@ class EngineImpl {
     bool striped = false;
   };
   std::map<std::string, CleanOutput> clean;
-  std::vector<std::byte> stream;
+  ByteBuffer stream;
   std::vector<std::shared_ptr<engine::DrainJob>> drains;
   engine::PlanCache plans;  // plans kept for reuse (engine/plan_cache.hpp): the same on every rank
   MPI_Op stats = MPI_OP_NULL;

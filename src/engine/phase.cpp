@@ -128,19 +128,11 @@ void PhaseImpl::execute(PhaseMode mode) {
     std::fill(direct_memory.begin(), direct_memory.end(), nullptr);
     for (auto& g : direct_gather) g.clear();
   }
-  std::vector<std::byte>& stream = stream_;
+  ByteBuffer& stream = stream_;
   // A copied write of contiguous pieces copies each run from the caller's memory into its
   // aggregator's shared buffer: nothing is packed (direct runs then have their memory too).
   StreamMemory from;
-  const bool from_memory =
-      mode == PhaseMode::write && copy_ && window_ != nullptr && window_->shared() &&
-      std::all_of(sel_.pieces.begin(), sel_.pieces.end(), [](const Piece& p) { return p.stride == p.element_size; }) &&
-      [&] {
-        for (size_t i = 0; i < direct_.size(); ++i) {
-          if (direct_memory[i] == nullptr && direct_gather[i].empty()) return false;
-        }
-        return true;
-      }();
+  const bool from_memory = copies_from_memory();
   if (from_memory) {
     from.at.reserve(sel_.pieces.size() + 1);
     from.memory.reserve(sel_.pieces.size());
@@ -379,13 +371,24 @@ std::vector<std::string> PhaseImpl::names() const {
   return n;
 }
 
-bool PhaseImpl::need_stream() const {
-  if (agg_.bytes > 0) return true;
+bool PhaseImpl::direct_runs_have_memory() const {
   for (const StreamExtent& d : direct_) {
     if (contiguous_memory(d.file_offset, d.length) == nullptr && gathered_memory(d.file_offset, d.length).empty())
-      return true;
+      return false;
   }
-  return false;
+  return true;
+}
+
+bool PhaseImpl::copies_from_memory() const {
+  return mode_ == PhaseMode::write && copy_ && window_ != nullptr && window_->shared() &&
+         std::all_of(sel_.pieces.begin(), sel_.pieces.end(),
+                     [](const Piece& p) { return p.stride == p.element_size; }) &&
+         direct_runs_have_memory();
+}
+
+bool PhaseImpl::need_stream() const {
+  if (copies_from_memory()) return false;
+  return agg_.bytes > 0 || !direct_runs_have_memory();
 }
 
 // The memory of file bytes [offset, offset + length) when declared pieces of contiguous memory

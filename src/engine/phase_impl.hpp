@@ -201,6 +201,11 @@ class PhaseImpl {
   void check_direct_overlaps(const std::vector<ReceivedRange>& direct, const ReceivedRanges& received) const;
 
   bool need_stream() const;
+  // A copied write whose every piece is contiguous memory (and whose direct runs have theirs):
+  // each run is copied from the caller's memory into its aggregator's shared buffer, no stream.
+  bool copies_from_memory() const;
+  // Whether every direct run's bytes lie in declared contiguous memory (one piece or several).
+  bool direct_runs_have_memory() const;
 
   // The I/O threads' first failure, if any, as an Error. Local part of a collective step.
   void raise_io_errors() const;
@@ -367,7 +372,7 @@ class PhaseImpl {
   std::unique_ptr<std::byte[]> placed_;
   std::unique_ptr<IoWorker> io_;             // aggregation rounds (aggregators)
   std::unique_ptr<IoWorker> direct_io_;      // direct runs
-  std::vector<std::byte> stream_;            // this rank's bytes in file order, when needed
+  ByteBuffer stream_;                        // this rank's bytes in file order, when needed
   bool commit_ = false;                      // written to partial files, committed at close (engine/commit.hpp)
   bool clean_ = false;                       // rank 0: the output is one this engine left clean (EngineImpl::clean)
   EngineImpl::CleanOutput fs_;               // rank 0: the output folder's block size and striping
