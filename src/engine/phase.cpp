@@ -54,6 +54,20 @@ void PhaseImpl::add_extent(int var, uint64_t file_offset, uint64_t length, void*
   pieces_.push_back({file_offset, length, static_cast<std::byte*>(memory), 1, 1, var});
 }
 
+void PhaseImpl::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory) {
+  const PhaseVariable& v = variable(var, "add_extents");
+  const uint64_t lo = v.file_offset, hi = v.file_offset + v.bytes();
+  reserve_pieces(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t offset = offsets[i], length = lengths[i];
+    if (offset < lo || offset + length > hi || (length > 0 && memory == nullptr)) {
+      add_extent(var, offset, length, memory);  // throws, naming the extent
+    }
+    pieces_.push_back({offset, length, memory, 1, 1, var});
+    memory += length;
+  }
+}
+
 void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count,
                              void* memory, size_t stride) {
   const PhaseVariable& v = variable(var, "add_subarray");
@@ -473,14 +487,7 @@ void Phase::add_extent(int var, uint64_t file_offset, uint64_t length, void* mem
   impl_->deferring([&] { impl_->add_extent(var, file_offset, length, memory); });
 }
 void Phase::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory) {
-  impl_->deferring([&] {
-    impl_->reserve_pieces(n);
-    auto* at = static_cast<std::byte*>(memory);
-    for (size_t i = 0; i < n; ++i) {
-      impl_->add_extent(var, offsets[i], lengths[i], at);
-      at += lengths[i];
-    }
-  });
+  impl_->deferring([&] { impl_->add_extents(var, n, offsets, lengths, static_cast<std::byte*>(memory)); });
 }
 void Phase::add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
                          size_t memory_stride) {

@@ -117,6 +117,8 @@ class PhaseImpl {
   int define_variable(const std::string& name, size_t element_size, std::vector<uint64_t> dims, uint64_t offset);
 
   void add_extent(int var, uint64_t file_offset, uint64_t length, void* memory);
+  // n runs whose bytes lie back to back from `memory` (Phase::add_extents): one variable lookup.
+  void add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory);
 
   void add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
                     size_t stride);

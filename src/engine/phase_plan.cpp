@@ -134,8 +134,10 @@ void PhaseImpl::plan_steps() {
   if (strategy_.best().staged && plan_.partitions() > 0) {
     stats_.collectives += 2;
     transfers_ = std::make_shared<const PackedTransfers>(comm_, plan_, transfers_by_round(plan_, agg_));
+  } else if (copy_) {
+    transfers_ = std::make_shared<const PackedTransfers>(PackedTransfers::copied(transfers_by_round(plan_, agg_)));
   } else {
-    transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), copy_ ? 0 : pack_from);
+    transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), pack_from);
   }
   step("transfers");
   // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
@@ -619,19 +621,22 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
 
 // Splits sel_ into direct runs and the aggregated rest, as the strategy says: everything
 // direct; or runs whose aligned part reaches the hybrid threshold direct (their unaligned heads
-// and tails aggregated); or everything aggregated.
+// and tails aggregated); or everything aggregated. The selection's extents are not used after
+// this step (only its pieces and byte counts): where one side takes them all, they move.
 void PhaseImpl::split_direct() {
   agg_ = Selection{};
   direct_.clear();
   const Alternative& s = strategy_.best();
   if (s.direct) {
-    direct_ = sel_.extents;
+    direct_ = std::move(sel_.extents);
+    sel_.extents.clear();
     return;
   }
   const uint64_t unit = hybrid_unit();
   const uint64_t threshold = s.hybrid ? hybrid_threshold() : 0;
   if ((threshold == 0 || direct_candidates_ == 0) && !sel_.extents.empty()) {  // all aggregated: no per-run work
-    agg_.extents = sel_.extents;
+    agg_.extents = std::move(sel_.extents);
+    sel_.extents.clear();
     agg_.lo = agg_.extents.front().file_offset;
     agg_.hi = agg_.extents.back().file_offset + agg_.extents.back().length;
     agg_.bytes = sel_.bytes;

@@ -128,11 +128,6 @@ bool PendingRuns::overlaps(uint64_t offset, uint64_t length) const {
   return it->offset + it->length > offset;
 }
 
-void PendingRuns::for_each(const std::function<void(uint64_t, uint64_t, const char*)>& f) const {
-  resolve();
-  for (const Run& r : runs_) f(r.offset, r.length, r.data);
-}
-
 void PendingRuns::clear() {
   runs_ = {};
   sorted_ = true;

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,7 +32,11 @@ class PendingRuns {
   // One past the last pending byte (0 when empty).
   uint64_t end() const { return end_; }
   // Calls f(offset, length, data) for every run in increasing offset order.
-  void for_each(const std::function<void(uint64_t, uint64_t, const char*)>& f) const;
+  template <class F>
+  void for_each(F&& f) const {
+    resolve();
+    for (const Run& r : runs_) f(r.offset, r.length, r.data);
+  }
   void clear();
 
  private:

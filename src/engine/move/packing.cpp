@@ -78,6 +78,14 @@ PackedTransfers::PackedTransfers(std::vector<std::vector<Transfer>> by_round, ui
   }
 }
 
+PackedTransfers PackedTransfers::copied(std::vector<std::vector<Transfer>> by_round) {
+  PackedTransfers t({}, 0);
+  t.groups_.resize(by_round.size());
+  t.transfers_ = std::move(by_round);
+  t.copies_ = true;
+  return t;
+}
+
 PackedTransfers::PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<std::vector<Transfer>> by_round)
     : transfers_(std::move(by_round)), groups_(transfers_.size()), staged_(true) {
   int size = 1, rank = 0;
@@ -155,6 +163,7 @@ PackedTransfers::PackedTransfers(PackedTransfers&& o) noexcept
       groups_(std::move(o.groups_)),
       operations_(o.operations_),
       staged_(o.staged_),
+      copies_(o.copies_),
       slot_bytes_(o.slot_bytes_),
       placed_(std::move(o.placed_)) {
   o.groups_.clear();
@@ -167,6 +176,7 @@ PackedTransfers& PackedTransfers::operator=(PackedTransfers&& o) noexcept {
     groups_ = std::move(o.groups_);
     operations_ = o.operations_;
     staged_ = o.staged_;
+    copies_ = o.copies_;
     slot_bytes_ = o.slot_bytes_;
     placed_ = std::move(o.placed_);
     o.groups_.clear();
@@ -252,6 +262,7 @@ void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, cons
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return;
   }
+  if (t.copies()) throw_runtime("internal: copied transfers without a shared window");
   if (t.staged()) {
     for (const PutGroup& g : t.groups(round)) {
       if (g.origin_type == MPI_DATATYPE_NULL) {
@@ -300,6 +311,7 @@ void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, cons
       copy_run(stream + x.stream_offset, w.peer(x.target) + x.displacement, x.length);
     return;
   }
+  if (t.copies()) throw_runtime("internal: copied transfers without a shared window");
   each_operation(t, round, stream,
                  [&](std::byte* origin, int ocount, MPI_Datatype otype, int target, uint64_t disp, int tcount,
                      MPI_Datatype ttype) {

@@ -58,6 +58,10 @@ class PackedTransfers {
   // Staged: collective over `comm` (a scan and a reduction); `by_round` as transfers_by_round()
   // made it for `plan`.
   PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<std::vector<Transfer>> by_round);
+  // Copied (a window of shared memory, every run copied by address): the transfers alone, no
+  // groups of puts to make.
+  static PackedTransfers copied(std::vector<std::vector<Transfer>> by_round);
+  bool copies() const { return copies_; }
 
   bool staged() const { return staged_; }
   // Staged: bytes of one window buffer (S_buff, then the longest run list of any round), and the
@@ -77,6 +81,7 @@ class PackedTransfers {
   std::vector<std::vector<PutGroup>> groups_;
   uint64_t operations_ = 0;
   bool staged_ = false;
+  bool copies_ = false;  // copied(): transfers only, no groups
   uint64_t slot_bytes_ = 0;
   std::vector<uint64_t> placed_;
 };

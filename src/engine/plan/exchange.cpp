@@ -97,6 +97,7 @@ ReceivedRanges merge_by_offset(const std::vector<uint64_t>& recv, const std::vec
 
 std::vector<std::vector<Transfer>> transfers_by_round(const Plan& plan, const Selection& mine) {
   std::vector<std::vector<Transfer>> out(plan.global_rounds);
+  if (plan.global_rounds == 1) out[0].reserve(mine.extents.size() + static_cast<size_t>(plan.partitions()));
   for_each_segment(plan, mine, [&](const Slot& s, uint64_t, uint64_t n, uint64_t stream) {
     out[s.round].push_back({plan.aggregator[static_cast<size_t>(s.partition)], plan.window_displacement(s), stream, n});
   });
