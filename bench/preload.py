@@ -168,7 +168,9 @@ def main() -> int:
 
     if not library_path(ROOT).exists():
         sys.exit(f"preload: {library_path(ROOT)} is missing (make build; the drop-in layer is src/preload)")
-    e3sm = sorted(args.build_dir.glob("e3sm-io-*/e3sm-io"))
+    # (E3SM-IO built a second time against HDF5 1.14 by make bench-peers, e3sm-io-*-hdf5-114, is
+    # the multi-dataset peer's, linked to another HDF5: not the program this bench preloads.)
+    e3sm = sorted(p for p in args.build_dir.glob("e3sm-io-*/e3sm-io") if not p.parent.name.endswith("-hdf5-114"))
     ior = sorted(args.build_dir.glob("ior-*/ior/src/ior"))
     if not e3sm and not ior:
         sys.exit(f"preload: no peers in {args.build_dir} (make peers)")
