@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
 from peers import MIB, parse_e3sm_io, wait_for_quiet  # noqa: E402  (bench/peers.py: E3SM-IO's output, load)
-from strata.preload_runs import Runner, engine_calls, library_path, passthrough_reasons  # noqa: E402
+from strata.preload_runs import Runner, built_peers, engine_calls, library_path, passthrough_reasons  # noqa: E402
 
 IOR_SEED = "271828"  # -G: IOR's data without the start time in it
 
@@ -168,10 +168,8 @@ def main() -> int:
 
     if not library_path(ROOT).exists():
         sys.exit(f"preload: {library_path(ROOT)} is missing (make build; the drop-in layer is src/preload)")
-    # (E3SM-IO built a second time against HDF5 1.14 by make bench-peers, e3sm-io-*-hdf5-114, is
-    # the multi-dataset peer's, linked to another HDF5: not the program this bench preloads.)
-    e3sm = sorted(p for p in args.build_dir.glob("e3sm-io-*/e3sm-io") if not p.parent.name.endswith("-hdf5-114"))
-    ior = sorted(args.build_dir.glob("ior-*/ior/src/ior"))
+    e3sm = built_peers(args.build_dir, "e3sm-io-*/e3sm-io")
+    ior = built_peers(args.build_dir, "ior-*/ior/src/ior")
     if not e3sm and not ior:
         sys.exit(f"preload: no peers in {args.build_dir} (make peers)")
     chosen = workloads(e3sm[-1] if e3sm else None, ior[-1] if ior else None, 1 if args.quick else 3)

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 from strata.preload_runs import (  # noqa: E402  (after the path above)
     Runner,
+    built_peers,
     compare_files,
     engine_calls,
     library_in_tree,
@@ -29,7 +30,7 @@ COMPONENTS = ("ompio", "romio")
 
 
 def peer(pattern: str, what: str) -> Path:
-    found = sorted(PEERS.glob(pattern))
+    found = built_peers(PEERS, pattern)
     if not found:
         pytest.skip(f"{what} is not built in {PEERS} (make peers)")
     return found[-1]

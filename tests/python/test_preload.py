@@ -26,6 +26,7 @@ import pytest
 from conftest import ROOT
 from strata.preload_runs import (
     Runner,
+    built_peers,
     compare_files,
     engine_calls,
     library_path,
@@ -161,7 +162,7 @@ def test_ineligible_calls_pass_through_with_their_reason(component: str, tmp_pat
 
 
 def ior_binary() -> Path:
-    found = sorted((ROOT / "build-peers").glob("ior-*/ior/src/ior"))
+    found = built_peers(ROOT / "build-peers", "ior-*/ior/src/ior")
     if not found:
         pytest.skip("IOR is not built (make peers builds it into build-peers/)")
     return found[-1]
