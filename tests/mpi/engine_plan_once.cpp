@@ -387,19 +387,47 @@ void repeat(const std::string& dir) {
 
 // 4. Shifted reuse. In-place writes into one large variable (as the drop-in layer declares a
 // program's MPI-IO file): `runs` moved by shift(owner) bytes.
-PhaseStats moved_phase(Engine& engine, const std::string& path, const std::vector<Run>& runs,
-                       const std::vector<int64_t>& shift, uint64_t salt, const std::vector<Phase::Hint>& hints) {
-  if (rank == 0) std::fclose(std::fopen(path.c_str(), "wb"));  // the caller's file, empty
-  MPI_Barrier(MPI_COMM_WORLD);
+std::vector<Run> moved_runs(const std::vector<Run>& runs, const std::vector<int64_t>& shift) {
   std::vector<Run> moved = runs;
   for (Run& r : moved) r.offset += static_cast<uint64_t>(shift[static_cast<size_t>(r.owner)]);
+  return moved;
+}
+
+// `target`: "in-place" (the caller's file), "commit" (a committed output) or "subfiles" (one
+// subfile per aggregator, committed).
+std::vector<Phase::Hint> target_hints(const std::vector<Phase::Hint>& hints, const std::string& target) {
   std::vector<Phase::Hint> all = hints;
-  all.push_back({"strata_target", "in-place"});
-  Phase p(engine, path, PhaseMode::write, all);
+  if (target == "in-place") all.push_back({"strata_target", "in-place"});
+  if (target == "subfiles") all.push_back({"strata_subfiling", "aggregator"});
+  return all;
+}
+
+PhaseStats moved_phase(Engine& engine, const std::string& path, const std::vector<Run>& runs,
+                       const std::vector<int64_t>& shift, uint64_t salt, const std::vector<Phase::Hint>& hints,
+                       const std::string& target = "in-place") {
+  if (rank == 0 && target == "in-place") std::fclose(std::fopen(path.c_str(), "wb"));  // the caller's file, empty
+  MPI_Barrier(MPI_COMM_WORLD);
+  Phase p(engine, path, PhaseMode::write, target_hints(hints, target));
   const int v = p.define_variable("file", 1, {uint64_t{1} << 40}, 0);
-  const Declared d = declare(&p, v, moved, salt);
+  const Declared d = declare(&p, v, moved_runs(runs, shift), salt);
   p.write();
   return p.close();
+}
+
+// A committed output read back by a fresh engine: every rank's moved runs hold what `salt` wrote.
+bool moved_read_back(const std::string& path, const std::vector<Run>& runs, const std::vector<int64_t>& shift,
+                     uint64_t salt, const std::vector<Phase::Hint>& hints, const std::string& target) {
+  Engine engine(MPI_COMM_WORLD);
+  const std::vector<Run> moved = moved_runs(runs, shift);
+  Phase p(engine, path, PhaseMode::read, target_hints(hints, target));
+  const int v = p.define_variable("file", 1, {uint64_t{1} << 40}, 0);
+  Declared got = declare(&p, v, moved, salt);
+  std::fill(got.packed.begin(), got.packed.end(), 0);
+  std::fill(got.single.begin(), got.single.end(), 0);
+  p.read();
+  p.close();
+  const Declared want = declare(nullptr, 0, moved, salt);
+  return got.packed == want.packed && got.single == want.single;
 }
 
 int64_t shift_everywhere(const PhaseStats& s) {
@@ -442,6 +470,19 @@ void shifted(const std::string& dir) {
       fresh_write(runs, uniform(d), 3, h);
       check(same_file(a, fresh), name + ": ... and written as a fresh plan writes it");
     }
+  }
+  // Committed outputs, one file or a subfile per aggregator: the plan moves, its files are
+  // named for the new output, and a fresh engine reads the moved runs back.
+  for (const char* target : {"commit", "subfiles"}) {
+    const std::string name = std::string("shifted.") + target;
+    std::vector<Run> runs = draw_runs(53, 200, uint64_t{1} << 19);
+    Engine engine(MPI_COMM_WORLD);
+    moved_phase(engine, dir + "/" + name + ".a", runs, uniform(0), 1, hints, target);
+    const PhaseStats s = moved_phase(engine, dir + "/" + name + ".b", runs, uniform(777777), 2, hints, target);
+    check(reused_everywhere(s) == 1 && shift_everywhere(s) == 777777,
+          name + ": a committed write of the layout moved into another output reuses the plan moved");
+    check(moved_read_back(dir + "/" + name + ".b", runs, uniform(777777), 2, hints, target),
+          name + ": ... and a fresh engine reads every moved run back");
   }
   // Each rank's runs in a region of its own, rank 0 without any: rank 0 does not vote, and
   // the last rank moved one byte more than the others changes the layout: planned afresh.
