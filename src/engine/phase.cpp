@@ -191,8 +191,9 @@ void PhaseImpl::execute(PhaseMode mode) {
   m.from = from_memory ? &from : nullptr;
   m.placed = placed_.get();
   m.stats = &stats_;
-  if (plan_.partitions() == 0) {
-    // Nothing aggregated (the direct strategy, or an empty phase): no window, no fences.
+  if (plan_.partitions() == 0 || owners_local_) {
+    // Nothing aggregated (the direct strategy, owners writing their node's files, or an empty
+    // phase): no window, no fences.
   } else if (mode == PhaseMode::write) {
     move_write(m);
   } else {
@@ -305,7 +306,9 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     }
   }
   if (drain_ && !drain_->fallback && state_ == State::done && mode_ == PhaseMode::write) {
+    const double r0 = MPI_Wtime();
     if (auto e = record_drain(); e && !failure) failure = e;  // drains: the record, before the agreement
+    if (log::enabled(log::Level::debug)) log::debug("drain record: " + log::milliseconds(MPI_Wtime() - r0));
   }
   if (state_ != State::done) discard_partials();  // planned, never written
   // One agreement on the outcome that also reduces the statistics: the lowest failing rank

@@ -97,14 +97,16 @@ void PhaseImpl::open_file() {
   const int create = options_.tiers.in_place ? 0 : O_CREAT;
   // A node-local copy is written in place: its files start empty, so no byte of an earlier copy
   // survives where this phase declares nothing (a drain copies what the files hold).
-  const int fresh = options_.tiers.node_local ? O_TRUNC : 0;
-  const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | create | fresh) : O_RDONLY;
+  // Its aggregator empties it: the owners that write into it too (owners_local_) open it as it
+  // is, and write only after the step's agreement.
+  const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | create) : O_RDONLY;
   for (size_t i : touched) {
+    const bool fresh = options_.tiers.node_local && mode_ == PhaseMode::write && static_cast<int>(i) == my_partition_;
     if (options_.tiers.in_place && ::access(files_.files()[i].path.c_str(), F_OK) != 0 && errno == ENOENT) {
       throw_usage("hint strata_target=in-place writes into an existing file, and \"" + files_.files()[i].path +
                   "\" does not exist");
     }
-    files_.open(i, flags);
+    files_.open(i, flags | (fresh ? O_TRUNC : 0));
   }
   // Aggregation rounds and direct runs have a thread each, so a long direct write never
   // delays the buffer an aggregation round waits for.
@@ -112,9 +114,11 @@ void PhaseImpl::open_file() {
   const uint64_t hash_chunk = commit_ || indexes_in_place() ? options_.checksum_chunk : 0;
   // A write that close() will fsync starts its writeback piece by piece as it goes.
   const uint64_t behind = mode_ == PhaseMode::write && syncs_data() ? kWriteBehindBytes : 0;
-  if (my_partition_ >= 0) io_ = std::make_unique<IoWorker>(files_, hash_chunk, true, behind);
+  if (my_partition_ >= 0 && !owners_local_) io_ = std::make_unique<IoWorker>(files_, hash_chunk, true, behind);
   // Without aggregation there is nothing for the direct writes to overlap: no thread.
-  if (!direct_.empty()) direct_io_ = std::make_unique<IoWorker>(files_, hash_chunk, plan_.partitions() > 0, behind);
+  if (!direct_.empty()) {
+    direct_io_ = std::make_unique<IoWorker>(files_, hash_chunk, plan_.partitions() > 0 && !owners_local_, behind);
+  }
 }
 
 namespace {

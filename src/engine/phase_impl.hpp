@@ -234,6 +234,8 @@ class PhaseImpl {
   // aligned to the partition unit is at least the threshold (default S_buff, or 4 MiB when no
   // buffer size is given); hint strata_direct_threshold=0 turns direct runs off.
   void split_direct();
+  bool owners_write_node_files(const std::vector<RankSummary>& all);
+  void hand_runs_to_owners();
 
   // Every rank must define the same variables in the same order.
   void check_variables();
@@ -362,8 +364,9 @@ class PhaseImpl {
   bool repeated_ = false;                       // declared by repeat_of(): sel_ holds the pieces, in file order
   bool closed_ok_ = false;                      // closed after a successful write or read: repeat_of() may take it
   uint64_t agreed_key_ = 0;                     // every rank's, combined (the cache's key)
-  bool copy_ = false;        // runs copied into a shared window (Alternative::copied, every tier dram)
-  bool defer_open_ = false;  // the plan's files are opened without an agreement (a committed direct write)
+  bool copy_ = false;          // runs copied into a shared window (Alternative::copied, every tier dram)
+  bool owners_local_ = false;  // a node-local write whose owners write their node's partition files: no rounds
+  bool defer_open_ = false;    // the plan's files are opened without an agreement (a committed direct write)
   StrategyChoice strategy_;
   Window* window_ = nullptr;  // the engine's
   FileSet files_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -115,6 +116,8 @@ void PhaseImpl::plan_steps() {
   step("split");
   // 4. Partitions, rounds and aggregators (with their memory tiers).
   partition(all);
+  // A node-local write whose partitions each hold one node's bytes: their owners write them.
+  owners_local_ = owners_write_node_files(all);
   step("partitions");
   // 5. Files: the output's (written) or the index's (read).
   choose_phase_files();
@@ -124,14 +127,17 @@ void PhaseImpl::plan_steps() {
   const ReceivedRanges received = ranges_to_receive(all);
   stats_.exchange_s = MPI_Wtime() - exchange_t0;
   step("ranges");
+  // Owners writing their node's files (step 4): the aggregators' ranges above only checked
+  // that no two ranks declare a byte twice.
+  if (owners_local_) hand_runs_to_owners();
   const Machine& machine = engine_.machine_once();
   const uint64_t pack_from = options_.pack == PhaseOptions::Choice::on    ? 1
                              : options_.pack == PhaseOptions::Choice::off ? 0
                                                                           : pack_threshold(machine.io);
   // Copied (one node's shared memory): every aggregation buffer on main memory, no datatype.
-  copy_ = strategy_.best().copied && plan_.partitions() > 0 &&
+  copy_ = strategy_.best().copied && plan_.partitions() > 0 && !owners_local_ &&
           std::all_of(tier_of_partition_.begin(), tier_of_partition_.end(), [](Tier t) { return t == Tier::dram; });
-  if (strategy_.best().staged && plan_.partitions() > 0) {
+  if (strategy_.best().staged && plan_.partitions() > 0 && !owners_local_) {
     stats_.collectives += 2;
     transfers_ = std::make_shared<const PackedTransfers>(comm_, plan_, transfers_by_round(plan_, agg_));
   } else if (copy_) {
@@ -152,7 +158,7 @@ void PhaseImpl::plan_steps() {
 void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<ReceivedRange>* direct_all,
                                 const ReceivedRanges* received) {
   const Machine& machine = engine_.machine_once();
-  if (!options_.tiers.dry_run && plan_.partitions() > 0) {
+  if (!options_.tiers.dry_run && plan_.partitions() > 0 && !owners_local_) {
     const uint64_t allocations = engine_.window_allocations;
     window_ = &engine_.window_for(window_needs(), window_tiers(), rank_, copy_);
     if (engine_.window_allocations != allocations) stats_.collectives += 2;  // free and allocate
@@ -161,7 +167,9 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   auto open_step = [&] {
     if (direct_all != nullptr) {  // a fresh plan: overlaps checked, each round's file I/O planned
       check_direct_overlaps(*direct_all, *received);
-      if (my_partition_ >= 0) {
+      if (owners_local_) {
+        check_received_overlaps(*received);  // no rounds to plan: the owners write
+      } else if (my_partition_ >= 0) {
         round_io_ = std::make_shared<const std::vector<RoundIo>>(
             plan_round_io(rounds_of_partition(plan_, my_partition_, *received), *direct_all, span_policy(),
                           options_.hole_limit.value_or(hole_limit_from(machine.io)), machine.io));
@@ -202,6 +210,9 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   stats_.tier_fallbacks = placement_.fallbacks;
   stats_.strategy = strategy_.alternatives.empty() ? "" : strategy_.alternatives[strategy_.chosen].name;
   stats_.predicted_s = strategy_.alternatives.empty() ? 0 : strategy_.alternatives[strategy_.chosen].predicted_s;
+  if (owners_local_ && !strategy_.alternatives.empty()) {  // nothing moves: the I/O alone
+    stats_.predicted_s = strategy_.alternatives[strategy_.chosen].io_s;
+  }
   if (stats_.plan_reused && !strategy_.alternatives.empty()) {
     stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_);
   }
@@ -252,6 +263,7 @@ void PhaseImpl::reuse(const CachedPlan& c, int64_t shift) {
   commit_ = c.commit;
   defer_open_ = c.defer_open;
   copy_ = c.copy;
+  owners_local_ = c.owners_local;
   stats_.plan_reused = true;
   if (shift != 0) shift_plan(shift);
   // A write's files are named from this phase's path (the plan may be another output's).
@@ -318,6 +330,7 @@ void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) 
   c->commit = commit_;
   c->defer_open = defer_open;
   c->copy = copy_;
+  c->owners_local = owners_local_;
   engine_.plans.keep(std::move(c));
 }
 
@@ -342,7 +355,8 @@ void PhaseImpl::log_plan() const {
              " buffer(s); " + std::to_string(sel_.bytes - agg_.bytes) + " bytes direct here; " +
              std::to_string(transfers_->operations()) + " one-sided operation(s) here" +
              (transfers_->staged() ? " (staged: " + std::to_string(transfers_->slot_bytes()) + "-byte window buffers)"
-                                   : std::string()));
+                                   : std::string()) +
+             (owners_local_ ? " (owners write their node's partition files)" : ""));
   for (size_t p = 0; p < placement_.partitions.size(); ++p) {
     const PlacedPartition& part = placement_.partitions[p];
     log::debug("  partition " + std::to_string(p) + " [" + std::to_string(part.begin) + ", " +
@@ -660,6 +674,84 @@ void PhaseImpl::split_direct() {
     direct_.push_back({a, b - a, e.stream_offset + (a - e.file_offset)});
     keep(b, e.file_offset + e.length - b, e.stream_offset + (b - e.file_offset));
   }
+}
+
+// A node-local write (strata_target=node-local, strata_drain) aggregates every byte because
+// each partition is a file on its aggregator's node. Where every partition holds the bytes of
+// one node's ranks only, the owners can write that node's files themselves: nothing moves
+// between ranks, no window, no rounds (a rank's own block, or a node's ranks' blocks in the
+// node's partitions). Each such partition's aggregator (who creates its file) is then a rank of
+// that node — the elected one when it is, else a free rank of the node. Not when the hints ask
+// for aggregation or a tier, nor when the owners' many small writes would cost more than the
+// aggregated rounds. Same answer on every rank: it reads only the summaries and the plan.
+bool PhaseImpl::owners_write_node_files(const std::vector<RankSummary>& all) {
+  if (mode_ != PhaseMode::write || !options_.tiers.node_local || options_.tiers.dry_run) return false;
+  if (options_.strategy != PhaseOptions::Strategy::automatic || options_.tiers.forced.has_value()) return false;
+  const Alternative& s = strategy_.best();
+  const int parts = plan_.partitions();
+  if (s.direct || s.hybrid || parts == 0) return false;
+  const std::vector<int>& node_of = engine_.nodes.node_of_rank;
+  std::vector<int> node_of_part(static_cast<size_t>(parts), -1);
+  std::map<int, int> ranks_of_node;
+  for (int n : node_of) ++ranks_of_node[n];
+  // Their cost: each owner's writes (its runs, one request each), ranks beyond the node's cores
+  // taking turns; aggregation's is the chosen alternative's (its moves, rounds and writes).
+  const IoFigures& io = engine_.machine_once().io;
+  const int cores = std::max(engine_.cores_per_node(), 1);
+  double owners_s = 0;
+  for (size_t r = 0; r < all.size(); ++r) {
+    const RankSummary& mine = all[r];
+    if (mine.bytes == 0) continue;
+    const int first = plan_.partition_of(mine.lo), last = plan_.partition_of(mine.hi - 1);
+    if (first < 0 || last < first) return false;
+    for (int p = first; p <= last; ++p) {
+      int& n = node_of_part[static_cast<size_t>(p)];
+      if (n >= 0 && n != node_of[r]) return false;  // two nodes' bytes in one partition
+      n = node_of[r];
+    }
+    const int turns = (ranks_of_node[node_of[r]] + cores - 1) / cores;
+    owners_s = std::max(owners_s, io.writes_s(mine.runs, mine.bytes) * turns);
+  }
+  if (owners_s > s.predicted_s) return false;
+  // Aggregators on the partitions' nodes: the elected ones where they are, free ranks elsewhere.
+  std::vector<int> aggregator = plan_.aggregator;
+  std::vector<char> taken(all.size(), 0);
+  std::vector<int> moved;
+  for (int p = 0; p < parts; ++p) {
+    const int n = node_of_part[static_cast<size_t>(p)];
+    const int a = aggregator[static_cast<size_t>(p)];
+    if (n < 0 || node_of[static_cast<size_t>(a)] == n) {
+      taken[static_cast<size_t>(a)] = 1;
+    } else {
+      moved.push_back(p);
+    }
+  }
+  for (int p : moved) {
+    const int n = node_of_part[static_cast<size_t>(p)];
+    int free = -1;
+    for (size_t r = 0; r < all.size() && free < 0; ++r) {
+      if (node_of[r] == n && taken[r] == 0) free = static_cast<int>(r);
+    }
+    if (free < 0) return false;  // more partitions on the node than ranks
+    taken[static_cast<size_t>(free)] = 1;
+    aggregator[static_cast<size_t>(p)] = free;
+  }
+  plan_.aggregator = std::move(aggregator);
+  my_partition_ = plan_.partition_of_rank(rank_);
+  for (size_t p = 0; p < placement_.partitions.size(); ++p) {
+    placement_.partitions[p].aggregator = plan_.aggregator[p];
+    placement_.partitions[p].node = node_of[static_cast<size_t>(plan_.aggregator[p])];
+  }
+  return true;
+}
+
+// The aggregated runs become this rank's own (into the partition files, by FileSet::split);
+// the plan keeps its partitions (the files and the index) without rounds.
+void PhaseImpl::hand_runs_to_owners() {
+  direct_ = std::move(agg_.extents);
+  agg_ = Selection{};
+  std::fill(plan_.rounds.begin(), plan_.rounds.end(), uint64_t{0});
+  plan_.global_rounds = 0;
 }
 
 // Step 4: the plan of the aggregated bytes and the election of aggregators and tiers.

@@ -67,8 +67,9 @@ struct CachedPlan {
   bool subfiled = false;
   uint64_t declared_bytes = 0;
   bool commit = false;
-  bool defer_open = false;  // files opened without an agreement (a committed direct write)
-  bool copy = false;        // runs copied into a shared window
+  bool defer_open = false;    // files opened without an agreement (a committed direct write)
+  bool copy = false;          // runs copied into a shared window
+  bool owners_local = false;  // node-local partition files written by their owners (PhaseImpl::owners_local_)
 };
 
 class PlanCache {

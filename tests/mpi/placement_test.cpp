@@ -8,6 +8,10 @@
 //               aggregation to the next tier (a fallback), and the data still verifies
 //   node-local  strata_target=node-local with strata_drain=true: node files, then the shared
 //               file; both read back and verify
+//   owners      node-local writes chosen by cost: where each partition holds one node's bytes,
+//               the owners write their node's files (no rounds, aggregators on those nodes);
+//               interleaved bytes are aggregated; both read back verified; a byte declared
+//               twice is the same usage error on every rank
 #include <mpi.h>
 #include <unistd.h>
 
@@ -245,6 +249,85 @@ bool node_local(Engine& engine, const std::string& dir) {
   return ok;
 }
 
+// One node-local write of `offsets` (each `piece` bytes), hints by cost; read back from the
+// node-local copy and compared. The write's stats and placement through the pointers.
+bool node_local_round_trip(Engine& engine, const std::string& path, const std::vector<uint64_t>& offsets,
+                           uint64_t piece, uint64_t total, int seed, PhaseStats* stats, PlacementReport* report) {
+  const std::vector<Phase::Hint> hints{{"strata_target", "node-local"}, {"strata_aggregators", "2"}};
+  std::vector<unsigned char> out(offsets.size() * piece), in(out.size(), 0);
+  for (size_t k = 0; k < offsets.size(); ++k) {
+    for (uint64_t i = 0; i < piece; ++i) out[k * piece + i] = value(offsets[k] + i, seed);
+  }
+  {
+    Phase w(engine, path, PhaseMode::write, hints);
+    const int v = w.define_variable("data", 1, {total}, 0);
+    for (size_t k = 0; k < offsets.size(); ++k) w.add_extent(v, offsets[k], piece, out.data() + k * piece);
+    w.plan();
+    *report = w.placement();
+    w.write();
+    *stats = w.close();
+  }
+  Phase r(engine, path, PhaseMode::read, {{"strata_target", "node-local"}});
+  const int v = r.define_variable("data", 1, {total}, 0);
+  for (size_t k = 0; k < offsets.size(); ++k) r.add_extent(v, offsets[k], piece, in.data() + k * piece);
+  r.plan();
+  r.read();
+  r.close();
+  return in == out;
+}
+
+bool owners(Engine& engine, const std::string& dir) {
+  bool ok = true;
+  // STRATA_RANKS_PER_NODE (virtual nodes) or one node: rank r is on node r / per_node.
+  const char* rpn = std::getenv("STRATA_RANKS_PER_NODE");
+  const int per_node = rpn != nullptr ? std::atoi(rpn) : size;
+  const int nodes = (size + per_node - 1) / per_node;
+  const uint64_t block = 64 << 10, total = block * static_cast<uint64_t>(size);
+  // Blocks in rank order, two aggregators: each partition holds one node's ranks' bytes when
+  // there are two nodes (or one), so the owners write; the aggregators are on those nodes.
+  PhaseStats s;
+  PlacementReport p;
+  bool data = node_local_round_trip(engine, dir + "/owners.dat", {block * static_cast<uint64_t>(rank)}, block, total, 7,
+                                    &s, &p);
+  if (nodes <= 2) {
+    bool local = !p.partitions.empty();
+    for (const auto& part : p.partitions) {
+      const uint64_t first_rank = part.begin / block;
+      local &= part.node == static_cast<int>(first_rank) / per_node;
+    }
+    ok &= check(data && s.rounds == 0 && s.direct_bytes == block && local,
+                "blocks by node: the owners wrote their node's files (rounds " + std::to_string(s.rounds) +
+                    ", direct bytes " + std::to_string(s.direct_bytes) + "), read back verified");
+  } else {
+    ok &= check(data, "blocks by node, read back verified");
+  }
+  // Interleaved 4 KiB pieces: with two nodes each partition holds both nodes' bytes: aggregated.
+  std::vector<uint64_t> offsets;
+  for (uint64_t i = 0; i < 8; ++i)
+    offsets.push_back((i * static_cast<uint64_t>(size) + static_cast<uint64_t>(rank)) * 4096);
+  data = node_local_round_trip(engine, dir + "/interleaved.dat", offsets, 4096, 8 * 4096 * static_cast<uint64_t>(size),
+                               8, &s, &p);
+  ok &= check(data && (nodes == 1 || s.rounds > 0), "interleaved pieces (aggregated across nodes: rounds " +
+                                                        std::to_string(s.rounds) + "), read back verified");
+  if (size > 1) {  // rank 0 also declares the first byte of rank 1's block (on its node, or not)
+    std::string message;
+    try {
+      Phase w(engine, dir + "/overlap.dat", PhaseMode::write, {{"strata_target", "node-local"}});
+      const int v = w.define_variable("data", 1, {total}, 0);
+      std::vector<unsigned char> bytes(block + 1, 1);
+      w.add_extent(v, block * static_cast<uint64_t>(rank), rank == 0 ? block + 1 : block, bytes.data());
+      w.plan();
+      w.write();
+      w.close();
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    ok &= check(message.find("overlap") != std::string::npos && same_everywhere(message),
+                "a byte declared twice is the same error on every rank: " + message);
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -266,6 +349,7 @@ int main(int argc, char** argv) {
       if (which == "election") ok = election(engine, dir);
       if (which == "tiers") ok = tiers(engine, dir);
       if (which == "node-local") ok = node_local(engine, dir);
+      if (which == "owners") ok = owners(engine, dir);
     }
   } catch (const Error& e) {
     if (rank == 0) std::fprintf(stderr, "error: %s\n", e.what());

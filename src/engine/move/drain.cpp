@@ -1,11 +1,14 @@
 #include "engine/move/drain.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <thread>
 #include <vector>
 
 #include "common/error.hpp"
@@ -21,13 +24,43 @@ struct Fd {
   }
 };
 
+struct Mapping {
+  void* at = MAP_FAILED;
+  size_t length = 0;
+  ~Mapping() {
+    if (at != MAP_FAILED) ::munmap(at, length);
+  }
+};
+
 constexpr uint64_t kPiece = uint64_t{8} << 20;
+// Direct I/O moves whole blocks of this size at offsets that are multiples of it (the page
+// size, a multiple of every usual logical block size).
+constexpr uint64_t kDirectBlock = 4096;
+
+void write_all(int fd, const char* data, uint64_t n, uint64_t at, const std::string& to) {
+  for (uint64_t put = 0; put < n;) {
+    const ssize_t w = ::pwrite(fd, data + put, static_cast<size_t>(n - put), static_cast<off_t>(at + put));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) throw_system("drain: cannot write \"" + to + "\"", errno);
+    put += static_cast<uint64_t>(w);
+  }
+}
+
+// Hashes [at, at + n) of `to` held at `data`, cut on the hash_chunk grid.
+void hash_into(std::vector<DrainedRange>& ranges, const char* data, uint64_t n, uint64_t at, uint64_t hash_chunk) {
+  for (uint64_t h = 0; h < n;) {
+    const uint64_t here = at + h;
+    const uint64_t len = hash_chunk > 0 ? std::min(n - h, (here / hash_chunk + 1) * hash_chunk - here) : n - h;
+    ranges.push_back({here, len, XXH3_64bits(data + h, static_cast<size_t>(len))});
+    h += len;
+  }
+}
 
 }  // namespace
 
 std::vector<DrainedRange> drain_file(const std::string& from, const std::string& to, uint64_t offset, uint64_t length,
                                      uint64_t hash_chunk, const std::function<void()>& after_piece) {
-  Fd in, out;
+  Fd in, out, direct;
   std::vector<DrainedRange> ranges;
   if (length > 0) {
     in.fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -35,34 +68,69 @@ std::vector<DrainedRange> drain_file(const std::string& from, const std::string&
   }
   out.fd = ::open(to.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (out.fd < 0) throw_system("drain: cannot open \"" + to + "\" on the target", errno);
-  std::vector<char> buf(static_cast<size_t>(std::min(length, kPiece)));
+  // The node file is read where it lies (mapped), and its whole blocks go to the target by
+  // direct I/O: no copy through this process and no page cache on the target's side to flush
+  // at the end. Where the target refuses direct I/O (tmpfs, some network file systems) or the
+  // offset is not block-aligned, each piece is written through the page cache.
+  Mapping map;
+  struct stat st {};
+  if (length > 0 && ::fstat(in.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >= length) {
+    map.at = ::mmap(nullptr, static_cast<size_t>(length), PROT_READ, MAP_SHARED, in.fd, 0);
+    map.length = static_cast<size_t>(length);
+  }
+  const uint64_t bulk = map.at != MAP_FAILED && offset % kDirectBlock == 0 ? length / kDirectBlock * kDirectBlock : 0;
+  if (bulk > 0) direct.fd = ::open(to.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
+  // A mapped node file is hashed whole on a thread of its own while the writes wait for the
+  // device (direct I/O costs this process no copy, so the hashing is what is left to do).
+  std::thread hasher;
+  if (map.at != MAP_FAILED) {
+    hasher = std::thread([&] { hash_into(ranges, static_cast<const char*>(map.at), length, offset, hash_chunk); });
+  }
+  struct Join {
+    std::thread& t;
+    ~Join() {
+      if (t.joinable()) t.join();
+    }
+  } join{hasher};
+  std::vector<char> buf;
   for (uint64_t done = 0; done < length;) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), length - done));
-    const ssize_t got = ::pread(in.fd, buf.data(), want, static_cast<off_t>(done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw_system("drain: cannot read \"" + from + "\"", errno);
-    if (got == 0) break;  // the rest of the partition is holes: zeros in the target
     const uint64_t at = offset + done;
-    for (ssize_t put = 0; put < got;) {
-      const ssize_t w = ::pwrite(out.fd, buf.data() + put, static_cast<size_t>(got - put),
-                                 static_cast<off_t>(at + static_cast<uint64_t>(put)));
+    const char* data = nullptr;
+    uint64_t got = 0;
+    if (direct.fd >= 0 && done < bulk) {
+      got = std::min(kPiece, bulk - done);
+      data = static_cast<const char*>(map.at) + done;
+      const ssize_t w = ::pwrite(direct.fd, data, static_cast<size_t>(got), static_cast<off_t>(at));
       if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && (errno == EINVAL || errno == EOPNOTSUPP)) {  // not for direct I/O after all: the page cache
+        ::close(direct.fd);
+        direct.fd = -1;
+        continue;
+      }
       if (w < 0) throw_system("drain: cannot write \"" + to + "\"", errno);
-      put += w;
+      got = static_cast<uint64_t>(w);
+    } else if (map.at != MAP_FAILED) {
+      got = std::min(kPiece, length - done);
+      data = static_cast<const char*>(map.at) + done;
+      write_all(out.fd, data, got, at, to);
+      ::sync_file_range(out.fd, static_cast<off_t>(at), static_cast<off_t>(got), SYNC_FILE_RANGE_WRITE);
+    } else {  // the node file is shorter than its record says (or cannot be mapped): what it holds
+      if (buf.empty()) buf.resize(static_cast<size_t>(std::min(length, kPiece)));
+      const ssize_t n = ::pread(in.fd, buf.data(), static_cast<size_t>(std::min<uint64_t>(buf.size(), length - done)),
+                                static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw_system("drain: cannot read \"" + from + "\"", errno);
+      if (n == 0) break;  // the rest of the partition is holes: zeros in the target
+      got = static_cast<uint64_t>(n);
+      data = buf.data();
+      write_all(out.fd, data, got, at, to);
+      ::sync_file_range(out.fd, static_cast<off_t>(at), static_cast<off_t>(got), SYNC_FILE_RANGE_WRITE);
     }
-    // The disk starts on this piece while the next one is read: the final fsync finds little.
-    ::sync_file_range(out.fd, static_cast<off_t>(at), got, SYNC_FILE_RANGE_WRITE);
-    for (uint64_t h = 0; h < static_cast<uint64_t>(got);) {
-      const uint64_t here = at + h;
-      const uint64_t n = hash_chunk > 0 ? std::min<uint64_t>(static_cast<uint64_t>(got) - h,
-                                                             (here / hash_chunk + 1) * hash_chunk - here)
-                                        : static_cast<uint64_t>(got) - h;
-      ranges.push_back({here, n, XXH3_64bits(buf.data() + h, static_cast<size_t>(n))});
-      h += n;
-    }
-    done += static_cast<uint64_t>(got);
+    if (map.at == MAP_FAILED) hash_into(ranges, data, got, at, hash_chunk);
+    done += got;
     if (after_piece) after_piece();
   }
+  if (hasher.joinable()) hasher.join();
   if (::fsync(out.fd) != 0) throw_system("drain: fsync of \"" + to + "\" failed", errno);
   return ranges;
 }

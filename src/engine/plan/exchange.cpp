@@ -145,14 +145,10 @@ ReceivedRanges exchange_ranges(MPI_Comm comm, const Plan& plan, const Selection&
   return merge_by_offset(recv, recv_counts, recv_displs);
 }
 
-std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, const ReceivedRanges& received) {
-  const bool sorted = std::is_sorted(received.begin(), received.end(), by_offset);
-  ReceivedRanges copy;
-  if (!sorted) {
-    copy = received;
-    std::stable_sort(copy.begin(), copy.end(), by_offset);
-  }
-  const ReceivedRanges& ranges = sorted ? received : copy;
+namespace {
+
+// `ranges` sorted by offset: throws on the first two that overlap.
+void check_sorted_overlaps(const ReceivedRanges& ranges) {
   for (size_t i = 1; i < ranges.size(); ++i) {
     const ReceivedRange& a = ranges[i - 1];
     const ReceivedRange& b = ranges[i];
@@ -163,6 +159,26 @@ std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partitio
                   ") (every byte of a phase must be declared by one rank only)");
     }
   }
+}
+
+}  // namespace
+
+void check_received_overlaps(const ReceivedRanges& received) {
+  if (std::is_sorted(received.begin(), received.end(), by_offset)) return check_sorted_overlaps(received);
+  ReceivedRanges copy = received;
+  std::stable_sort(copy.begin(), copy.end(), by_offset);
+  check_sorted_overlaps(copy);
+}
+
+std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, const ReceivedRanges& received) {
+  const bool sorted = std::is_sorted(received.begin(), received.end(), by_offset);
+  ReceivedRanges copy;
+  if (!sorted) {
+    copy = received;
+    std::stable_sort(copy.begin(), copy.end(), by_offset);
+  }
+  const ReceivedRanges& ranges = sorted ? received : copy;
+  check_sorted_overlaps(ranges);
   std::vector<std::vector<Run>> rounds(plan.rounds[static_cast<size_t>(partition)]);
   const uint64_t base = plan.start[static_cast<size_t>(partition)];
   for (const ReceivedRange& r : ranges) {

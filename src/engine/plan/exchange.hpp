@@ -47,4 +47,7 @@ ReceivedRanges exchange_ranges(MPI_Comm comm, const Plan& plan, const Selection&
 // overlap (agree on it collectively).
 std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, const ReceivedRanges& ranges);
 
+// The same check alone (ranges in any order): a usage Error naming both ranks of two overlapping ranges.
+void check_received_overlaps(const ReceivedRanges& ranges);
+
 }  // namespace strata::engine
