@@ -83,16 +83,23 @@ def run_worker(args: argparse.Namespace, comm, np, strata, MPI) -> None:  # noqa
             v = phase.define_variable("x", (n * comm.size,), np.float64)
             phase.add_subarray(v, (n * comm.rank,), data)
             phase.write()
-            phase.close()
+            stats = phase.close()
             returned = time.perf_counter() - t0
             computed = after() if after else 0.0
             d = phase.wait_drain()
         durable = time.perf_counter() - t0
-        values = np.array([returned, durable, computed])
+        values = np.array([returned, durable, computed, d.get("copy_s", 0.0) if d["drained"] else 0.0])
         comm.Allreduce(MPI.IN_PLACE, values, op=MPI.MAX)
         if d["drained"]:  # the engine's own clocks: from plan() on (the write began right before)
             values[0], values[1] = d["return_s"], d["durable_s"]
-        return {"return_s": float(values[0]), "durable_s": float(values[1]), "compute_s": float(values[2])}
+        out = {"return_s": float(values[0]), "durable_s": float(values[1]), "compute_s": float(values[2])}
+        # The profile: the phase's own steps (slowest rank) and, for a drain, its copy.
+        out.update({k: float(stats[k]) for k in ("plan_s", "execute_s", "close_s")})
+        out["strategy"] = stats.get("strategy", "")
+        if d["drained"]:
+            out["copy_s"] = float(values[3])
+            out["commit_s"] = out["durable_s"] - out["return_s"] - out["copy_s"]  # and the wait for the threads
+        return out
 
     with strata.Engine(comm) as engine:
         for rep in range(args.repetitions + 1):  # the first is a warm-up, not kept
@@ -150,7 +157,7 @@ def main() -> int:
     finally:
         shutil.rmtree(local_dir, ignore_errors=True)
     med = {
-        k: {m: statistics.median(r[k][m] for r in rows) for m in rows[0][k]} for k in rows[0]
+        k: {m: statistics.median(r[k][m] for r in rows) for m in rows[0][k] if m != "strategy"} for k in rows[0]
     }  # variant -> measure -> median
     direct = med["direct"]
     print(
@@ -164,6 +171,13 @@ def main() -> int:
             f"{k:16s} {m['return_s']:11.3f} {m['durable_s']:12.3f} {m['return_s'] / direct['return_s']:14.2f} "
             f"{m['durable_s'] / direct['durable_s']:15.2f}"
         )
+    print("profile (medians, slowest rank): the phase's plan / execute / close, and the drain's copy")
+    for k in ("direct", "drain"):
+        m = med[k]
+        line = f"  {k:14s} plan {m['plan_s']:.3f}  execute {m['execute_s']:.3f}  close {m['close_s']:.3f}"
+        if "copy_s" in m:
+            line += f"  copy {m['copy_s']:.3f}  commit {m['commit_s']:.3f}"
+        print(line + f"  ({rows[-1][k]['strategy']})")
     slowdown = med["drain+compute"]["compute_s"] / med["compute alone"]["compute_s"]
     print(
         f"computation after the write: {med['compute alone']['compute_s']:.3f} s alone, "

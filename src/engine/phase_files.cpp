@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "arch/node_local.hpp"
 #include "common/error.hpp"
@@ -97,16 +98,20 @@ void PhaseImpl::open_file() {
   const int create = options_.tiers.in_place ? 0 : O_CREAT;
   // A node-local copy is written in place: its files start empty, so no byte of an earlier copy
   // survives where this phase declares nothing (a drain copies what the files hold).
-  // Its aggregator empties it: the owners that write into it too (owners_local_) open it as it
-  // is, and write only after the step's agreement.
+  // Its aggregator empties it, unless the ranks' bytes tile the domain (every byte of it is
+  // written again: its pages are reused, cheaper than new ones); either way it is cut to its
+  // size at once. The owners that write into it too (owners_local_) open it as it is, and write
+  // only after the step's agreement.
   const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | create) : O_RDONLY;
   for (size_t i : touched) {
-    const bool fresh = options_.tiers.node_local && mode_ == PhaseMode::write && static_cast<int>(i) == my_partition_;
+    const bool mine = options_.tiers.node_local && mode_ == PhaseMode::write && static_cast<int>(i) == my_partition_;
+    const bool fresh = mine && !node_local_tiled_;
     if (options_.tiers.in_place && ::access(files_.files()[i].path.c_str(), F_OK) != 0 && errno == ENOENT) {
       throw_usage("hint strata_target=in-place writes into an existing file, and \"" + files_.files()[i].path +
                   "\" does not exist");
     }
     files_.open(i, flags | (fresh ? O_TRUNC : 0));
+    if (mine) size_node_file(files_.files()[i]);
   }
   // Aggregation rounds and direct runs have a thread each, so a long direct write never
   // delays the buffer an aggregation round waits for.
@@ -172,7 +177,9 @@ void PhaseImpl::finish_output() {
   if (options_.tiers.in_place) return;  // the caller's file: no index, no size of ours
   OutputIndex index = make_index();
   if (indexes_in_place()) add_in_place_checksums(index, in_place_hashes_, options_.checksum_chunk);
-  if (files_.subfiled()) {
+  if (options_.tiers.node_local) {
+    // sized by their aggregators at open (size_node_file): on other nodes, rank 0 cannot see them
+  } else if (files_.subfiled()) {
     for (const SubFile& f : files_.files()) size_subfile(f, false);
   } else {
     extend_in_place();
@@ -218,6 +225,24 @@ uint64_t PhaseImpl::size_subfile(const SubFile& f, bool sync) const {
   ::close(fd);
   if (rc != 0) throw_system("cannot set the size of \"" + f.path + "\"", err);
   return size;
+}
+
+// A node-local write's own partition file, opened by its aggregator (the one rank that sees
+// it): cut or extended to its final size, and, rewritten in place, the bytes before the first
+// declared one (the partition's aligned start) cleared. Local part of a collective step.
+void PhaseImpl::size_node_file(const SubFile& f) const {
+  const uint64_t hi = std::min(f.end, std::max(plan_.hi, declared_end()));
+  const uint64_t size = hi > f.begin ? hi - f.begin : 0;
+  int rc = ::ftruncate(f.fd, static_cast<off_t>(size));
+  const uint64_t head = plan_.lo > f.begin ? std::min(plan_.lo, hi) - f.begin : 0;
+  if (rc == 0 && node_local_tiled_ && head > 0) {
+    rc = ::fallocate(f.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(head));
+    if (rc != 0 && errno == EOPNOTSUPP) {  // a file system without holes: zeros (less than a block)
+      const std::vector<char> zeros(static_cast<size_t>(head), 0);
+      rc = ::pwrite(f.fd, zeros.data(), zeros.size(), 0) == static_cast<ssize_t>(head) ? 0 : -1;
+    }
+  }
+  if (rc != 0) throw_system("cannot set the size of \"" + f.path + "\"", errno);
 }
 
 // Rank 0, after a write in place: a regular file shorter than the declared variables (their

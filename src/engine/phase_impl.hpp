@@ -236,6 +236,7 @@ class PhaseImpl {
   void split_direct();
   bool owners_write_node_files(const std::vector<RankSummary>& all);
   void hand_runs_to_owners();
+  void size_node_file(const SubFile& f) const;
 
   // Every rank must define the same variables in the same order.
   void check_variables();
@@ -364,9 +365,10 @@ class PhaseImpl {
   bool repeated_ = false;                       // declared by repeat_of(): sel_ holds the pieces, in file order
   bool closed_ok_ = false;                      // closed after a successful write or read: repeat_of() may take it
   uint64_t agreed_key_ = 0;                     // every rank's, combined (the cache's key)
-  bool copy_ = false;          // runs copied into a shared window (Alternative::copied, every tier dram)
-  bool owners_local_ = false;  // a node-local write whose owners write their node's partition files: no rounds
-  bool defer_open_ = false;    // the plan's files are opened without an agreement (a committed direct write)
+  bool copy_ = false;              // runs copied into a shared window (Alternative::copied, every tier dram)
+  bool owners_local_ = false;      // a node-local write whose owners write their node's partition files: no rounds
+  bool node_local_tiled_ = false;  // a node-local write whose bytes tile the domain: its files are rewritten in place
+  bool defer_open_ = false;        // the plan's files are opened without an agreement (a committed direct write)
   StrategyChoice strategy_;
   Window* window_ = nullptr;  // the engine's
   FileSet files_;

@@ -118,6 +118,7 @@ void PhaseImpl::plan_steps() {
   partition(all);
   // A node-local write whose partitions each hold one node's bytes: their owners write them.
   owners_local_ = owners_write_node_files(all);
+  node_local_tiled_ = mode_ == PhaseMode::write && options_.tiers.node_local && dense_and_tiled(all, false);
   step("partitions");
   // 5. Files: the output's (written) or the index's (read).
   choose_phase_files();
@@ -212,6 +213,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   stats_.predicted_s = strategy_.alternatives.empty() ? 0 : strategy_.alternatives[strategy_.chosen].predicted_s;
   if (owners_local_ && !strategy_.alternatives.empty()) {  // nothing moves: the I/O alone
     stats_.predicted_s = strategy_.alternatives[strategy_.chosen].io_s;
+    stats_.strategy += ", owners writing their node's files";
   }
   if (stats_.plan_reused && !strategy_.alternatives.empty()) {
     stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_);
@@ -264,6 +266,7 @@ void PhaseImpl::reuse(const CachedPlan& c, int64_t shift) {
   defer_open_ = c.defer_open;
   copy_ = c.copy;
   owners_local_ = c.owners_local;
+  node_local_tiled_ = c.node_local_tiled;
   stats_.plan_reused = true;
   if (shift != 0) shift_plan(shift);
   // A write's files are named from this phase's path (the plan may be another output's).
@@ -331,6 +334,7 @@ void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) 
   c->defer_open = defer_open;
   c->copy = copy_;
   c->owners_local = owners_local_;
+  c->node_local_tiled = node_local_tiled_;
   engine_.plans.keep(std::move(c));
 }
 

@@ -67,9 +67,10 @@ struct CachedPlan {
   bool subfiled = false;
   uint64_t declared_bytes = 0;
   bool commit = false;
-  bool defer_open = false;    // files opened without an agreement (a committed direct write)
-  bool copy = false;          // runs copied into a shared window
-  bool owners_local = false;  // node-local partition files written by their owners (PhaseImpl::owners_local_)
+  bool defer_open = false;        // files opened without an agreement (a committed direct write)
+  bool copy = false;              // runs copied into a shared window
+  bool owners_local = false;      // node-local partition files written by their owners (PhaseImpl::owners_local_)
+  bool node_local_tiled = false;  // node-local files rewritten in place (PhaseImpl::node_local_tiled_)
 };
 
 class PlanCache {

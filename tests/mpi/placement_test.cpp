@@ -301,6 +301,43 @@ bool owners(Engine& engine, const std::string& dir) {
   } else {
     ok &= check(data, "blocks by node, read back verified");
   }
+  // Rewritten in place: a longer copy first (from byte 0 to 8 KiB past the end), then one from
+  // byte 100: rank 0 reads the bytes before 100 as zeros, and the last file ends with the data.
+  {
+    const uint64_t tail = rank == size - 1 ? 8192 : 0;
+    node_local_round_trip(engine, dir + "/again.dat", {block * static_cast<uint64_t>(rank)}, block + tail, total + 8192,
+                          9, &s, &p);
+    const uint64_t from = rank == 0 ? 100 : block * static_cast<uint64_t>(rank);
+    std::vector<unsigned char> out(block * static_cast<uint64_t>(rank + 1) - from);
+    for (uint64_t i = 0; i < out.size(); ++i) out[i] = value(from + i, 10);
+    {
+      Phase w(engine, dir + "/again.dat", PhaseMode::write, {{"strata_target", "node-local"}});
+      const int v = w.define_variable("data", 1, {total}, 0);
+      w.add_extent(v, from, out.size(), out.data());
+      w.plan();
+      p = w.placement();
+      w.write();
+      w.close();
+    }
+    std::vector<unsigned char> whole(rank == 0 ? total : 0, 1);
+    Phase r(engine, dir + "/again.dat", PhaseMode::read, {{"strata_target", "node-local"}});
+    const int v = r.define_variable("data", 1, {total}, 0);
+    if (rank == 0) r.add_extent(v, 0, total, whole.data());
+    r.plan();
+    r.read();
+    r.close();
+    bool same = true;
+    for (uint64_t i = 0; i < whole.size(); ++i) same &= whole[i] == (i < 100 ? 0 : value(i, 10));
+    bool ends = true;
+    if (rank == 0 && !p.partitions.empty()) {
+      const auto& last = p.partitions.back();
+      char name[64];
+      std::snprintf(name, sizeof name, "again.dat.part.%05zu", p.partitions.size() - 1);
+      const auto f = std::filesystem::path(node_local_root()) / std::to_string(last.node) / name;
+      ends = std::filesystem::file_size(f) == total - last.begin;
+    }
+    ok &= check(same && ends, "a copy rewritten in place holds nothing of the one before");
+  }
   // Interleaved 4 KiB pieces: with two nodes each partition holds both nodes' bytes: aggregated.
   std::vector<uint64_t> offsets;
   for (uint64_t i = 0; i < 8; ++i)
