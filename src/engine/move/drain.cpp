@@ -7,7 +7,9 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -36,6 +38,7 @@ constexpr uint64_t kPiece = uint64_t{8} << 20;
 // Direct I/O moves whole blocks of this size at offsets that are multiples of it (the page
 // size, a multiple of every usual logical block size).
 constexpr uint64_t kDirectBlock = 4096;
+constexpr int kDirectWriters = 2;
 
 void write_all(int fd, const char* data, uint64_t n, uint64_t at, const std::string& to) {
   for (uint64_t put = 0; put < n;) {
@@ -54,6 +57,40 @@ void hash_into(std::vector<DrainedRange>& ranges, const char* data, uint64_t n, 
     ranges.push_back({here, len, XXH3_64bits(data + h, static_cast<size_t>(len))});
     h += len;
   }
+}
+
+// Writes [from_offset, bulk) of the mapping to `fd` (opened with O_DIRECT) at `offset` + the
+// same, kPiece at a time, with kDirectWriters writes in flight (the calling thread and
+// helpers): a device works on several requests at once. Throws the first failure.
+void write_direct(int fd, const char* map, uint64_t from_offset, uint64_t bulk, uint64_t offset, const std::string& to,
+                  const std::function<void()>& after_piece) {
+  std::atomic<uint64_t> next{from_offset};
+  std::atomic<bool> stop{false};
+  std::mutex failed;
+  int error = 0;
+  auto writer = [&] {
+    for (uint64_t at = next.fetch_add(kPiece); at < bulk && !stop; at = next.fetch_add(kPiece)) {
+      const uint64_t n = std::min(kPiece, bulk - at);
+      for (uint64_t put = 0; put < n;) {
+        const ssize_t w =
+            ::pwrite(fd, map + at + put, static_cast<size_t>(n - put), static_cast<off_t>(offset + at + put));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+          const std::lock_guard<std::mutex> lock(failed);
+          if (error == 0) error = w < 0 ? errno : EIO;
+          stop = true;
+          return;
+        }
+        put += static_cast<uint64_t>(w);
+      }
+      if (after_piece) after_piece();
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int i = 1; i < kDirectWriters; ++i) helpers.emplace_back(writer);
+  writer();
+  for (std::thread& t : helpers) t.join();
+  if (error != 0) throw_system("drain: cannot write \"" + to + "\"", error);
 }
 
 }  // namespace
@@ -78,42 +115,42 @@ std::vector<DrainedRange> drain_file(const std::string& from, const std::string&
     map.at = ::mmap(nullptr, static_cast<size_t>(length), PROT_READ, MAP_SHARED, in.fd, 0);
     map.length = static_cast<size_t>(length);
   }
-  const uint64_t bulk = map.at != MAP_FAILED && offset % kDirectBlock == 0 ? length / kDirectBlock * kDirectBlock : 0;
-  if (bulk > 0) direct.fd = ::open(to.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
+  const char* mapped = map.at != MAP_FAILED ? static_cast<const char*>(map.at) : nullptr;
   // A mapped node file is hashed whole on a thread of its own while the writes wait for the
   // device (direct I/O costs this process no copy, so the hashing is what is left to do).
   std::thread hasher;
-  if (map.at != MAP_FAILED) {
-    hasher = std::thread([&] { hash_into(ranges, static_cast<const char*>(map.at), length, offset, hash_chunk); });
-  }
+  if (mapped != nullptr) hasher = std::thread([&] { hash_into(ranges, mapped, length, offset, hash_chunk); });
   struct Join {
     std::thread& t;
     ~Join() {
       if (t.joinable()) t.join();
     }
   } join{hasher};
+  uint64_t done = 0;
+  const uint64_t bulk = mapped != nullptr && offset % kDirectBlock == 0 ? length / kDirectBlock * kDirectBlock : 0;
+  if (bulk > 0) direct.fd = ::open(to.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
+  if (direct.fd >= 0) {
+    // The first piece here tells whether the target takes direct I/O at all.
+    const uint64_t n = std::min(kPiece, bulk);
+    ssize_t w = -1;
+    do {
+      w = ::pwrite(direct.fd, mapped, static_cast<size_t>(n), static_cast<off_t>(offset));
+    } while (w < 0 && errno == EINTR);
+    if (w < 0 && errno != EINVAL && errno != EOPNOTSUPP) throw_system("drain: cannot write \"" + to + "\"", errno);
+    if (w == static_cast<ssize_t>(n)) {
+      if (after_piece) after_piece();
+      write_direct(direct.fd, mapped, n, bulk, offset, to, after_piece);
+      done = bulk;
+    }  // refused, or cut short: the page cache from the start
+  }
   std::vector<char> buf;
-  for (uint64_t done = 0; done < length;) {
+  while (done < length) {
     const uint64_t at = offset + done;
     const char* data = nullptr;
     uint64_t got = 0;
-    if (direct.fd >= 0 && done < bulk) {
-      got = std::min(kPiece, bulk - done);
-      data = static_cast<const char*>(map.at) + done;
-      const ssize_t w = ::pwrite(direct.fd, data, static_cast<size_t>(got), static_cast<off_t>(at));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0 && (errno == EINVAL || errno == EOPNOTSUPP)) {  // not for direct I/O after all: the page cache
-        ::close(direct.fd);
-        direct.fd = -1;
-        continue;
-      }
-      if (w < 0) throw_system("drain: cannot write \"" + to + "\"", errno);
-      got = static_cast<uint64_t>(w);
-    } else if (map.at != MAP_FAILED) {
+    if (mapped != nullptr) {
       got = std::min(kPiece, length - done);
-      data = static_cast<const char*>(map.at) + done;
-      write_all(out.fd, data, got, at, to);
-      ::sync_file_range(out.fd, static_cast<off_t>(at), static_cast<off_t>(got), SYNC_FILE_RANGE_WRITE);
+      data = mapped + done;
     } else {  // the node file is shorter than its record says (or cannot be mapped): what it holds
       if (buf.empty()) buf.resize(static_cast<size_t>(std::min(length, kPiece)));
       const ssize_t n = ::pread(in.fd, buf.data(), static_cast<size_t>(std::min<uint64_t>(buf.size(), length - done)),
@@ -123,10 +160,10 @@ std::vector<DrainedRange> drain_file(const std::string& from, const std::string&
       if (n == 0) break;  // the rest of the partition is holes: zeros in the target
       got = static_cast<uint64_t>(n);
       data = buf.data();
-      write_all(out.fd, data, got, at, to);
-      ::sync_file_range(out.fd, static_cast<off_t>(at), static_cast<off_t>(got), SYNC_FILE_RANGE_WRITE);
+      hash_into(ranges, data, got, at, hash_chunk);
     }
-    if (map.at == MAP_FAILED) hash_into(ranges, data, got, at, hash_chunk);
+    write_all(out.fd, data, got, at, to);
+    ::sync_file_range(out.fd, static_cast<off_t>(at), static_cast<off_t>(got), SYNC_FILE_RANGE_WRITE);
     done += got;
     if (after_piece) after_piece();
   }

@@ -1,7 +1,7 @@
 // Draining a node-local copy into a file of the shared target (engine/drain_job.hpp): bytes
 // [0, length) of `from` (fewer when the node file ends first: the rest of its partition is
 // holes) go to `to` at `offset`, in 8 MiB pieces: from the node file mapped, whole blocks by
-// direct I/O where the target takes it, the rest through the page cache with its writeback
+// direct I/O (two writes in flight) where the target takes it, the rest through the page cache with its writeback
 // started at once; then `to` is fsynced. What was copied is hashed (XXH3-64) from the mapping on
 // a thread of its own while the writes go on (or each piece while in memory, when the node file
 // cannot be mapped), cut so that no hashed range crosses a multiple of `hash_chunk` in `to` (the
