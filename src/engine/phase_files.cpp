@@ -96,12 +96,11 @@ void PhaseImpl::open_file() {
   }
   // strata_target=in-place writes a file the caller made (a program's MPI-IO file): never created here.
   const int create = options_.tiers.in_place ? 0 : O_CREAT;
-  // A node-local copy is written in place: its files start empty, so no byte of an earlier copy
-  // survives where this phase declares nothing (a drain copies what the files hold).
-  // Its aggregator empties it, unless the ranks' bytes tile the domain (every byte of it is
-  // written again: its pages are reused, cheaper than new ones); either way it is cut to its
-  // size at once. The owners that write into it too (owners_local_) open it as it is, and write
-  // only after the step's agreement.
+  // A node-local copy is written in place, and no byte of an earlier copy may survive where this
+  // phase declares nothing (a drain copies what the files hold): each file's aggregator empties
+  // it, unless the ranks' bytes tile the domain (every byte is written again: its pages are
+  // reused, cheaper than new ones), and cuts it to its size at once. The owners that write into
+  // it too (owners_local_) open it as it is, and write only after the step's agreement.
   const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | create) : O_RDONLY;
   for (size_t i : touched) {
     const bool mine = options_.tiers.node_local && mode_ == PhaseMode::write && static_cast<int>(i) == my_partition_;
