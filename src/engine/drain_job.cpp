@@ -39,8 +39,8 @@ void kill_point(const char* name) {
   if (at != nullptr && std::string(at) == name) ::kill(::getpid(), SIGKILL);
 }
 
-// A small file written whole under a temporary name, synced, then renamed.
-void write_synced(const std::string& path, const std::string& text) {
+// A small file written whole under a temporary name, synced (unless not `sync`), then renamed.
+void write_synced(const std::string& path, const std::string& text, bool sync = true) {
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw_system("drain: cannot create \"" + tmp + "\"", errno);
@@ -52,7 +52,7 @@ void write_synced(const std::string& path, const std::string& text) {
     if (n <= 0) rc = -1;
     done += n > 0 ? static_cast<size_t>(n) : 0;
   }
-  if (rc == 0) rc = ::fsync(fd);
+  if (rc == 0 && sync) rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
   if (rc != 0) throw_system("drain: cannot write \"" + tmp + "\"", err);
@@ -90,9 +90,24 @@ void write_drain_record(const DrainRecord& r) {
   const nlohmann::json j = {
       {"strata_drain", 1},      {"target", r.target}, {"source", r.source}, {"checksum_chunk", r.checksum_chunk},
       {"subfiled", r.subfiled}, {"files", files},     {"parts", parts}};
-  write_synced(drain_record_path(r.target), j.dump(1) + "\n");
-  sync_directory(folder_of(r.target));
+  write_synced(drain_record_path(r.target), j.dump(1) + "\n", false);
 }
+
+namespace {
+
+// The drain record made durable with its folder (the committing thread, before the commit).
+void sync_drain_record(const std::string& target) {
+  const std::string path = drain_record_path(target);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) throw_system("drain: cannot open the record \"" + path + "\"", errno);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw_system("drain: cannot sync the record \"" + path + "\"", err);
+  sync_directory(folder_of(target));
+}
+
+}  // namespace
 
 std::optional<DrainRecord> read_drain_record(const std::string& target) {
   const std::string path = drain_record_path(target);
@@ -136,8 +151,12 @@ void clear_drain_leftovers(const std::string& target) {
 uint64_t drain_part(const DrainRecord& r, size_t part) {
   const DrainPart& p = r.parts[part];
   const std::string to = partial_path(target_file(r, p.file));
-  const std::vector<DrainedRange> ranges =
-      drain_file(p.from, to, p.offset, p.length, r.checksum_chunk, [] { kill_point("copying"); });
+  return mark_part(r, part,
+                   drain_file(p.from, to, p.offset, p.length, r.checksum_chunk, [] { kill_point("copying"); }));
+}
+
+uint64_t mark_part(const DrainRecord& r, size_t part, const std::vector<DrainedRange>& ranges) {
+  const DrainPart& p = r.parts[part];
   std::ostringstream text;
   uint64_t bytes = 0;
   for (const DrainedRange& d : ranges) {
@@ -161,6 +180,7 @@ bool claim_drain_commit(const DrainRecord& r) {
 }
 
 std::string commit_drain(const DrainRecord& r) {
+  sync_drain_record(r.target);
   const std::optional<OutputIndex> source = read_output_index(r.source);
   if (!source) {
     throw_runtime("drain of \"" + r.target + "\": the node-local copy's index \"" + index_path(r.source) +
@@ -288,16 +308,82 @@ bool finish_drain(const std::string& target) {
   return true;
 }
 
-void DrainJob::start(bool commit_alone) {
-  auto run = [this] {
-    // Behind the computation: the copy yields the core to the application's threads.
-    const char* nice = std::getenv("STRATA_DRAIN_NICE");
-    const int by = nice != nullptr && *nice != '\0' ? std::atoi(nice) : 10;
-    if (by != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), by);
+namespace {
+
+// Behind the computation: a drain's threads yield the core to the application's.
+void yield_core() {
+  const char* nice = std::getenv("STRATA_DRAIN_NICE");
+  const int by = nice != nullptr && *nice != '\0' ? std::atoi(nice) : 10;
+  if (by != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), by);
+}
+
+}  // namespace
+
+void DrainJob::Follower::advance(uint64_t end) {
+  {
+    const std::lock_guard<std::mutex> lock(m);
+    written = std::max(written, end);
+  }
+  cv.notify_all();
+}
+
+void DrainJob::Follower::abandon() {
+  {
+    const std::lock_guard<std::mutex> lock(m);
+    abandoned = true;
+  }
+  cv.notify_all();
+}
+
+void DrainJob::Follower::ready(uint64_t want) {
+  std::unique_lock<std::mutex> lock(m);
+  cv.wait(lock, [&] { return abandoned || written >= want; });
+  if (abandoned) throw_runtime("drain: the node-local write was abandoned");
+}
+
+void DrainJob::follow(const std::string& from, const std::string& to, uint64_t offset, uint64_t length,
+                      uint64_t hash_chunk) {
+  follower = std::make_shared<Follower>();
+  early_from = from;
+  early_to = to;
+  early_offset = offset;
+  early_length = length;
+  early = std::thread([this, hash_chunk, f = follower] {
+    yield_core();
     const Clock::time_point t0 = Clock::now();
     try {
-      if (part >= 0) bytes = drain_part(record, static_cast<size_t>(part));
-      copy_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      early_ranges = drain_file(early_from, early_to, early_offset, early_length, hash_chunk, {},
+                                [&f](uint64_t want) { f->ready(want); });
+    } catch (const std::exception& e) {
+      early_error = e.what();
+    }
+    early_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  });
+}
+
+void DrainJob::abandon_follow() {
+  if (follower) follower->abandon();
+  if (early.joinable()) early.join();
+}
+
+void DrainJob::start(bool commit_alone) {
+  auto run = [this] {
+    yield_core();
+    const Clock::time_point t0 = Clock::now();
+    try {
+      if (early.joinable()) early.join();
+      const bool followed = part >= 0 && follower && !early_error && static_cast<size_t>(part) < record.parts.size() &&
+                            record.parts[static_cast<size_t>(part)].from == early_from &&
+                            record.parts[static_cast<size_t>(part)].offset == early_offset &&
+                            record.parts[static_cast<size_t>(part)].length == early_length &&
+                            partial_path(target_file(record, record.parts[static_cast<size_t>(part)].file)) == early_to;
+      if (followed) {  // copied behind the write already: its marker (no marker yet: a crash here recopies)
+        kill_point("copying");
+        bytes = mark_part(record, static_cast<size_t>(part), early_ranges);
+      } else if (part >= 0) {
+        bytes = drain_part(record, static_cast<size_t>(part));
+      }
+      copy_s = followed ? early_s : std::chrono::duration<double>(Clock::now() - t0).count();
       if (claim_drain_commit(record)) kept_retired = commit_drain(record);
     } catch (const std::exception& e) {
       error = e.what();

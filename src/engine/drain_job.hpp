@@ -4,7 +4,8 @@
 // last one to finish commits the target. Two moments: the application may go on when close()
 // returns; the data is durable on the target when the commit is done.
 //
-// Crash consistency. At close, rank 0 writes the drain record T.strata-drain.json (synced): the
+// Crash consistency. At close, rank 0 writes the drain record T.strata-drain.json (synced before
+// the commit; a node's crash loses its node-local copy's unsynced pages anyway): the
 // target's files and which node-local file goes where. The copies go to the target's partial
 // files (T.strata-partial, T.subfile.NNNNN.strata-partial), are fsynced, and each partition
 // leaves a marker T.strata-drain.part.NNNNN with the checksums of what it copied. The thread
@@ -16,12 +17,16 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "engine/move/drain.hpp"
 #include "strata/strata.hpp"
 
 namespace strata::engine {
@@ -53,7 +58,8 @@ struct DrainRecord {
   std::vector<DrainPart> parts;
 };
 
-// Written atomically and synced with its folder.
+// Written atomically, not synced: a close() does not wait for the target's disk (where the
+// copies run); the committing thread syncs it with its folder before the commit.
 void write_drain_record(const DrainRecord& record);
 // Nothing when there is none; a usage Error naming the file when it does not parse.
 std::optional<DrainRecord> read_drain_record(const std::string& target);
@@ -63,6 +69,8 @@ void clear_drain_leftovers(const std::string& target);
 // One partition's copy: into its target file, hashed, fsynced, then its marker. Returns the
 // bytes copied.
 uint64_t drain_part(const DrainRecord& record, size_t part);
+// The marker of a partition copied (and synced) already, from the ranges it copied. Returns the bytes.
+uint64_t mark_part(const DrainRecord& record, size_t part, const std::vector<DrainedRange>& ranges);
 // True when every partition's marker is there and this caller is the one to commit.
 bool claim_drain_commit(const DrainRecord& record);
 // The commit of a drained target (see above); removes the markers and the lock. The old shared
@@ -101,6 +109,29 @@ struct DrainJob {
   uint64_t bytes = 0;
   std::string kept_retired;          // the old target file this rank's commit kept (the engine removes it)
   std::optional<DrainStats> result;  // after the collective wait
+  bool recycled = false;             // rank 0: the target's old file became its partial file at plan()
+
+  // A copy that follows this rank's node-local write as it goes (a shared-file target, and a
+  // partition this rank alone writes): started when the files open, its node file's progress
+  // told by advance(); the thread takes it over at close, or abandon_follow() ends it.
+  struct Follower {
+    std::mutex m;
+    std::condition_variable cv;
+    uint64_t written = 0;
+    bool abandoned = false;
+    void advance(uint64_t end);
+    void abandon();
+    void ready(uint64_t want);  // blocks until `want` bytes are written; a runtime Error once abandoned
+  };
+  void follow(const std::string& from, const std::string& to, uint64_t offset, uint64_t length, uint64_t hash_chunk);
+  void abandon_follow();
+  std::shared_ptr<Follower> follower;
+  std::thread early;
+  std::string early_from, early_to;
+  uint64_t early_offset = 0, early_length = 0;
+  std::vector<DrainedRange> early_ranges;
+  std::optional<std::string> early_error;
+  double early_s = 0;
 
   // Launches this rank's copy on its thread (an aggregator); `commit_alone`: no partition at
   // all, this rank (rank 0) commits the empty target at once.
@@ -108,7 +139,10 @@ struct DrainJob {
   void join() {
     if (thread.joinable()) thread.join();
   }
-  ~DrainJob() { join(); }
+  ~DrainJob() {
+    abandon_follow();
+    join();
+  }
 };
 
 }  // namespace strata::engine

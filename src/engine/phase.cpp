@@ -121,6 +121,7 @@ void PhaseImpl::execute(PhaseMode mode) {
   }
   const double started = MPI_Wtime();
   ++engine_.executions;
+  if (!deferred_error_) deferred_error_ = caught([&] { start_node_file(); });  // agreed at close, as the writes' errors
   if (deferred_error_) {  // nothing local can go on; close() agrees on the failure
     stats_.execute_s = MPI_Wtime() - started;
     state_ = State::done;
@@ -214,6 +215,9 @@ void PhaseImpl::execute(PhaseMode mode) {
     const double w = MPI_Wtime();
     direct_io_->wait_all();
     stats_.wait_s += MPI_Wtime() - w;
+  }
+  if (mode == PhaseMode::write && drain_ && drain_->follower && !(direct_io_ && direct_io_->error())) {
+    drain_->follower->advance(UINT64_MAX);  // the node file is whole (its holes included)
   }
   if (mode == PhaseMode::read && streamed) unpack(sel_, stream.data());
   if (mode == PhaseMode::read) stream_ = {};  // a write's direct runs may still read it: freed by close()
@@ -327,6 +331,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   }
   const bool written = state_ == State::done && mode_ == PhaseMode::write;
   state_ = State::closed;
+  if (drain_ && (!written || r[0] > 0)) drain_->abandon_follow();  // no drain: a copy behind the write stops
   if (drain_ && written) {
     if (r[0] > 0) {
       if (rank_ == 0 && !drain_->fallback) ::unlink(engine::drain_record_path(drain_->target).c_str());

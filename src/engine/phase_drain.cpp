@@ -100,7 +100,10 @@ void PhaseImpl::resolve_drain() {
     log::debug("phase \"" + path_ + "\": node-local space " + format_size(room) + ", needs " + format_size(need) +
                " (checked in " + log::milliseconds(MPI_Wtime() - w0) + ")");
   }
-  if (room >= need) return;
+  if (room >= need) {
+    if (rank_ == 0) prepare_drain_target();  // before the plan's collectives: copies may start at open
+    return;
+  }
   drain_->fallback = true;
   drain_->note = "node-local space is short (" + format_size(room) + " free on the fullest node, " + format_size(need) +
                  " needed): wrote \"" + target + "\" directly";
@@ -154,17 +157,7 @@ std::optional<Error> PhaseImpl::record_drain() {
       part.offset = part.begin - r.files[part.file].begin;
       r.parts.push_back(part);
     }
-    // The target is replaced by this drain's commit: what this engine knew of it is stale.
-    engine_.clean.erase(r.target);
-    engine_.committed.erase(r.target);
-    engine_.remove_later({});
-    engine::clear_drain_leftovers(r.target);
-    // The old shared file (kept by this engine's last commit or drain of the target) becomes the
-    // partial file: overwriting its pages costs less than allocating new ones.
-    const std::string retired = r.target + engine::kRetiredSuffix;
-    engine_.take_retired(retired);
-    r.recycled = !r.subfiled && std::rename(retired.c_str(), engine::partial_path(r.target).c_str()) == 0;
-    if (r.subfiled) ::unlink(retired.c_str());
+    r.recycled = !r.subfiled && drain_->recycled;
     engine::write_drain_record(r);
   } catch (const Error& e) {
     failure = e;
@@ -172,6 +165,41 @@ std::optional<Error> PhaseImpl::record_drain() {
     failure = Error(ErrorKind::runtime, e.what());
   }
   return failure;
+}
+
+// Rank 0, at plan(), once the drains of this engine that touch the target are done: the target
+// is replaced by this drain's commit (what this engine knew of it is stale), an earlier drain's
+// leftovers go, and the old shared file (kept by this engine's last commit or drain of the
+// target) becomes the partial file — overwriting its pages costs less than allocating new ones.
+// Before any copy can start (a copy may follow the node-local write from the files' opening on).
+void PhaseImpl::prepare_drain_target() {
+  const std::string& target = drain_->target;
+  engine_.clean.erase(target);
+  engine_.committed.erase(target);
+  engine_.remove_later({});
+  engine::clear_drain_leftovers(target);
+  const std::string retired = target + engine::kRetiredSuffix;
+  engine_.take_retired(retired);
+  size_t group = 0;  // the target's subfile group (drain_group_ is set later, by local_start())
+  try {
+    group = PhaseOptions::from_hints(hints_).subfile_group;
+  } catch (const Error&) {  // local_start() reports it, agreed
+  }
+  if (group > 0) {
+    ::unlink(retired.c_str());
+  } else {
+    drain_->recycled = std::rename(retired.c_str(), engine::partial_path(target).c_str()) == 0;
+  }
+}
+
+// Where this rank's node file goes when a copy may follow its write: a shared-file target, and
+// a partition this rank alone writes (sole_owner_). The same place record_drain() names.
+void PhaseImpl::follow_with_drain(const SubFile& mine) {
+  if (!drain_ || drain_->fallback || !sole_owner_ || drain_group_ > 0 || my_partition_ < 0) return;
+  const uint64_t end = std::min(mine.end, plan_.hi);
+  if (end <= mine.begin) return;
+  drain_->follow(mine.path, engine::partial_path(drain_->target), mine.begin, end - mine.begin,
+                 options_.checksum_chunk);
 }
 
 void PhaseImpl::start_drain() {

@@ -99,8 +99,9 @@ void PhaseImpl::open_file() {
   // A node-local copy is written in place, and no byte of an earlier copy may survive where this
   // phase declares nothing (a drain copies what the files hold): each file's aggregator empties
   // it, unless the ranks' bytes tile the domain (every byte is written again: its pages are
-  // reused, cheaper than new ones), and cuts it to its size at once. The owners that write into
-  // it too (owners_local_) open it as it is, and write only after the step's agreement.
+  // reused, cheaper than new ones), and cuts it to its size when the write starts
+  // (start_node_file). The owners that write into it too (owners_local_) open it as it is, and
+  // write only after the step's agreement.
   const int flags = mode_ == PhaseMode::write ? ((sieves ? O_RDWR : O_WRONLY) | create) : O_RDONLY;
   for (size_t i : touched) {
     const bool mine = options_.tiers.node_local && mode_ == PhaseMode::write && static_cast<int>(i) == my_partition_;
@@ -110,7 +111,6 @@ void PhaseImpl::open_file() {
                   "\" does not exist");
     }
     files_.open(i, flags | (fresh ? O_TRUNC : 0));
-    if (mine) size_node_file(files_.files()[i]);
   }
   // Aggregation rounds and direct runs have a thread each, so a long direct write never
   // delays the buffer an aggregation round waits for.
@@ -227,8 +227,23 @@ uint64_t PhaseImpl::size_subfile(const SubFile& f, bool sync) const {
 }
 
 // A node-local write's own partition file, opened by its aggregator (the one rank that sees
-// it): cut or extended to its final size, and, rewritten in place, the bytes before the first
-// declared one (the partition's aligned start) cleared. Local part of a collective step.
+// it), when the write starts (after the open's agreement: a refused open elsewhere leaves it as
+// it was): cut or extended to its final size, and, rewritten in place, the bytes before the
+// first declared one (the partition's aligned start) cleared. Then a drain may follow the write
+// (follow_with_drain). No rank writes past that size or before that start meanwhile.
+void PhaseImpl::start_node_file() {
+  if (mode_ != PhaseMode::write || !options_.tiers.node_local || my_partition_ < 0) return;
+  const SubFile& mine = files_.files()[static_cast<size_t>(my_partition_)];
+  size_node_file(mine);
+  if (!owners_local_) return;
+  follow_with_drain(mine);
+  if (drain_ && drain_->follower && direct_io_) {  // the copy follows this rank's writes into its file
+    direct_io_->on_written([f = drain_->follower, p = static_cast<size_t>(my_partition_)](size_t file, uint64_t end) {
+      if (file == p) f->advance(end);
+    });
+  }
+}
+
 void PhaseImpl::size_node_file(const SubFile& f) const {
   const uint64_t hi = std::min(f.end, std::max(plan_.hi, declared_end()));
   const uint64_t size = hi > f.begin ? hi - f.begin : 0;

@@ -236,7 +236,10 @@ class PhaseImpl {
   void split_direct();
   bool owners_write_node_files(const std::vector<RankSummary>& all);
   void hand_runs_to_owners();
+  void start_node_file();
   void size_node_file(const SubFile& f) const;
+  void prepare_drain_target();
+  void follow_with_drain(const SubFile& mine);
 
   // Every rank must define the same variables in the same order.
   void check_variables();
@@ -368,6 +371,7 @@ class PhaseImpl {
   bool copy_ = false;              // runs copied into a shared window (Alternative::copied, every tier dram)
   bool owners_local_ = false;      // a node-local write whose owners write their node's partition files: no rounds
   bool node_local_tiled_ = false;  // a node-local write whose bytes tile the domain: its files are rewritten in place
+  bool sole_owner_ = false;        // owners_local_: this rank aggregates a partition no other rank writes
   bool defer_open_ = false;        // the plan's files are opened without an agreement (a committed direct write)
   StrategyChoice strategy_;
   Window* window_ = nullptr;  // the engine's

@@ -117,6 +117,7 @@ void PhaseImpl::plan_steps() {
   // 4. Partitions, rounds and aggregators (with their memory tiers).
   partition(all);
   // A node-local write whose partitions each hold one node's bytes: their owners write them.
+  sole_owner_ = false;
   owners_local_ = owners_write_node_files(all);
   node_local_tiled_ = mode_ == PhaseMode::write && options_.tiers.node_local && dense_and_tiled(all, false);
   step("partitions");
@@ -267,6 +268,7 @@ void PhaseImpl::reuse(const CachedPlan& c, int64_t shift) {
   copy_ = c.copy;
   owners_local_ = c.owners_local;
   node_local_tiled_ = c.node_local_tiled;
+  sole_owner_ = c.sole_owner;
   stats_.plan_reused = true;
   if (shift != 0) shift_plan(shift);
   // A write's files are named from this phase's path (the plan may be another output's).
@@ -335,6 +337,7 @@ void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) 
   c->copy = copy_;
   c->owners_local = owners_local_;
   c->node_local_tiled = node_local_tiled_;
+  c->sole_owner = sole_owner_;
   engine_.plans.keep(std::move(c));
 }
 
@@ -695,7 +698,8 @@ bool PhaseImpl::owners_write_node_files(const std::vector<RankSummary>& all) {
   const int parts = plan_.partitions();
   if (s.direct || s.hybrid || parts == 0) return false;
   const std::vector<int>& node_of = engine_.nodes.node_of_rank;
-  std::vector<int> node_of_part(static_cast<size_t>(parts), -1);
+  std::vector<int> node_of_part(static_cast<size_t>(parts), -1), writers(static_cast<size_t>(parts), 0),
+      writer(static_cast<size_t>(parts), -1);
   std::map<int, int> ranks_of_node;
   for (int n : node_of) ++ranks_of_node[n];
   // Their cost: each owner's writes (its runs, one request each), ranks beyond the node's cores
@@ -712,6 +716,8 @@ bool PhaseImpl::owners_write_node_files(const std::vector<RankSummary>& all) {
       int& n = node_of_part[static_cast<size_t>(p)];
       if (n >= 0 && n != node_of[r]) return false;  // two nodes' bytes in one partition
       n = node_of[r];
+      ++writers[static_cast<size_t>(p)];
+      writer[static_cast<size_t>(p)] = static_cast<int>(r);
     }
     const int turns = (ranks_of_node[node_of[r]] + cores - 1) / cores;
     owners_s = std::max(owners_s, io.writes_s(mine.runs, mine.bytes) * turns);
@@ -742,6 +748,8 @@ bool PhaseImpl::owners_write_node_files(const std::vector<RankSummary>& all) {
   }
   plan_.aggregator = std::move(aggregator);
   my_partition_ = plan_.partition_of_rank(rank_);
+  sole_owner_ = my_partition_ >= 0 && writers[static_cast<size_t>(my_partition_)] == 1 &&
+                writer[static_cast<size_t>(my_partition_)] == rank_;
   for (size_t p = 0; p < placement_.partitions.size(); ++p) {
     placement_.partitions[p].aggregator = plan_.aggregator[p];
     placement_.partitions[p].node = node_of[static_cast<size_t>(plan_.aggregator[p])];

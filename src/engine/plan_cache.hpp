@@ -71,6 +71,7 @@ struct CachedPlan {
   bool copy = false;              // runs copied into a shared window
   bool owners_local = false;      // node-local partition files written by their owners (PhaseImpl::owners_local_)
   bool node_local_tiled = false;  // node-local files rewritten in place (PhaseImpl::node_local_tiled_)
+  bool sole_owner = false;        // PhaseImpl::sole_owner_
 };
 
 class PlanCache {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -63,14 +64,25 @@ void hash_into(std::vector<DrainedRange>& ranges, const char* data, uint64_t n, 
 // same, kPiece at a time, with kDirectWriters writes in flight (the calling thread and
 // helpers): a device works on several requests at once. Throws the first failure.
 void write_direct(int fd, const char* map, uint64_t from_offset, uint64_t bulk, uint64_t offset, const std::string& to,
-                  const std::function<void()>& after_piece) {
+                  const std::function<void()>& after_piece, const std::function<void(uint64_t)>& ready) {
   std::atomic<uint64_t> next{from_offset};
   std::atomic<bool> stop{false};
   std::mutex failed;
   int error = 0;
+  std::exception_ptr abandoned;
   auto writer = [&] {
     for (uint64_t at = next.fetch_add(kPiece); at < bulk && !stop; at = next.fetch_add(kPiece)) {
       const uint64_t n = std::min(kPiece, bulk - at);
+      if (ready) {
+        try {
+          ready(at + n);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(failed);
+          if (!abandoned) abandoned = std::current_exception();
+          stop = true;
+          return;
+        }
+      }
       for (uint64_t put = 0; put < n;) {
         const ssize_t w =
             ::pwrite(fd, map + at + put, static_cast<size_t>(n - put), static_cast<off_t>(offset + at + put));
@@ -90,13 +102,15 @@ void write_direct(int fd, const char* map, uint64_t from_offset, uint64_t bulk, 
   for (int i = 1; i < kDirectWriters; ++i) helpers.emplace_back(writer);
   writer();
   for (std::thread& t : helpers) t.join();
+  if (abandoned) std::rethrow_exception(abandoned);
   if (error != 0) throw_system("drain: cannot write \"" + to + "\"", error);
 }
 
 }  // namespace
 
 std::vector<DrainedRange> drain_file(const std::string& from, const std::string& to, uint64_t offset, uint64_t length,
-                                     uint64_t hash_chunk, const std::function<void()>& after_piece) {
+                                     uint64_t hash_chunk, const std::function<void()>& after_piece,
+                                     const std::function<void(uint64_t)>& ready) {
   Fd in, out, direct;
   std::vector<DrainedRange> ranges;
   if (length > 0) {
@@ -119,19 +133,35 @@ std::vector<DrainedRange> drain_file(const std::string& from, const std::string&
   // A mapped node file is hashed whole on a thread of its own while the writes wait for the
   // device (direct I/O costs this process no copy, so the hashing is what is left to do).
   std::thread hasher;
-  if (mapped != nullptr) hasher = std::thread([&] { hash_into(ranges, mapped, length, offset, hash_chunk); });
+  std::atomic<bool> quit{false};  // the copy failed: the hasher stops waiting
+  if (mapped != nullptr) {
+    hasher = std::thread([&] {
+      // Once the node-local write is done: the hashing would slow it down (the writes do not).
+      if (ready) {
+        try {
+          ready(length);
+        } catch (...) {
+          return;  // the copy is abandoned: its own wait says why
+        }
+      }
+      hash_into(ranges, mapped, length, offset, hash_chunk);
+    });
+  }
   struct Join {
     std::thread& t;
+    std::atomic<bool>& quit;
     ~Join() {
+      quit = true;
       if (t.joinable()) t.join();
     }
-  } join{hasher};
+  } join{hasher, quit};
   uint64_t done = 0;
   const uint64_t bulk = mapped != nullptr && offset % kDirectBlock == 0 ? length / kDirectBlock * kDirectBlock : 0;
   if (bulk > 0) direct.fd = ::open(to.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_DIRECT);
   if (direct.fd >= 0) {
     // The first piece here tells whether the target takes direct I/O at all.
     const uint64_t n = std::min(kPiece, bulk);
+    if (ready) ready(n);
     ssize_t w = -1;
     do {
       w = ::pwrite(direct.fd, mapped, static_cast<size_t>(n), static_cast<off_t>(offset));
@@ -139,7 +169,7 @@ std::vector<DrainedRange> drain_file(const std::string& from, const std::string&
     if (w < 0 && errno != EINVAL && errno != EOPNOTSUPP) throw_system("drain: cannot write \"" + to + "\"", errno);
     if (w == static_cast<ssize_t>(n)) {
       if (after_piece) after_piece();
-      write_direct(direct.fd, mapped, n, bulk, offset, to, after_piece);
+      write_direct(direct.fd, mapped, n, bulk, offset, to, after_piece, ready);
       done = bulk;
     }  // refused, or cut short: the page cache from the start
   }
@@ -150,8 +180,12 @@ std::vector<DrainedRange> drain_file(const std::string& from, const std::string&
     uint64_t got = 0;
     if (mapped != nullptr) {
       got = std::min(kPiece, length - done);
+      if (ready) ready(done + got);
       data = mapped + done;
-    } else {  // the node file is shorter than its record says (or cannot be mapped): what it holds
+    } else {
+      // The node file is shorter than its record says (or cannot be mapped): what it holds,
+      // once the node-local write is done.
+      if (ready) ready(length);
       if (buf.empty()) buf.resize(static_cast<size_t>(std::min(length, kPiece)));
       const ssize_t n = ::pread(in.fd, buf.data(), static_cast<size_t>(std::min<uint64_t>(buf.size(), length - done)),
                                 static_cast<off_t>(done));

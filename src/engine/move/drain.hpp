@@ -6,7 +6,9 @@
 // a thread of its own while the writes go on (or each piece while in memory, when the node file
 // cannot be mapped), cut so that no hashed range crosses a multiple of `hash_chunk` in `to` (the
 // index's checksum grid). Runtime Error naming the file on failure. `after_piece` runs after each
-// piece is written (a test's kill point).
+// piece is written (a test's kill point). `ready`, when given, is called with the end of each
+// piece before it is read and returns once `from` holds those bytes (a copy that follows the
+// node-local write as it goes); it throws to abandon the copy.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@ struct DrainedRange {
 };
 
 std::vector<DrainedRange> drain_file(const std::string& from, const std::string& to, uint64_t offset, uint64_t length,
-                                     uint64_t hash_chunk, const std::function<void()>& after_piece = {});
+                                     uint64_t hash_chunk, const std::function<void()>& after_piece = {},
+                                     const std::function<void(uint64_t)>& ready = {});
 
 }  // namespace strata::engine

@@ -16,6 +16,10 @@
 
 namespace strata::engine {
 
+namespace {
+constexpr uint64_t kFollowedPiece = uint64_t{8} << 20;  // what a follower (on_written) sees at a time
+}  // namespace
+
 IoWorker::IoWorker(const FileSet& files, uint64_t hash_chunk, bool threaded, uint64_t write_behind)
     : files_(files), hash_chunk_(hash_chunk), write_behind_(write_behind) {
   if (threaded) thread_ = std::thread([this] { run(); });
@@ -86,7 +90,9 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
         break;
       }
       std::byte* mem = memory + at + done;
-      const uint64_t piece = write && write_behind_ > 0 ? std::min(len - done, write_behind_) : len - done;
+      // Pieces: for the write-behind, or so that a follower sees the write advance.
+      const uint64_t step = write_behind_ > 0 ? write_behind_ : written_ ? kFollowedPiece : 0;
+      const uint64_t piece = write && step > 0 ? std::min(len - done, step) : len - done;
       ssize_t n = write ? ::pwrite(f.fd, mem, piece, static_cast<off_t>(local + done))
                         : ::pread(f.fd, mem, piece, static_cast<off_t>(local + done));
       ++calls;
@@ -108,6 +114,7 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
                   " reached the end of the file (the file is shorter than the data declared)";
       } else {
         done += static_cast<uint64_t>(n);
+        if (write && written_) written_(files_.index_of(f.begin), local + done);
       }
     }
   });

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -63,6 +64,9 @@ class IoWorker {
   uint64_t requests() const;
   // The hashes of everything written so far (call after wait_all).
   std::vector<WrittenHash> hashes() const;
+  // Called after each piece written, with its file and the end of the piece in that file (a
+  // drain that follows the write as it goes). Set before the first job.
+  void on_written(std::function<void(size_t file, uint64_t end)> fn) { written_ = std::move(fn); }
 
  private:
   struct Job {
@@ -90,6 +94,7 @@ class IoWorker {
   double io_s_ = 0;
   uint64_t requests_ = 0;
   uint64_t hash_chunk_ = 0;
+  std::function<void(size_t, uint64_t)> written_;
   uint64_t write_behind_ = 0;
   std::vector<WrittenHash> hashes_;  // the worker thread's until wait_all
   std::vector<std::byte> scratch_;   // read-modify-write
