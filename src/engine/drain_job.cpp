@@ -93,22 +93,6 @@ void write_drain_record(const DrainRecord& r) {
   write_synced(drain_record_path(r.target), j.dump(1) + "\n", false);
 }
 
-namespace {
-
-// The drain record made durable with its folder (the committing thread, before the commit).
-void sync_drain_record(const std::string& target) {
-  const std::string path = drain_record_path(target);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) throw_system("drain: cannot open the record \"" + path + "\"", errno);
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) throw_system("drain: cannot sync the record \"" + path + "\"", err);
-  sync_directory(folder_of(target));
-}
-
-}  // namespace
-
 std::optional<DrainRecord> read_drain_record(const std::string& target) {
   const std::string path = drain_record_path(target);
   std::ifstream in(path);
@@ -180,7 +164,6 @@ bool claim_drain_commit(const DrainRecord& r) {
 }
 
 std::string commit_drain(const DrainRecord& r) {
-  sync_drain_record(r.target);
   const std::optional<OutputIndex> source = read_output_index(r.source);
   if (!source) {
     throw_runtime("drain of \"" + r.target + "\": the node-local copy's index \"" + index_path(r.source) +
@@ -211,19 +194,24 @@ std::string commit_drain(const DrainRecord& r) {
     const std::string path = partial_path(target_file(r, i));
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) throw_system("drain: cannot open \"" + path + "\" to size it", errno);
-    int rc = ::ftruncate(fd, static_cast<off_t>(r.files[i].size));
+    struct stat st {};
+    const bool sized = ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == r.files[i].size;
+    int rc = sized ? 0 : ::ftruncate(fd, static_cast<off_t>(r.files[i].size));
     // A recycled file: what no partition copied (holes between the ranges) must read as zeros.
     uint64_t at = 0;
+    bool punched = false;
     const auto& ranges = index.files[i].ranges;
     for (size_t k = 0; r.recycled && rc == 0 && k <= ranges.size(); ++k) {
       const uint64_t stop = k < ranges.size() ? ranges[k].offset : r.files[i].size;
       if (stop > at) {
         rc = ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at),
                          static_cast<off_t>(stop - at));
+        punched = true;
       }
       if (k < ranges.size()) at = ranges[k].offset + ranges[k].length;
     }
-    if (rc == 0) rc = ::fsync(fd);
+    // Synced unless nothing changed since its copies synced it (each copy fsyncs what it wrote).
+    if (rc == 0 && (!sized || punched || ranges.empty())) rc = ::fsync(fd);
     const int err = errno;
     ::close(fd);
     if (rc != 0) throw_system("drain: cannot size \"" + path + "\"", err);

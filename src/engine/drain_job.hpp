@@ -4,8 +4,7 @@
 // last one to finish commits the target. Two moments: the application may go on when close()
 // returns; the data is durable on the target when the commit is done.
 //
-// Crash consistency. At close, rank 0 writes the drain record T.strata-drain.json (synced before
-// the commit; a node's crash loses its node-local copy's unsynced pages anyway): the
+// Crash consistency. At close, rank 0 writes the drain record T.strata-drain.json: the
 // target's files and which node-local file goes where. The copies go to the target's partial
 // files (T.strata-partial, T.subfile.NNNNN.strata-partial), are fsynced, and each partition
 // leaves a marker T.strata-drain.part.NNNNN with the checksums of what it copied. The thread
@@ -58,8 +57,10 @@ struct DrainRecord {
   std::vector<DrainPart> parts;
 };
 
-// Written atomically, not synced: a close() does not wait for the target's disk (where the
-// copies run); the committing thread syncs it with its folder before the commit.
+// Written atomically, not synced: a close() does not wait for the target's disk, where the
+// copies run. A killed process leaves it in the page cache; a node that goes down loses its
+// node-local copy too (not synced either), so the target keeps its previous output and the data
+// must be written again, as the record, lost with it, says nothing more.
 void write_drain_record(const DrainRecord& record);
 // Nothing when there is none; a usage Error naming the file when it does not parse.
 std::optional<DrainRecord> read_drain_record(const std::string& target);
