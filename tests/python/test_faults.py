@@ -68,6 +68,11 @@ def ior_args(backend: str, np: int, target: Path, *access: str) -> list[str]:
 
 
 WATCHDOG_S = 15
+# The watchdog's limit where OMPIO's collective write waits forever on the full disk (enospc-round3
+# through OMPIO_COLLECTIVE): the test waits it out every time. A rank writes 64 KiB, in well under
+# a second even on a loaded machine, so 5 s without progress is a hang. The other cases keep 15 s:
+# there a watchdog that fired on a slow but live write would fail the test.
+OMPIO_HANG_WATCHDOG_S = 5
 
 
 def ompio_collective_write_failure(np: int, args: list[str], env: dict[str, str], backend: str, target: Path) -> None:
@@ -97,6 +102,7 @@ def test_injected_fault_is_collective(tmp_path: Path, fault: str, backend: str, 
     env = {"LD_PRELOAD": str(SHIM), "STRATA_FAULT": f"{FAULTS[fault]},path={target}", "STRATA_TIMEOUT": str(WATCHDOG_S)}
     args = ior_args(backend, np, target, "--write", "--fsync")
     if fault == "enospc-round3" and backend in OMPIO_COLLECTIVE:
+        env["STRATA_TIMEOUT"] = str(OMPIO_HANG_WATCHDOG_S)
         ompio_collective_write_failure(np, args, env, backend, target)
         return
     outcome = run_ranks(np, args, env=env, timeout=90)
