@@ -8,7 +8,8 @@ A command that cannot run here carries `# [not run here: REASON]` in the doc. Sh
 compared line by line in order (lines may come between; `...` stands for anything, alone or inside
 a line; the home folder prints as `~`); numbers with a decimal point are taken as measurements and
 match any number, whole numbers must be equal. A command that fails shows its status (`# exit N`).
-A page's `export` lines and variable assignments hold for the commands after them, as in one shell.
+A page's `export` lines and variable assignments hold for the commands after them, as in one shell
+(an assignment's value is taken once, so a command substitution in it runs once).
 Paths under /tmp are the scratch folder's own tmp/ (printed back as /tmp), so two pages, or two
 runs of the suite, never write the same file."""
 
@@ -248,7 +249,7 @@ def scratch(tmp: Path) -> Path:
     return tmp
 
 
-ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=(\$\([^)]*\)|[^\s;&|]+)\s*(#.*)?$")
+ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)=(\$\([^)]*\)|[^\s;&|]+)\s*(#.*)?$")
 TMP = re.compile(r"(?<![\w.$/~-])/tmp(?=/|\s|$|\")")
 
 
@@ -270,15 +271,21 @@ def run_page(doc: str, tmp: Path) -> tuple[list[str], float]:
     problems = []
     env = dict(BASE_ENV, HOME=str(tmp / "home"), STRATA_TIMEOUT="60")
     exports = ""  # a page's `export` lines and assignments hold for the commands after them
+    value = tmp.with_name(tmp.name + ".value")  # an assignment's value, outside the page's folders
     for c in (c for b in blocks(ROOT / doc) for c in b):
         if c.not_run:
             continue
         text = TMP.sub(str(work / "tmp"), c.text)
-        if carried(c):
+        script = "set -o pipefail\n" + exports + text
+        assigned = ASSIGNMENT.match(c.text)
+        if assigned:  # the value it gives, carried instead of the command (which may take seconds)
+            value.unlink(missing_ok=True)
+            script += f'\nstatus=$?; printf %s "${assigned[1]}" > {shlex.quote(str(value))}; exit $status'
+        if c.text.startswith("export "):
             exports += text + "\n"
         try:
             proc = subprocess.run(
-                ["bash", "-c", "set -o pipefail\n" + exports + text],
+                ["bash", "-c", script],
                 cwd=work,
                 env=env,
                 capture_output=True,
@@ -288,6 +295,8 @@ def run_page(doc: str, tmp: Path) -> tuple[list[str], float]:
         except subprocess.TimeoutExpired:
             problems.append(f"{c.where}: {c.text.splitlines()[0]}\n    did not finish in 120 s")
             continue
+        if assigned:  # (the command itself when bash never came to the value)
+            exports += f"{assigned[1]}={shlex.quote(value.read_text())}\n" if value.exists() else text + "\n"
         printed = (proc.stdout + proc.stderr).replace(str(work / "tmp"), "/tmp").replace(env["HOME"], "~")
         if proc.returncode != 0 and proc.returncode not in shown_statuses(c):
             problems.append(
@@ -299,11 +308,19 @@ def run_page(doc: str, tmp: Path) -> tuple[list[str], float]:
     return problems, time.monotonic() - start
 
 
+def expected_cost(doc: Path) -> int:
+    """What a page's commands take, roughly, in launches: a `strata replay` counts as ten (it
+    writes and reads back a log's phases through three backends, about ten seconds here)."""
+    runs = [c for b in blocks(doc) for c in b if not c.not_run and not carried(c)]
+    return sum(10 if "replay" in words(c) else 1 for c in runs)
+
+
 def test_the_pages_commands_run_and_print_what_they_show(tmp_path: Path) -> None:
-    """Every page's commands (README.md and docs/), the pages side by side: most commands are
-    launches of a few ranks that wait on their start and their files as much as on the cores."""
-    pages = [str(d.relative_to(ROOT)) for d in DOCS]
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    """Every page's commands (README.md and docs/), the pages side by side, four at a time: most
+    commands are launches of a few ranks that wait on their start and their files as much as on
+    the cores. The longest pages first, so that none is left to run alone at the end."""
+    pages = [str(d.relative_to(ROOT)) for d in sorted(DOCS, key=expected_cost, reverse=True)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda d: run_page(d, tmp_path / d.replace("/", "_")), pages))
     slowest = sorted(zip(pages, (t for _, t in results), strict=True), key=lambda x: -x[1])[:5]
     print("slowest pages: " + ", ".join(f"{p} {t:.1f} s" for p, t in slowest))
