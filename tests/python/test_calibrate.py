@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -438,17 +439,22 @@ def test_strata_advise_calibrate_points_to_the_harness(db: Path) -> None:
 
 def test_calibrate_errors_are_one_line_with_status_2(tmp_path: Path) -> None:
     one_node = make_db(tmp_path, CAMPAIGN.replace("ranks = [2, 4, 6]", "ranks = [4]"))
-    for proc in (
-        bench("calibrate", str(one_node)),
-        bench("calibrate", str(tmp_path / "missing.sqlite")),
-        bench("calibrate", str(tmp_path)),
-        bench("calibrate", str(one_node), "--backend", "hdf5"),
-    ):
+    calls = [
+        [str(one_node)],
+        [str(tmp_path / "missing.sqlite")],
+        [str(tmp_path)],
+        [str(one_node), "--backend", "hdf5"],
+        [str(one_node), "--campaign", "x"],
+    ]
+    # Side by side: each is a Python start-up that reads the database and writes nothing.
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        procs = list(pool.map(lambda args: bench("calibrate", *args), calls))
+    for proc in procs:
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("strata-bench: error: ") and proc.stderr.count("\n") == 1, proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
-    assert "a line needs at least 2" in bench("calibrate", str(one_node)).stderr
-    assert bench("calibrate", str(one_node), "--campaign", "x").stderr.endswith("no campaign named 'x'\n")
+    assert "a line needs at least 2" in procs[0].stderr
+    assert procs[4].stderr.endswith("no campaign named 'x'\n")
     # advise without --calibrate is still the advisor (run as a singleton)
     plain = strata(
         "advise",
