@@ -19,6 +19,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -314,12 +315,17 @@ def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
 @pytest.fixture(scope="session")
 def previous_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One good output per kind, written once: `out` (and an engine index) by a real run."""
-    made: dict[str, Path] = {}
-    for backend in ["posix", "strata", *[b for b in test_bad_input.BACKENDS if b not in ("posix", "strata")]]:
-        folder = tmp_path_factory.mktemp(f"previous-{backend}")
-        done = run_ranks(1, ["run", "ior", *SMALL_IOR, "--backend", backend, "--output", "out", "--quiet"], cwd=folder)
+    backends = ["posix", "strata", *[b for b in test_bad_input.BACKENDS if b not in ("posix", "strata")]]
+    made = {backend: tmp_path_factory.mktemp(f"previous-{backend}") for backend in backends}
+
+    def write(backend: str) -> None:
+        done = run_ranks(
+            1, ["run", "ior", *SMALL_IOR, "--backend", backend, "--output", "out", "--quiet"], cwd=made[backend]
+        )
         assert done.status == 0, done.stderr
-        made[backend] = folder
+
+    with ThreadPoolExecutor(max_workers=3) as pool:  # independent launches, each in its own folder
+        list(pool.map(write, backends))
     folder = tmp_path_factory.mktemp("previous-describe")
     done = subprocess.run(
         [str(STRATA), "decomp", "describe", str(test_multidataset.HAND_MAP), "--json", "out"],
