@@ -35,9 +35,11 @@ std::string format_fixed(double v, int digits) {
   return b;
 }
 
+// Three significant digits, the point always shown ("3.00 GB/s"): a measured rate never reads
+// as a whole number.
 std::string rate_text(double bps) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.3g GB/s", bps / 1e9);
+  std::snprintf(b, sizeof b, "%#.3g GB/s", bps / 1e9);
   return b;
 }
 
