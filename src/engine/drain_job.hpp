@@ -141,8 +141,8 @@ struct DrainJob {
     if (thread.joinable()) thread.join();
   }
   ~DrainJob() {
+    join();  // first: a started thread takes the follower's copy over (and joins it)
     abandon_follow();
-    join();
   }
 };
 
