@@ -110,6 +110,9 @@ def run_worker(args: argparse.Namespace, comm, np, strata, MPI) -> None:  # noqa
             }
             if rep > 0:
                 rows.append(results)
+            if comm.rank == 0:  # progress: a repetition takes a second or two
+                what = "warm-up" if rep == 0 else f"repetition {rep}/{args.repetitions}"
+                print(f"drain benchmark: {what} done", file=sys.stderr, flush=True)
     if comm.rank == 0:
         args.result.write_text(json.dumps({"rows": rows, "units": units}))
 
