@@ -310,9 +310,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     }
   }
   if (drain_ && !drain_->fallback && state_ == State::done && mode_ == PhaseMode::write) {
-    const double r0 = MPI_Wtime();
     if (auto e = record_drain(); e && !failure) failure = e;  // drains: the record, before the agreement
-    if (log::enabled(log::Level::debug)) log::debug("drain record: " + log::milliseconds(MPI_Wtime() - r0));
   }
   if (state_ != State::done) discard_partials();  // planned, never written
   // One agreement on the outcome that also reduces the statistics: the lowest failing rank
