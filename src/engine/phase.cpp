@@ -24,6 +24,9 @@ void PhaseImpl::repeat_of(PhaseImpl& prior) {
   order_ = std::move(prior.order_);
   pieces_digest_ = prior.pieces_digest_;
   pieces_base_ = prior.pieces_base_;
+  pieces_contiguous_ = prior.pieces_contiguous_;
+  program_for_ = std::move(prior.program_for_);
+  program_ = std::move(prior.program_);
   repeated_ = true;
   prior.closed_ok_ = false;  // its pieces are gone
 }
@@ -146,9 +149,9 @@ void PhaseImpl::execute(PhaseMode mode) {
   ByteBuffer& stream = stream_;
   // A copied write of contiguous pieces copies each run from the caller's memory into its
   // aggregator's shared buffer: nothing is packed (direct runs then have their memory too).
-  StreamMemory from;
   const bool from_memory = copies_from_memory();
-  if (from_memory) {
+  if (from_memory && program_for_ != transfers_) {  // found once for these pieces and transfers
+    StreamMemory from;
     from.at.reserve(sel_.pieces.size() + 1);
     from.memory.reserve(sel_.pieces.size());
     uint64_t at = 0;
@@ -158,7 +161,9 @@ void PhaseImpl::execute(PhaseMode mode) {
       at += p.length;
     }
     from.at.push_back(at);
-  } else if (streamed && mode == PhaseMode::write) {
+    program_ = copy_program(*transfers_, from);
+    program_for_ = transfers_;
+  } else if (!from_memory && streamed && mode == PhaseMode::write) {
     pack(sel_, stream.data());
   }
   // Direct runs start first and proceed on the I/O thread while aggregation goes on.
@@ -189,7 +194,7 @@ void PhaseImpl::execute(PhaseMode mode) {
   m.rounds = &round_io();
   m.transfers = transfers_.get();
   m.stream = stream.data();
-  m.from = from_memory ? &from : nullptr;
+  m.program = from_memory ? &program_ : nullptr;
   m.placed = placed_.get();
   m.stats = &stats_;
   if (plan_.partitions() == 0 || owners_local_) {
@@ -400,10 +405,12 @@ bool PhaseImpl::direct_runs_have_memory() const {
 }
 
 bool PhaseImpl::copies_from_memory() const {
-  return mode_ == PhaseMode::write && copy_ && window_ != nullptr && window_->shared() &&
-         std::all_of(sel_.pieces.begin(), sel_.pieces.end(),
-                     [](const Piece& p) { return p.stride == p.element_size; }) &&
-         direct_runs_have_memory();
+  if (mode_ != PhaseMode::write || !copy_ || window_ == nullptr || !window_->shared()) return false;
+  if (!pieces_contiguous_) {  // a walk over every piece: once for them
+    pieces_contiguous_ =
+        std::all_of(sel_.pieces.begin(), sel_.pieces.end(), [](const Piece& p) { return p.stride == p.element_size; });
+  }
+  return *pieces_contiguous_ && direct_runs_have_memory();
 }
 
 bool PhaseImpl::need_stream() const {

@@ -368,7 +368,13 @@ class PhaseImpl {
   bool repeated_ = false;                       // declared by repeat_of(): sel_ holds the pieces, in file order
   bool closed_ok_ = false;                      // closed after a successful write or read: repeat_of() may take it
   uint64_t agreed_key_ = 0;                     // every rank's, combined (the cache's key)
-  bool copy_ = false;              // runs copied into a shared window (Alternative::copied, every tier dram)
+  bool copy_ = false;  // runs copied into a shared window (Alternative::copied, every tier dram)
+  // What the copied movement reads, kept with the pieces (repeat_of() takes them): whether every
+  // piece is contiguous memory (once known), and the runs with their memory found for the
+  // transfers `program_for_` (copy_program()).
+  mutable std::optional<bool> pieces_contiguous_;
+  std::shared_ptr<const PackedTransfers> program_for_;
+  CopyProgram program_;
   bool owners_local_ = false;      // a node-local write whose owners write their node's partition files: no rounds
   bool node_local_tiled_ = false;  // a node-local write whose bytes tile the domain: its files are rewritten in place
   bool sole_owner_ = false;        // owners_local_: this rank aggregates a partition no other rank writes

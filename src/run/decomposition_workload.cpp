@@ -275,7 +275,7 @@ class DecompositionWorkload final : public Workload {
 
   Repetition repeat(bool first, std::optional<std::string>& failure) override {
     const Decomposition& d = setup_.decomposition;
-    const uint64_t local = d.local_bytes();
+    const uint64_t local = data_.size();  // d.local_bytes(), a walk over every block: not once a repetition
     Repetition r;
     for (size_t k = 0; k < outputs_.size(); ++k) {
       RunOutput& out = outputs_[k];
@@ -318,7 +318,7 @@ class DecompositionWorkload final : public Workload {
       if (o_.read && !failure) {
         std::fill(back_.begin(), back_.end(), std::byte{0xA5});
         if (o_.drop_caches) drop_page_cache(comm_, nodes_);
-        read = timed_access(reader, comm_, Access::read, back_.data(), rd.local_bytes());
+        read = timed_access(reader, comm_, Access::read, back_.data(), back_.size());
         if (first && !o_.writes()) in_effect_ = backend.hints_in_effect();
         if (o_.verify) failure = verify_everywhere(comm_, rd, out.values, back_.data());
         // Wrong values read alone from a file too short to hold the data: the file is truncated

@@ -222,9 +222,11 @@ void each_operation(const PackedTransfers& t, uint64_t round, std::byte* stream,
 
 namespace {
 
-// Copies stream bytes [offset, offset + n) to `to` from the caller's memory; `piece` is where the
-// last copy ended (transfers mostly follow each other in the stream), updated.
-void copy_from_memory(const StreamMemory& m, uint64_t offset, uint64_t n, std::byte* to, size_t& piece) {
+// Appends the runs of stream bytes [offset, offset + n), bound for `target` at `displacement`,
+// from the caller's memory; `piece` is where the last one ended (transfers mostly follow each
+// other in the stream), updated.
+void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int target, uint64_t displacement,
+                     size_t& piece, std::vector<MemoryRun>& out) {
   const size_t pieces = m.memory.size();
   if (piece >= pieces || offset < m.at[piece] || offset >= m.at[piece + 1]) {
     if (piece + 1 < pieces && offset >= m.at[piece + 1] && offset < m.at[piece + 2]) {
@@ -235,23 +237,35 @@ void copy_from_memory(const StreamMemory& m, uint64_t offset, uint64_t n, std::b
   }
   while (n > 0) {
     const uint64_t within = offset - m.at[piece];
-    const uint64_t take = std::min(n, m.at[piece + 1] - offset);
-    copy_run(to, m.memory[piece] + within, take);
-    to += take;
+    const uint64_t take = std::min({n, m.at[piece + 1] - offset, uint64_t{1} << 30});
+    out.push_back({m.memory[piece] + within, displacement, static_cast<uint32_t>(take), target});
+    displacement += take;
     offset += take;
     n -= take;
-    if (n > 0) ++piece;
+    if (n > 0 && offset == m.at[piece + 1]) ++piece;
   }
 }
 
 }  // namespace
 
-void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w, const StreamMemory* from) {
+CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory) {
+  CopyProgram program(t.transfers().size());
+  size_t piece = 0;
+  for (size_t g = 0; g < program.size(); ++g) {
+    program[g].reserve(t.transfers()[g].size());
+    for (const Transfer& x : t.transfers()[g])
+      add_memory_runs(memory, x.stream_offset, x.length, x.target, x.displacement, piece, program[g]);
+  }
+  return program;
+}
+
+void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w,
+               const CopyProgram* program) {
   const MPI_Win window = w.get();
-  if (w.shared() && !t.staged() && from != nullptr && !from->memory.empty()) {
-    size_t piece = 0;
-    for (const Transfer& x : t.transfers()[round])
-      copy_from_memory(*from, x.stream_offset, x.length, w.peer(x.target) + x.displacement, piece);
+  if (w.shared() && !t.staged() && program != nullptr) {
+    if (round < program->size()) {
+      for (const MemoryRun& r : (*program)[round]) copy_run(w.peer(r.target) + r.displacement, r.from, r.length);
+    }
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return;
   }

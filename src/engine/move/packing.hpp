@@ -96,11 +96,24 @@ struct StreamMemory {
   std::vector<const std::byte*> memory;
 };
 
+// A copied write's runs with their memory found: where each comes from in the caller's memory
+// and where it goes in its aggregator's segment (24 bytes a run; a transfer over several pieces
+// is a run per piece). Built once for a phase's pieces and transfers, and kept with them: a
+// repeated phase (the same pieces at the same memory) copies without looking anything up.
+struct MemoryRun {
+  const std::byte* from = nullptr;
+  uint64_t displacement = 0;
+  uint32_t length = 0;
+  int32_t target = 0;
+};
+using CopyProgram = std::vector<std::vector<MemoryRun>>;  // by round
+CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory);
+
 // Issues round g's operations into `window` (a put for a write, a get for a read). In a shared
-// window (Window::shared) an unstaged round is copied by address instead, run by run — from
-// `from` (the caller's memory) when given, else from the stream.
+// window (Window::shared) an unstaged round is copied by address instead, run by run — by
+// `program` (from the caller's memory) when given, else from the stream.
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window,
-               const StreamMemory* from = nullptr);
+               const CopyProgram* program = nullptr);
 // Staged, at an aggregator after the fence that closed round g's puts: places the round's runs
 // from its window buffer `landed` into the round buffer `buffer`.
 void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes, const std::byte* landed,
