@@ -15,6 +15,7 @@
 #include "arch/hwloc_summary.hpp"
 #include "arch/io_figures.hpp"
 #include "common/error.hpp"
+#include "common/run_copy.hpp"
 
 namespace strata {
 
@@ -205,6 +206,23 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
       }
     });
     f.copy_run_s = std::max(placed - static_cast<double>(kPlaced * kRunBytes) / f.memcpy_Bps, 1e-10) / kPlaced;
+    // Spreading runs: 16384 runs of 8 bytes copied from one after another to every 512th byte of
+    // 8 MiB (a copied write: each rank's short runs land among the other ranks', a line each).
+    constexpr uint64_t kSpreadStride = 512, kSpreadRun = 8;
+    // Each repeat writes the next 8 MiB of 64 (its lines are not in a cache from the last one).
+    constexpr uint64_t kSpreadArea = kPlaced * kSpreadStride, kSpreadAreas = 8;
+    std::vector<std::byte> spread(kSpreadArea * kSpreadAreas);
+    std::memset(spread.data(), 0, spread.size());
+    uint64_t area = 0;
+    const double spreading = timed(MPI_COMM_SELF, scatter, [&] {
+      std::byte* to = spread.data() + (area++ % kSpreadAreas) * kSpreadArea;
+      const std::byte* from = source.data();
+      for (uint64_t i = 0; i < kPlaced; ++i) {
+        copy_run(to + i * kSpreadStride, from, kSpreadRun);
+        from += kSpreadRun;
+      }
+    });
+    f.spread_run_s = std::max(spreading, 1e-10) / kPlaced;
     volatile uint64_t sink = 0;
     f.hash_Bps =
         static_cast<double>(kWindow) /
@@ -251,7 +269,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   MPI_Bcast(when, 2, MPI_DOUBLE, 0, comm);
   f.load_average = when[0];
   f.probed_at = static_cast<int64_t>(when[1]);
-  double shared[17] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
+  double shared[18] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
                        f.memcpy_Bps,    f.hash_Bps,          f.create_s,  f.rename_s, f.fsync_Bps};
   for (size_t i = 0; i < 4 && i < f.write.size(); ++i) {
     shared[10 + i] = f.write[i].seconds;
@@ -259,7 +277,8 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   shared[14] = static_cast<double>(f.write.size());
   shared[15] = f.cores;
   shared[16] = f.copy_run_s;
-  MPI_Bcast(shared, 17, MPI_DOUBLE, 0, comm);
+  shared[17] = f.spread_run_s;
+  MPI_Bcast(shared, 18, MPI_DOUBLE, 0, comm);
   f.put_latency_s = shared[0];
   f.put_bandwidth_Bps = shared[1];
   f.put_run_s = shared[2];
@@ -272,6 +291,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   f.fsync_Bps = shared[9];
   f.cores = static_cast<int>(shared[15]);
   f.copy_run_s = shared[16];
+  f.spread_run_s = shared[17];
   const uint64_t sizes[4] = {4096, 65536, uint64_t{1} << 20, uint64_t{4} << 20};
   if (shared[14] == 4) {
     f.write.clear();

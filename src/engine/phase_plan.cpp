@@ -172,9 +172,14 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
       if (owners_local_) {
         check_received_overlaps(*received);  // no rounds to plan: the owners write
       } else if (my_partition_ >= 0) {
-        round_io_ = std::make_shared<const std::vector<RoundIo>>(
+        std::vector<RoundIo> rounds =
             plan_round_io(rounds_of_partition(plan_, my_partition_, *received), *direct_all, span_policy(),
-                          options_.hole_limit.value_or(hole_limit_from(machine.io)), machine.io));
+                          options_.hole_limit.value_or(hole_limit_from(machine.io)), machine.io);
+        if (transfers_ && transfers_->staged()) {  // where each run landed, placed in file order
+          auto places = staged_places(plan_, my_partition_, *received, size_);
+          for (size_t g = 0; g < places.size() && g < rounds.size(); ++g) rounds[g].places = std::move(places[g]);
+        }
+        round_io_ = std::make_shared<const std::vector<RoundIo>>(std::move(rounds));
       }
     }
     if (options_.tiers.dry_run) return;  // tiers: plan and placement only
@@ -187,7 +192,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
     // Staged: an aggregator places its rounds' runs into buffers of its own (uninitialised: the
     // runs and the holes' zeros cover every byte it writes).
     if (transfers_ && transfers_->staged() && my_partition_ >= 0) {
-      placed_.reset(new std::byte[plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers)]);
+      placed_.reset(new std::byte[plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers) + kPlaceSlack]);
     }
     if (mode_ == PhaseMode::write && !commit_ && !options_.tiers.in_place && rank_ == 0) remove_stale_index();
   };
@@ -217,7 +222,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
     stats_.strategy += ", owners writing their node's files";
   }
   if (stats_.plan_reused && !strategy_.alternatives.empty()) {
-    stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_);
+    stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_, repeated_);
   }
   stats_.operations = window_ != nullptr && window_->shared() ? 0 : transfers_->operations();
   state_ = State::planned;
@@ -361,8 +366,7 @@ void PhaseImpl::log_plan() const {
              " round(s) of " + std::to_string(plan_.buffer_bytes) + " bytes x " + std::to_string(plan_.buffers) +
              " buffer(s); " + std::to_string(sel_.bytes - agg_.bytes) + " bytes direct here; " +
              std::to_string(transfers_->operations()) + " one-sided operation(s) here" +
-             (transfers_->staged() ? " (staged: " + std::to_string(transfers_->slot_bytes()) + "-byte window buffers)"
-                                   : std::string()) +
+             (transfers_->staged() ? " (staged: placed by their aggregators)" : std::string()) +
              (owners_local_ ? " (owners write their node's partition files)" : ""));
   for (size_t p = 0; p < placement_.partitions.size(); ++p) {
     const PlacedPartition& part = placement_.partitions[p];
@@ -873,7 +877,8 @@ ReceivedRanges PhaseImpl::ranges_to_receive(const std::vector<RankSummary>& all)
   const Alternative& s = strategy_.best();
   if (s.direct) return {};
   ReceivedRanges received;
-  if (!dense_and_tiled(all, s.hybrid)) {
+  // Staged: the aggregator places every rank's runs itself (staged_places), so it needs them.
+  if (s.staged || !dense_and_tiled(all, s.hybrid)) {
     stats_.collectives += 2;
     return exchange_ranges(comm_, plan_, agg_);
   }
@@ -889,8 +894,8 @@ ReceivedRanges PhaseImpl::ranges_to_receive(const std::vector<RankSummary>& all)
 std::vector<uint64_t> PhaseImpl::window_needs() const {
   std::vector<uint64_t> needed(static_cast<size_t>(size_), 0);
   for (int p = 0; p < plan_.partitions(); ++p) {
-    const uint64_t slot = transfers_ && transfers_->staged() ? transfers_->slot_bytes() : plan_.buffer_bytes;
-    needed[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] = slot * static_cast<uint64_t>(plan_.buffers);
+    needed[static_cast<size_t>(plan_.aggregator[static_cast<size_t>(p)])] =
+        plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers);
   }
   return needed;
 }

@@ -47,10 +47,9 @@ void move_write(const Move& m) {
       m.stats->wait_s += MPI_Wtime() - w;
     }
     fence(m, g + 1 == rounds ? MPI_MODE_NOSUCCEED : 0);
-    if (m.io != nullptr && m.placed != nullptr) {
-      const uint64_t slot = g % nbuf;
-      place_round(*m.transfers, g, m.plan->buffer_bytes, m.window->base() + slot * m.transfers->slot_bytes(),
-                  m.placed + slot * m.plan->buffer_bytes);
+    if (m.io != nullptr && m.placed != nullptr && m.rounds != nullptr && g < m.rounds->size()) {
+      const uint64_t slot = (g % nbuf) * m.plan->buffer_bytes;
+      place_round((*m.rounds)[g].places, m.window->base() + slot, m.plan->buffer_bytes, m.placed + slot);
     }
     if (m.io != nullptr) {
       auto spans = spans_of(m, g, true);

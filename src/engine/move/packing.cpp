@@ -94,23 +94,17 @@ PackedTransfers::PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<st
   const size_t parts = static_cast<size_t>(plan.partitions());
   std::vector<int> partition_of(static_cast<size_t>(size), -1);
   for (size_t p = 0; p < parts; ++p) partition_of[static_cast<size_t>(plan.aggregator[p])] = static_cast<int>(p);
-  const uint64_t nbuf = static_cast<uint64_t>(plan.buffers);
-  // This rank's groups, and its bytes and runs for each (round, partition).
-  std::vector<uint64_t> mine(2 * plan.global_rounds * parts, 0);
+  // This rank's groups, and its bytes for each (round, partition).
+  std::vector<uint64_t> mine(plan.global_rounds * parts, 0);
   auto cell = [&](uint64_t g, int target) {
     return g * parts + static_cast<size_t>(partition_of[static_cast<size_t>(target)]);
   };
   for (size_t g = 0; g < transfers_.size(); ++g) {
     const auto& xs = transfers_[g];
-    const uint64_t base = (g % nbuf) * plan.buffer_bytes;  // the displacements' round buffer
     for (size_t i = 0; i < xs.size();) {
       bool contiguous_origin = true;
       PutGroup group = group_at(xs, i, contiguous_origin);
       const size_t j = i + group.count;
-      group.places.reserve(group.count);
-      for (size_t k = i; k < j; ++k) {
-        group.places.push_back({static_cast<uint32_t>(xs[k].displacement - base), static_cast<uint32_t>(xs[k].length)});
-      }
       if (!contiguous_origin) {  // direct runs cut the stream: the origin side is a datatype
         std::vector<int> lengths;
         std::vector<MPI_Aint> origin_at;
@@ -120,39 +114,31 @@ PackedTransfers::PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<st
         }
         group.origin_type = hindexed(lengths, origin_at);
       }
-      const size_t c = cell(g, group.target);
-      mine[2 * c] += group.bytes;
-      mine[2 * c + 1] += group.count;
-      operations_ += 2;
-      groups_[g].push_back(std::move(group));
+      mine[cell(g, group.target)] += group.bytes;
+      ++operations_;
+      groups_[g].push_back(group);
       i = j;
     }
   }
-  // Where each rank's bytes and list land: after the lower ranks' (a scan); each round's run
-  // count at each partition (a reduction), so every window buffer holds the longest list.
-  std::vector<uint64_t> before(mine.size(), 0), runs(plan.global_rounds * parts, 0), total(runs.size(), 0);
+  // Where each rank's bytes land: after the lower ranks' (a scan; staged_places mirrors it).
+  std::vector<uint64_t> before(mine.size(), 0);
   if (!mine.empty()) {
     check_mpi(MPI_Exscan(mine.data(), before.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_SUM, comm),
               "MPI_Exscan");
     if (rank == 0) std::fill(before.begin(), before.end(), 0);
-    for (size_t c = 0; c < runs.size(); ++c) runs[c] = mine[2 * c + 1];
-    check_mpi(MPI_Allreduce(runs.data(), total.data(), static_cast<int>(runs.size()), MPI_UINT64_T, MPI_SUM, comm),
-              "MPI_Allreduce");
   }
-  const uint64_t longest = total.empty() ? 0 : *std::max_element(total.begin(), total.end());
-  slot_bytes_ = plan.buffer_bytes + longest * sizeof(PlacedRun);
+  const uint64_t nbuf = static_cast<uint64_t>(plan.buffers);
   for (size_t g = 0; g < groups_.size(); ++g) {
-    const uint64_t slot = (g % nbuf) * slot_bytes_;
+    const uint64_t slot = (g % nbuf) * plan.buffer_bytes;
     for (PutGroup& group : groups_[g]) {
-      const size_t c = cell(g, group.target);
-      group.displacement = slot + before[2 * c];
-      group.list_displacement = slot + plan.buffer_bytes + before[2 * c + 1] * sizeof(PlacedRun);
+      group.displacement = slot + before[cell(g, group.target)];
+      // Each transfer where it lands (a shared window's copies go there run by run, in order).
+      uint64_t at = group.displacement;
+      for (size_t k = group.first; k < group.first + group.count; ++k) {
+        transfers_[g][k].displacement = at;
+        at += transfers_[g][k].length;
+      }
     }
-  }
-  const int me = partition_of[static_cast<size_t>(rank)];
-  if (me >= 0) {
-    placed_.resize(plan.global_rounds);
-    for (uint64_t g = 0; g < plan.global_rounds; ++g) placed_[g] = total[g * parts + static_cast<size_t>(me)];
   }
 }
 
@@ -163,9 +149,7 @@ PackedTransfers::PackedTransfers(PackedTransfers&& o) noexcept
       groups_(std::move(o.groups_)),
       operations_(o.operations_),
       staged_(o.staged_),
-      copies_(o.copies_),
-      slot_bytes_(o.slot_bytes_),
-      placed_(std::move(o.placed_)) {
+      copies_(o.copies_) {
   o.groups_.clear();
 }
 
@@ -177,8 +161,6 @@ PackedTransfers& PackedTransfers::operator=(PackedTransfers&& o) noexcept {
     operations_ = o.operations_;
     staged_ = o.staged_;
     copies_ = o.copies_;
-    slot_bytes_ = o.slot_bytes_;
-    placed_ = std::move(o.placed_);
     o.groups_.clear();
   }
   return *this;
@@ -238,7 +220,14 @@ void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int tar
   while (n > 0) {
     const uint64_t within = offset - m.at[piece];
     const uint64_t take = std::min({n, m.at[piece + 1] - offset, uint64_t{1} << 30});
-    out.push_back({m.memory[piece] + within, displacement, static_cast<uint32_t>(take), target});
+    const std::byte* from = m.memory[piece] + within;
+    MemoryRun* last = out.empty() ? nullptr : &out.back();
+    if (last != nullptr && last->target == target && last->from + last->length == from &&
+        last->displacement + last->length == displacement && last->length + take <= (uint64_t{1} << 30)) {
+      last->length += static_cast<uint32_t>(take);  // one copy where memory and window both follow on
+    } else {
+      out.push_back({from, displacement, static_cast<uint32_t>(take), target});
+    }
     displacement += take;
     offset += take;
     n -= take;
@@ -262,7 +251,7 @@ CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory) {
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w,
                const CopyProgram* program) {
   const MPI_Win window = w.get();
-  if (w.shared() && !t.staged() && program != nullptr) {
+  if (w.shared() && program != nullptr) {  // (staged: where the runs land, one after another)
     if (round < program->size()) {
       for (const MemoryRun& r : (*program)[round]) copy_run(w.peer(r.target) + r.displacement, r.from, r.length);
     }
@@ -288,10 +277,6 @@ void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, cons
                           static_cast<int>(g.bytes), MPI_BYTE, window),
                   "MPI_Put");
       }
-      const int list = static_cast<int>(g.places.size() * sizeof(PlacedRun));
-      check_mpi(MPI_Put(g.places.data(), list, MPI_BYTE, g.target, static_cast<MPI_Aint>(g.list_displacement), list,
-                        MPI_BYTE, window),
-                "MPI_Put");
     }
     return;
   }
@@ -303,16 +288,17 @@ void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, cons
                  });
 }
 
-void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes, const std::byte* landed,
+void place_round(const std::vector<PlacedRun>& places, const std::byte* landed, uint64_t landed_bytes,
                  std::byte* buffer) {
-  const uint64_t n = t.placed_runs(round);
-  if (n == 0) return;
-  std::vector<PlacedRun> places(n);  // (the window's lists need not be aligned)
-  std::memcpy(places.data(), landed + buffer_bytes, n * sizeof(PlacedRun));
-  const std::byte* from = landed;
+  // Runs of up to 16 bytes (most, where placing costs) are copied as 16 without a branch on their
+  // length: in file order, what the copy writes past a run is the next runs' (placed after it),
+  // a hole's (cleared after placing) or past the round's bytes (the buffer has kPlaceSlack more).
   for (const PlacedRun& r : places) {
-    copy_run(buffer + r.at, from, r.length);
-    from += r.length;
+    if (r.length <= 16 && r.from + 16 <= landed_bytes) {
+      std::memcpy(buffer + r.at, landed + r.from, 16);
+    } else {
+      copy_run(buffer + r.at, landed + r.from, r.length);
+    }
   }
 }
 

@@ -8,10 +8,12 @@
 //
 // Staged (a write's alternative, strata_stage; the model chooses): no datatype at all. A
 // group's bytes are a slice of the rank's stream (file order), put as they lie into its
-// aggregator's window beside the other ranks' (in rank order), and a list of where each run
-// goes in the round (8 bytes a run) is put beside them; after the fence the aggregator places
-// the runs into its round buffer with one copy each. Where the bytes and the lists land is
-// agreed at plan time by one scan, and each round's run count by one reduction.
+// aggregator's window beside the other ranks' (in rank order: where they land is agreed at plan
+// time by one scan); after the fence the aggregator places the runs into its round buffer with
+// one copy each, in file order, from where it knows they landed (staged_places: the ranges it
+// received tell it every rank's runs of the round). In a shared window (staged copied) the
+// ranks copy their runs from their memory to where they land instead of putting them: both
+// copies then run front to back, where a copied write's runs scatter over the buffer.
 #pragma once
 
 #include <mpi.h>
@@ -26,11 +28,6 @@
 
 namespace strata::engine {
 
-// A staged run: its place in its round's buffer, and its length.
-struct PlacedRun {
-  uint32_t at = 0, length = 0;
-};
-
 struct PutGroup {
   int target = 0;
   uint64_t displacement = 0;   // of the first run in the target's window
@@ -39,9 +36,6 @@ struct PutGroup {
   size_t first = 0, count = 0;                   // the group's transfers (unpacked: one operation each)
   MPI_Datatype target_type = MPI_DATATYPE_NULL;  // packed: runs relative to `displacement`
   MPI_Datatype origin_type = MPI_DATATYPE_NULL;  // packed with a cut stream: runs relative to `stream_offset`
-  // Staged: the run list, and where it lands in the target's window (the bytes at `displacement`).
-  std::vector<PlacedRun> places;
-  uint64_t list_displacement = 0;
 };
 
 class PackedTransfers {
@@ -55,8 +49,7 @@ class PackedTransfers {
 
   // `pack_from`: groups of at least this many runs are packed (0: never).
   PackedTransfers(std::vector<std::vector<Transfer>> by_round, uint64_t pack_from);
-  // Staged: collective over `comm` (a scan and a reduction); `by_round` as transfers_by_round()
-  // made it for `plan`.
+  // Staged: collective over `comm` (a scan); `by_round` as transfers_by_round() made it for `plan`.
   PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<std::vector<Transfer>> by_round);
   // Copied (a window of shared memory, every run copied by address): the transfers alone, no
   // groups of puts to make.
@@ -64,10 +57,6 @@ class PackedTransfers {
   bool copies() const { return copies_; }
 
   bool staged() const { return staged_; }
-  // Staged: bytes of one window buffer (S_buff, then the longest run list of any round), and the
-  // runs this rank places in each global round (none unless it aggregates).
-  uint64_t slot_bytes() const { return slot_bytes_; }
-  uint64_t placed_runs(uint64_t round) const { return round < placed_.size() ? placed_[round] : 0; }
 
   const std::vector<std::vector<Transfer>>& transfers() const { return transfers_; }
   const std::vector<PutGroup>& groups(uint64_t round) const { return groups_[round]; }
@@ -82,8 +71,6 @@ class PackedTransfers {
   uint64_t operations_ = 0;
   bool staged_ = false;
   bool copies_ = false;  // copied(): transfers only, no groups
-  uint64_t slot_bytes_ = 0;
-  std::vector<uint64_t> placed_;
 };
 
 // The smallest group worth packing, from the figures: n·latency > latency + n·per_run.
@@ -114,9 +101,11 @@ CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory);
 // `program` (from the caller's memory) when given, else from the stream.
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window,
                const CopyProgram* program = nullptr);
-// Staged, at an aggregator after the fence that closed round g's puts: places the round's runs
-// from its window buffer `landed` into the round buffer `buffer`.
-void place_round(const PackedTransfers& t, uint64_t round, uint64_t buffer_bytes, const std::byte* landed,
+// Staged, at an aggregator after the fence that closed a round's puts: places the round's runs
+// (RoundIo::places) from its window buffer `landed` (of `landed_bytes`) into the round buffer
+// `buffer`, which has kPlaceSlack bytes more than the round's.
+constexpr uint64_t kPlaceSlack = 16;
+void place_round(const std::vector<PlacedRun>& places, const std::byte* landed, uint64_t landed_bytes,
                  std::byte* buffer);
 void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window);
 

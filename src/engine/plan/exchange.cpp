@@ -170,6 +170,67 @@ void check_received_overlaps(const ReceivedRanges& received) {
   check_sorted_overlaps(copy);
 }
 
+std::vector<std::vector<PlacedRun>> staged_places(const Plan& plan, int partition, const ReceivedRanges& received,
+                                                  int ranks) {
+  const bool sorted = std::is_sorted(received.begin(), received.end(), by_offset);
+  ReceivedRanges copy;
+  if (!sorted) {
+    copy = received;
+    std::stable_sort(copy.begin(), copy.end(), by_offset);
+  }
+  const ReceivedRanges& ranges = sorted ? received : copy;
+  const size_t nrounds = plan.rounds[static_cast<size_t>(partition)];
+  std::vector<std::vector<PlacedRun>> places(nrounds);
+  const uint64_t base = plan.start[static_cast<size_t>(partition)];
+  // Each rank's bytes of a round land after the lower ranks' (the senders' scan), in file order:
+  // first each sender's bytes per round (`from` holds the sender meanwhile), then where each
+  // sender's bytes start, then each run's place.
+  std::vector<uint64_t> at(static_cast<size_t>(ranks), 0);
+  std::vector<int> present;
+  size_t i = 0;          // the first range not placed yet
+  uint64_t carried = 0;  // of ranges[i], the bytes placed in earlier rounds
+  for (size_t g = 0; g < nrounds; ++g) {
+    const uint64_t round_end = base + (g + 1) * plan.buffer_bytes;
+    auto& runs = places[g];
+    present.clear();
+    size_t j = i;
+    uint64_t done = carried;
+    while (j < ranges.size()) {
+      const ReceivedRange& r = ranges[j];
+      const uint64_t off = r.offset + done;
+      if (off >= round_end) break;
+      const uint64_t n = std::min(r.length - done, round_end - off);
+      uint64_t& bytes = at[static_cast<size_t>(r.from)];
+      if (bytes == 0) present.push_back(r.from);
+      bytes += n;
+      runs.push_back({static_cast<uint32_t>((off - base) % plan.buffer_bytes), static_cast<uint32_t>(r.from),
+                      static_cast<uint32_t>(n)});
+      if (done + n < r.length) {
+        done += n;  // the rest is the next round's
+        break;
+      }
+      done = 0;
+      ++j;
+    }
+    std::sort(present.begin(), present.end());  // the senders of the round (at most the ranks)
+    uint64_t before = 0;
+    for (int r : present) {
+      const uint64_t bytes = at[static_cast<size_t>(r)];
+      at[static_cast<size_t>(r)] = before;
+      before += bytes;
+    }
+    for (PlacedRun& p : runs) {
+      uint64_t& next = at[static_cast<size_t>(p.from)];
+      p.from = static_cast<uint32_t>(next);
+      next += p.length;
+    }
+    for (int r : present) at[static_cast<size_t>(r)] = 0;
+    i = j;
+    carried = done;
+  }
+  return places;
+}
+
 std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, const ReceivedRanges& received) {
   const bool sorted = std::is_sorted(received.begin(), received.end(), by_offset);
   ReceivedRanges copy;

@@ -50,4 +50,18 @@ std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partitio
 // The same check alone (ranges in any order): a usage Error naming both ranks of two overlapping ranges.
 void check_received_overlaps(const ReceivedRanges& ranges);
 
+// A staged run at its aggregator: where it goes in its round's buffer, where it landed in the
+// round's window buffer, and its length (32 bits each: staged rounds hold at most 4 GiB).
+struct PlacedRun {
+  uint32_t at = 0, from = 0, length = 0;
+};
+
+// Staged (PackedTransfers' staged form): each rank puts its bytes of a round, in file order, into
+// its aggregator's window buffer after the lower ranks' bytes of that round. From the ranges it
+// received the aggregator knows where every run landed: its runs of each round of `partition`,
+// in file order (so placing them writes the round's buffer front to back). `ranks`: the
+// communicator's size.
+std::vector<std::vector<PlacedRun>> staged_places(const Plan& plan, int partition, const ReceivedRanges& ranges,
+                                                  int ranks);
+
 }  // namespace strata::engine

@@ -31,6 +31,8 @@ struct RoundIo {
   // The same holes in the file (global offset, length): written as zeros but owned by no rank,
   // so the index can tell a reader they hold no data (IndexedFile::holes).
   std::vector<std::pair<uint64_t, uint64_t>> holes;
+  // Staged: the round's runs as they landed in the window, placed in file order (staged_places).
+  std::vector<PlacedRun> places;
 };
 
 enum class SpanPolicy {

@@ -37,6 +37,12 @@ Totals totals(const StrategyInput& in) {
   return t;
 }
 
+// An aggregator's work per range it receives (merged by offset, checked, cut into rounds, and
+// for a staged write placed), x put_run_s: measured (2026-11-27, 16 ranks on 2 cores, E3SM F maps,
+// two aggregators of about a million ranges each) 0.26 s of ranges and 0.12 s of round planning
+// beyond the same plan without the exchange, about 0.38 us a range: 6 x put_run_s.
+constexpr double kRangeRun = 6;
+
 // Work that runs in parallel over `streams` at most: the slowest one, or the total shared out.
 double parallel(double slowest, double total, double streams) {
   return std::max(slowest, total / std::max(streams, 1.0));
@@ -89,7 +95,7 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   a.buffers = n;
   a.hybrid = hybrid;
   a.staged = staged;
-  a.copied = in.shared_copy && !staged;
+  a.copied = in.shared_copy;
   a.name = "aggregate k=" + std::to_string(k) + " S=" + mib(s) + " N=" + std::to_string(n) +
            (hybrid ? " +direct" : "") + (staged ? " staged" : "") + (a.copied ? " copied" : "");
   const int ranks = static_cast<int>(in.ranks.size());
@@ -104,16 +110,18 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
     agg_runs += b > 0 ? m : 0;
     if (b > 0) {
       // One put per (aggregator, round) the rank's span touches, or one per run unpacked;
-      // staged: two (the bytes and the run list, 8 bytes a run), and no datatype.
+      // staged: one (the bytes as they lie), and no datatype.
       const uint64_t span = r.hi - r.lo;
       const uint64_t groups = std::min<uint64_t>(m, span / s + 2);
       const double per_run = in.pack ? f.put_run_s : f.put_latency_s;
-      // Copied: one copy a run into shared memory, after packing the stream.
+      // Copied: one copy a run from the rank's memory into shared memory — spread among the other
+      // ranks' runs, or staged one after another where they land.
       const double put =
-          a.copied ? static_cast<double>(m) * f.copy_run_s + 2 * static_cast<double>(b) / f.memcpy_Bps
+          a.copied && staged ? static_cast<double>(m) * f.copy_run_s + static_cast<double>(b) / f.memcpy_Bps
+          : a.copied         ? static_cast<double>(m) * f.spread_run_s + static_cast<double>(b) / f.memcpy_Bps
           : staged
-              ? static_cast<double>(2 * groups) * f.put_latency_s +
-                    static_cast<double>(b + 8 * m) / f.put_bandwidth_Bps + static_cast<double>(b) / f.memcpy_Bps
+              ? static_cast<double>(groups) * f.put_latency_s + static_cast<double>(b) / f.put_bandwidth_Bps +
+                    static_cast<double>(b) / f.memcpy_Bps
               : static_cast<double>(groups) * f.put_latency_s + static_cast<double>(m - std::min(m, groups)) * per_run +
                     static_cast<double>(b) / f.put_bandwidth_Bps + static_cast<double>(b) / f.memcpy_Bps;
       put_slowest = std::max(put_slowest, put);
@@ -159,11 +167,16 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   // Fences: one to open, one per round, and with one buffer one more between rounds; the range
   // exchange unless the ranks tile the domain.
   a.sync_s = (1 + rounds + (n == 1 ? std::max(rounds - 1, 0.0) : 0)) * (f.fence_at(ranks) + crowded(ranks, streams));
-  if (!in.dense && agg_bytes > 0) {
-    a.sync_s += 2 * f.collective_at(ranks) + static_cast<double>(agg_runs) * 16.0 / f.memcpy_Bps * 2;
+  // (Staged: always, the aggregators place every rank's runs themselves.) Each aggregator merges
+  // the ranges it receives by offset, checks them for overlaps and cuts them into rounds:
+  // kRangeRun x put_run_s a run, the aggregators at once on the node's cores.
+  if ((!in.dense || staged) && agg_bytes > 0) {
+    const double merge = static_cast<double>(agg_runs) / k * f.put_run_s * kRangeRun;
+    a.sync_s += 2 * f.collective_at(ranks) + static_cast<double>(agg_runs) * 16.0 / f.memcpy_Bps * 2 +
+                parallel(merge, merge * k, streams);
   }
-  // Staged: where each rank's bytes and list land, and each round's run count (a scan and a reduction).
-  if (staged && agg_bytes > 0) a.sync_s += 2 * f.collective_at(ranks);
+  // Staged: where each rank's bytes land (a scan).
+  if (staged && agg_bytes > 0) a.sync_s += f.collective_at(ranks);
   // Rounds pipeline: puts of round g+1 overlap the write of round g once N_buff >= 2.
   const double last = rounds > 0 ? io_total / rounds : 0;
   double pipeline =
@@ -218,6 +231,9 @@ constexpr double kPlanRun = 2.5;
 // putting the pieces in file order, packing them), x put_run_s: about 19 ns a run on the same
 // VM, a third of a datatype entry.
 constexpr double kReuseRun = 0.35;
+// A copied write's copy program, built at its first execution, per run x put_run_s: measured
+// 8 ms for about 125 000 runs a rank (E3SM F maps, 16 ranks on 2 cores): about 1.
+constexpr double kProgramRun = 1.0;
 // The largest buffer the model tries for a partition written in one round.
 constexpr uint64_t kOneRoundMax = uint64_t{64} << 20;
 
@@ -228,8 +244,8 @@ double mpiio_collective(const IoFigures& f, int ranks, double cores) {
 
 }  // namespace
 
-double reused_prediction(const Alternative& a, const IoFigures& f, int ranks) {
-  return a.predicted_s - a.plan_s + a.reuse_s + f.collective_at(ranks);
+double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated) {
+  return a.predicted_s - a.plan_s + (repeated ? 0 : a.reuse_s) + f.collective_at(ranks);
 }
 
 Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
@@ -394,16 +410,21 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   const double reuse = parallel(static_cast<double>(most_runs) * f.put_run_s * kReuseRun,
                                 static_cast<double>(all_runs) * f.put_run_s * kReuseRun,
                                 static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+  // A copied write finds its runs' memory once, at its first execution (its copy program; a
+  // repeated phase keeps it): about one datatype entry's time a run.
+  const double program = parallel(static_cast<double>(most_runs) * f.put_run_s * kProgramRun,
+                                  static_cast<double>(all_runs) * f.put_run_s * kProgramRun,
+                                  static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   for (Alternative& a : c.alternatives) {
     a.sync_s += fixed;
-    a.plan_s = plan;
+    a.plan_s = plan + (a.copied ? program : 0);
     a.reuse_s = reuse;
-    a.predicted_s += fixed + plan;
+    a.predicted_s += fixed + a.plan_s;
   }
   // The cheapest; an alternative must beat an earlier one (simpler: owners before aggregators,
   // fewer aggregators, smaller buffers) by more than 5 %, the probe's own scatter, to be taken —
   // 5 % of what differs between them, not of the plan and the fixed costs all of them pay.
-  const double common = fixed + plan;
+  const double common = fixed + plan;  // (a copied program differs: it stays in the comparison)
   for (size_t i = 1; i < c.alternatives.size(); ++i) {
     if (c.alternatives[i].predicted_s - common < (c.alternatives[c.chosen].predicted_s - common) * 0.95) c.chosen = i;
   }

@@ -90,8 +90,10 @@ struct Alternative {
 // model; docs/engine.md its calibration). Deterministic like choose_strategy.
 Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f);
 // An alternative's prediction when its plan is reused: the plan's per-run work replaced by
-// the one reduction that finds it.
-double reused_prediction(const Alternative& a, const IoFigures& f, int ranks);
+// the one reduction that finds it, and what a phase declared again does per run (hashing its
+// declarations, binding their memory) — nothing for a repeated phase (Phase::repeat), which
+// declares nothing and keeps its copy program.
+double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated);
 
 struct StrategyChoice {
   std::vector<Alternative> alternatives;  // every candidate, in the order considered
