@@ -246,6 +246,10 @@ class Phase {
                       uint64_t file_offset);
   // A run of bytes of variable `var` at absolute file offset `file_offset`; memory is contiguous.
   void add_extent(int var, uint64_t file_offset, uint64_t length, void* memory);
+  // Room for `runs` more declared runs, for a caller that declares many one add_extent at a time
+  // and knows how many: their list is allocated once (memory a first phase would otherwise grow,
+  // copy and fault in several times). Only a hint: declaring more or fewer is correct.
+  void reserve(size_t runs);
   // n runs of `var`: run i at file offset offsets[i], lengths[i] bytes; their bytes lie one
   // after another in `memory` (run 0 first). The same as n add_extent calls.
   void add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory);

@@ -316,6 +316,9 @@ void DatasetSet::prepare(std::byte* user) {
   // memory (a buffer out of file order is not copied here: the engine moves each run from where it
   // lies, packing what it aggregates and writing the rest straight from the buffer).
   phase_ = std::make_unique<Phase>(engine_, path_, mode_, container_phase_hints(container_, mode_, hints_));
+  size_t runs = 0;  // at most: merged runs are fewer
+  for (const auto& sorted : sorted_) runs += sorted.size();
+  phase_->reserve(runs);
   extents_ = 0;
   uint64_t pos = 0;
   std::vector<uint64_t> file_at, lengths, memory;

@@ -499,6 +499,12 @@ int Phase::define_variable(const std::string& name, size_t element_size, std::ve
 void Phase::add_extent(int var, uint64_t file_offset, uint64_t length, void* memory) {
   impl_->deferring([&] { impl_->add_extent(var, file_offset, length, memory); });
 }
+void Phase::reserve(size_t runs) {
+  try {
+    impl_->reserve_pieces(runs, true);
+  } catch (const std::exception&) {  // a hint: too much room asked is no error (the runs declared may be)
+  }
+}
 void Phase::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory) {
   impl_->deferring([&] { impl_->add_extents(var, n, offsets, lengths, static_cast<std::byte*>(memory)); });
 }

@@ -135,10 +135,12 @@ class PhaseImpl {
   }
 
   void plan();
-  // Room for n more declared pieces (Phase::add_extents knows how many come).
   std::vector<std::pair<const char*, double>> plan_steps_s_;  // a fresh plan's steps, for the debug log
-  void reserve_pieces(size_t n) {
-    if (pieces_.capacity() < pieces_.size() + n) pieces_.reserve(std::max(pieces_.size() + n, 2 * pieces_.capacity()));
+  // Room for n more declared pieces (Phase::add_extents knows how many come; Phase::reserve is
+  // told). `exact`: just that room (the caller declares that many and no more).
+  void reserve_pieces(size_t n, bool exact = false) {
+    if (pieces_.capacity() < pieces_.size() + n)
+      pieces_.reserve(exact ? pieces_.size() + n : std::max(pieces_.size() + n, 2 * pieces_.capacity()));
   }
 
   void plan_steps();
