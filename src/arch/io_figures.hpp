@@ -31,6 +31,7 @@ struct IoFigures {
   double memcpy_Bps = 5e9;         // memcpy of 4 MiB
   double copy_run_s = 5e-9;        // each run of a copy of 64-byte runs to their places in a buffer (a staged round)
   double spread_run_s = 20e-9;     // each 8-byte run copied to a line of its own across 8 MiB (a copied write's runs)
+  double fresh_Bps = 4e9;          // first touches of memory the process never used (page faults), per second
   double hash_Bps = 8e9;           // XXH3-64 of 4 MiB in memory
   double create_s = 50e-6;         // open(O_CREAT) and close of a new file in the probed folder
   double rename_s = 30e-6;         // rename() in that folder

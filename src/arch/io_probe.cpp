@@ -1,6 +1,7 @@
 // The engine's machine figures, measured: one-sided puts, fences and small collectives between
 // the ranks of a communicator, copies and hashes in memory, and file requests in a folder.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -223,6 +224,18 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
       }
     });
     f.spread_run_s = std::max(spreading, 1e-10) / kPlaced;
+    // First touches: 16 MiB of new anonymous memory (as a new window or list is), a byte a page
+    // written; a fresh mapping each repeat, so every repeat takes every fault.
+    constexpr uint64_t kFresh = uint64_t{16} << 20;
+    const long page = std::max(::sysconf(_SC_PAGESIZE), 1L);
+    const double fresh = timed(MPI_COMM_SELF, scatter, [&] {
+      void* m = ::mmap(nullptr, kFresh, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) return;
+      auto* bytes = static_cast<volatile char*>(m);
+      for (uint64_t at = 0; at < kFresh; at += static_cast<uint64_t>(page)) bytes[at] = 1;
+      ::munmap(m, kFresh);
+    });
+    f.fresh_Bps = static_cast<double>(kFresh) / std::max(fresh, 1e-9);
     volatile uint64_t sink = 0;
     f.hash_Bps =
         static_cast<double>(kWindow) /
@@ -269,7 +282,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   MPI_Bcast(when, 2, MPI_DOUBLE, 0, comm);
   f.load_average = when[0];
   f.probed_at = static_cast<int64_t>(when[1]);
-  double shared[18] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
+  double shared[19] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
                        f.memcpy_Bps,    f.hash_Bps,          f.create_s,  f.rename_s, f.fsync_Bps};
   for (size_t i = 0; i < 4 && i < f.write.size(); ++i) {
     shared[10 + i] = f.write[i].seconds;
@@ -278,7 +291,8 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   shared[15] = f.cores;
   shared[16] = f.copy_run_s;
   shared[17] = f.spread_run_s;
-  MPI_Bcast(shared, 18, MPI_DOUBLE, 0, comm);
+  shared[18] = f.fresh_Bps;
+  MPI_Bcast(shared, 19, MPI_DOUBLE, 0, comm);
   f.put_latency_s = shared[0];
   f.put_bandwidth_Bps = shared[1];
   f.put_run_s = shared[2];
@@ -292,6 +306,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   f.cores = static_cast<int>(shared[15]);
   f.copy_run_s = shared[16];
   f.spread_run_s = shared[17];
+  f.fresh_Bps = shared[18];
   const uint64_t sizes[4] = {4096, 65536, uint64_t{1} << 20, uint64_t{4} << 20};
   if (shared[14] == 4) {
     f.write.clear();

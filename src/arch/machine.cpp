@@ -249,6 +249,7 @@ IoFigures parse_io(const Reader& rd, const toml::node& node) {
   gbps("memcpy_GBps", f.memcpy_Bps, true);
   us("copy_run_us", f.copy_run_s);
   us("spread_run_us", f.spread_run_s);
+  gbps("fresh_GBps", f.fresh_Bps, true);
   gbps("hash_GBps", f.hash_Bps, true);
   us("create_us", f.create_s);
   us("rename_us", f.rename_s);
@@ -442,8 +443,9 @@ std::string io_to_toml(const IoFigures& f) {
     << "\nput_run_us = " << f.put_run_s * 1e6 << "\nfence_us = " << f.fence_s * 1e6
     << "\ncollective_us = " << f.collective_s * 1e6 << "\nmemcpy_GBps = " << f.memcpy_Bps / 1e9
     << "\ncopy_run_us = " << f.copy_run_s * 1e6 << "\nspread_run_us = " << f.spread_run_s * 1e6
-    << "\nhash_GBps = " << f.hash_Bps / 1e9 << "\ncreate_us = " << f.create_s * 1e6
-    << "\nrename_us = " << f.rename_s * 1e6 << "\nfsync_GBps = " << f.fsync_Bps / 1e9 << "\ncores = " << f.cores
+    << "\nfresh_GBps = " << f.fresh_Bps / 1e9 << "\nhash_GBps = " << f.hash_Bps / 1e9
+    << "\ncreate_us = " << f.create_s * 1e6 << "\nrename_us = " << f.rename_s * 1e6
+    << "\nfsync_GBps = " << f.fsync_Bps / 1e9 << "\ncores = " << f.cores
     << "\n# how far to trust them: the worst median/best ratio of the repeats, the load, when (Unix time)"
     << "\nscatter = " << f.scatter << "\nprobed_at = " << f.probed_at
     << (f.load_average >= 0 ? "\nload_average = " + std::to_string(f.load_average) : std::string())

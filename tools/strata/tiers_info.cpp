@@ -78,6 +78,7 @@ std::string io_text(const IoFigures& f) {
   row("memcpy", rate_text(f.memcpy_Bps), "copy of 4 MiB");
   row("placed run", seconds_text(f.copy_run_s), "each 64-byte run copied to its place (a staged round)");
   row("spread run", seconds_text(f.spread_run_s), "each 8-byte run copied to a line of its own (a copied write)");
+  row("first touch", rate_text(f.fresh_Bps), "first touches of memory the process never used");
   row("XXH3 hash", rate_text(f.hash_Bps), "checksum of 4 MiB");
   row("create", seconds_text(f.create_s), "a new file");
   row("rename", seconds_text(f.rename_s), "one rename()");
@@ -102,6 +103,7 @@ nlohmann::json io_json(const IoFigures& f) {
           {"memcpy_Bps", f.memcpy_Bps},
           {"copy_run_s", f.copy_run_s},
           {"spread_run_s", f.spread_run_s},
+          {"fresh_Bps", f.fresh_Bps},
           {"hash_Bps", f.hash_Bps},
           {"create_s", f.create_s},
           {"rename_s", f.rename_s},

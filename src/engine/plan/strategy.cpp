@@ -158,6 +158,7 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
     io += part_bytes / f.hash_Bps;
   }
   const double io_total = parallel(io, io * k, streams);
+
   double moves = parallel(put_slowest, put_total, streams);
   if (staged && agg_bytes > 0) {
     // Each aggregator places its runs between the fences, on its own thread of the node's cores.
@@ -411,10 +412,11 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
                                 static_cast<double>(all_runs) * f.put_run_s * kReuseRun,
                                 static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   // A copied write finds its runs' memory once, at its first execution (its copy program; a
-  // repeated phase keeps it): about one datatype entry's time a run.
-  const double program = parallel(static_cast<double>(most_runs) * f.put_run_s * kProgramRun,
-                                  static_cast<double>(all_runs) * f.put_run_s * kProgramRun,
-                                  static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+  // repeated phase keeps it): about one datatype entry's time a run, and 24 new bytes a run.
+  const double program_run = f.put_run_s * kProgramRun + static_cast<double>(sizeof(double) * 3) / f.fresh_Bps;
+  const double program =
+      parallel(static_cast<double>(most_runs) * program_run, static_cast<double>(all_runs) * program_run,
+               static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   for (Alternative& a : c.alternatives) {
     a.sync_s += fixed;
     a.plan_s = plan + (a.copied ? program : 0);
