@@ -161,24 +161,25 @@ void check_sorted_overlaps(const ReceivedRanges& ranges) {
   }
 }
 
+// `received` when it is sorted by offset, else `copy` made so.
+const ReceivedRanges& by_offset_view(const ReceivedRanges& received, ReceivedRanges& copy) {
+  if (std::is_sorted(received.begin(), received.end(), by_offset)) return received;
+  copy = received;
+  std::stable_sort(copy.begin(), copy.end(), by_offset);
+  return copy;
+}
+
 }  // namespace
 
 void check_received_overlaps(const ReceivedRanges& received) {
-  if (std::is_sorted(received.begin(), received.end(), by_offset)) return check_sorted_overlaps(received);
-  ReceivedRanges copy = received;
-  std::stable_sort(copy.begin(), copy.end(), by_offset);
-  check_sorted_overlaps(copy);
+  ReceivedRanges copy;
+  check_sorted_overlaps(by_offset_view(received, copy));
 }
 
 std::vector<std::vector<PlacedRun>> staged_places(const Plan& plan, int partition, const ReceivedRanges& received,
                                                   int ranks) {
-  const bool sorted = std::is_sorted(received.begin(), received.end(), by_offset);
   ReceivedRanges copy;
-  if (!sorted) {
-    copy = received;
-    std::stable_sort(copy.begin(), copy.end(), by_offset);
-  }
-  const ReceivedRanges& ranges = sorted ? received : copy;
+  const ReceivedRanges& ranges = by_offset_view(received, copy);
   const size_t nrounds = plan.rounds[static_cast<size_t>(partition)];
   std::vector<std::vector<PlacedRun>> places(nrounds);
   const uint64_t base = plan.start[static_cast<size_t>(partition)];
@@ -232,13 +233,8 @@ std::vector<std::vector<PlacedRun>> staged_places(const Plan& plan, int partitio
 }
 
 std::vector<std::vector<Run>> rounds_of_partition(const Plan& plan, int partition, const ReceivedRanges& received) {
-  const bool sorted = std::is_sorted(received.begin(), received.end(), by_offset);
   ReceivedRanges copy;
-  if (!sorted) {
-    copy = received;
-    std::stable_sort(copy.begin(), copy.end(), by_offset);
-  }
-  const ReceivedRanges& ranges = sorted ? received : copy;
+  const ReceivedRanges& ranges = by_offset_view(received, copy);
   check_sorted_overlaps(ranges);
   std::vector<std::vector<Run>> rounds(plan.rounds[static_cast<size_t>(partition)]);
   const uint64_t base = plan.start[static_cast<size_t>(partition)];
