@@ -385,6 +385,47 @@ void repeat(const std::string& dir) {
   check(consumed, "repeat: a phase that failed cannot be repeated");
 }
 
+// Phase::repeat of a copied write (contiguous memory only, so its runs are copied from the
+// caller's memory by a copy program built at the first write and kept by the repeats), plain or
+// staged: new values in the same memory each time, written byte for byte as a fresh engine
+// writes them.
+void repeat_copied(const std::string& dir, const char* stage) {
+  std::vector<Run> runs = draw_runs(41, 300, uint64_t{1} << 18);
+  SeededRandom shuffle(11);
+  shuffle.shuffle(runs);
+  const std::vector<Phase::Hint> hints = {
+      {"cb_buffer_size", "65536"}, {"strata_strategy", "aggregate"}, {"strata_copy", "true"}, {"strata_stage", stage}};
+  const std::string what = std::string("repeat, copied (strata_stage=") + stage + "): ";
+  const std::string path = dir + "/repeat-copied.out", fresh = dir + "/repeat-copied.fresh";
+  uint64_t last = 0;
+  for (const Run& r : runs) last = std::max(last, r.offset + r.length);
+  Engine engine(MPI_COMM_WORLD);
+  Phase p(engine, path, PhaseMode::write, hints);
+  Declared memory = declare(&p, p.define_variable("bytes", 1, {last + 1000}, 0), runs, 1);
+  p.write();
+  PhaseStats first = p.close();
+  check(first.strategy.find(std::string(stage) == "true" ? "staged copied" : "copied") != std::string::npos,
+        what + "the strategy is " + first.strategy);
+  for (uint64_t salt : {5, 6}) {
+    const Declared values = declare(nullptr, 0, runs, salt);  // new values into the same memory
+    std::copy(values.packed.begin(), values.packed.end(), memory.packed.begin());
+    std::copy(values.single.begin(), values.single.end(), memory.single.begin());
+    Phase q = Phase::repeat(std::move(p));
+    q.write();
+    PhaseStats mine = q.close();
+    check(reused_everywhere(mine) == 1, what + "salt " + std::to_string(salt) + " reuses the plan");
+    {
+      Engine other(MPI_COMM_WORLD);
+      Phase f(other, fresh, PhaseMode::write, hints);
+      const Declared d = declare(&f, f.define_variable("bytes", 1, {last + 1000}, 0), runs, salt);
+      f.write();
+      f.close();
+    }
+    check(same_file(path, fresh), what + "salt " + std::to_string(salt) + " writes what a fresh engine writes");
+    p = std::move(q);
+  }
+}
+
 // 4. Shifted reuse. In-place writes into one large variable (as the drop-in layer declares a
 // program's MPI-IO file): `runs` moved by shift(owner) bytes.
 std::vector<Run> moved_runs(const std::vector<Run>& runs, const std::vector<int64_t>& shift) {
@@ -545,6 +586,7 @@ int main(int argc, char** argv) {
   }
   for (const char* strategy : {"aggregate", "direct", "auto"}) reuse(dir, strategy);
   repeat(dir);
+  for (const char* stage : {"false", "true"}) repeat_copied(dir, stage);
   shifted(dir);
   MPI_Finalize();
   return all_ok ? 0 : 1;

@@ -63,8 +63,8 @@ Layout make_layout(uint64_t seed, int world) {
   L.hints.push_back({"cb_buffer_size", std::to_string(buffer)});
   L.hints.push_back({"strata_buffers", std::to_string(1 + g.below(3))});
   // The strategy: aggregators fixed by hint (half the phases), or chosen by the cost model,
-  // or forced (direct: every byte by its owner; aggregate); packed puts, staged writes and whole spans forced
-  // on or off or left to the figures.
+  // or forced (direct: every byte by its owner; aggregate); packed puts, staged writes, copies and whole spans
+  // forced on or off or left to the figures.
   if (g.below(2) == 0)
     L.hints.push_back({"strata_aggregators", std::to_string(1 + g.below(static_cast<uint64_t>(L.writers)))});
   static const char* strategies[] = {"auto", "direct", "aggregate"};
@@ -73,6 +73,7 @@ Layout make_layout(uint64_t seed, int world) {
   L.hints.push_back({"strata_pack", choices[g.below(3)]});
   L.hints.push_back({"strata_spans", choices[g.below(3)]});
   L.hints.push_back({"strata_stage", choices[g.below(3)]});
+  L.hints.push_back({"strata_copy", choices[g.below(3)]});  // one node: copied into a shared window, or put
   if (g.below(2) == 0) L.hints.push_back({"striping_unit", g.below(2) == 0 ? "4096" : "8192"});
   // Direct runs (large aligned runs written by their owner) in a third of the phases.
   if (g.below(3) == 0) L.hints.push_back({"strata_direct_threshold", g.below(2) == 0 ? "4096" : "16384"});
