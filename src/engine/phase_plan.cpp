@@ -192,7 +192,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
     // Staged: an aggregator places its rounds' runs into buffers of its own (uninitialised: the
     // runs and the holes' zeros cover every byte it writes).
     if (transfers_ && transfers_->staged() && my_partition_ >= 0) {
-      placed_.reset(new std::byte[plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers) + kPlaceSlack]);
+      placed_.reset(new std::byte[plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers)]);
     }
     if (mode_ == PhaseMode::write && !commit_ && !options_.tiers.in_place && rank_ == 0) remove_stale_index();
   };

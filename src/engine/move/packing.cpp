@@ -291,10 +291,11 @@ void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, cons
 void place_round(const std::vector<PlacedRun>& places, const std::byte* landed, uint64_t landed_bytes,
                  std::byte* buffer) {
   // Runs of up to 16 bytes (most, where placing costs) are copied as 16 without a branch on their
-  // length: in file order, what the copy writes past a run is the next runs' (placed after it),
-  // a hole's (cleared after placing) or past the round's bytes (the buffer has kPlaceSlack more).
+  // length: in file order, what the copy writes past a run is the next runs' (placed after it) or
+  // a hole's (cleared after placing) — never past the round's buffer (the next one may be on its
+  // way to the file), nor read past its window buffer.
   for (const PlacedRun& r : places) {
-    if (r.length <= 16 && r.from + 16 <= landed_bytes) {
+    if (r.length <= 16 && r.from + 16 <= landed_bytes && r.at + 16 <= landed_bytes) {
       std::memcpy(buffer + r.at, landed + r.from, 16);
     } else {
       copy_run(buffer + r.at, landed + r.from, r.length);

@@ -102,9 +102,8 @@ CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory);
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window,
                const CopyProgram* program = nullptr);
 // Staged, at an aggregator after the fence that closed a round's puts: places the round's runs
-// (RoundIo::places) from its window buffer `landed` (of `landed_bytes`) into the round buffer
-// `buffer`, which has kPlaceSlack bytes more than the round's.
-constexpr uint64_t kPlaceSlack = 16;
+// (RoundIo::places) from its window buffer `landed` into the round buffer `buffer` (both of
+// `landed_bytes`, S_buff).
 void place_round(const std::vector<PlacedRun>& places, const std::byte* landed, uint64_t landed_bytes,
                  std::byte* buffer);
 void get_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window);
