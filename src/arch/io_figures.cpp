@@ -82,7 +82,11 @@ double load_average_now() {
   return ::getloadavg(load, 1) == 1 ? load[0] : -1;
 }
 
-double IoFigures::fence_at(int ranks) const { return scaled(fence_s, probe_ranks, ranks); }
-double IoFigures::collective_at(int ranks) const { return scaled(collective_s, probe_ranks, ranks); }
+double IoFigures::fence_at(int ranks) const {
+  return ranks == job_ranks && job_collective_s > 0 ? job_collective_s : scaled(fence_s, probe_ranks, ranks);
+}
+double IoFigures::collective_at(int ranks) const {
+  return ranks == job_ranks && job_collective_s > 0 ? job_collective_s : scaled(collective_s, probe_ranks, ranks);
+}
 
 }  // namespace strata

@@ -28,6 +28,11 @@ struct IoFigures {
   double put_run_s = 0.2e-6;       // each run of one MPI_Put with an hindexed target type (type built and freed)
   double fence_s = 20e-6;          // one MPI_Win_fence at probe_ranks ranks
   double collective_s = 10e-6;     // one 8-byte MPI_Allreduce at probe_ranks ranks
+  // Measured by the engine when it starts, on its own communicator (job_collective_seconds()):
+  // one small collective of every rank of the job, its sharing of the cores included. Not
+  // stored; 0 when not measured. fence_at() and collective_at() at job_ranks return it.
+  int job_ranks = 0;
+  double job_collective_s = 0;
   double memcpy_Bps = 5e9;         // memcpy of 4 MiB
   double copy_run_s = 5e-9;        // each run of a copy of 64-byte runs to their places in a buffer (a staged round)
   double spread_run_s = 20e-9;     // each 8-byte run copied to a line of its own across 8 MiB (a copied write's runs)
@@ -52,7 +57,8 @@ struct IoFigures {
   // Seconds for n pwrites totalling `bytes` (each bytes / n); 0 when n == 0.
   double writes_s(uint64_t n, uint64_t bytes) const;
   // A fence or a small collective at `ranks` ranks: the measured one scaled by
-  // log2(ranks) / log2(probe_ranks) (never below the measured one; a tenth of it for one rank).
+  // log2(ranks) / log2(probe_ranks) (never below the measured one; a tenth of it for one rank);
+  // at job_ranks the job's own (job_collective_s) when measured.
   double fence_at(int ranks) const;
   double collective_at(int ranks) const;
   // Cores that run copies and writes at once on a node: `cores` when known, else the online
@@ -76,5 +82,8 @@ double load_average_now();
 // figures. Takes a fraction of a second. Each figure is the best of its repeats (the slowest
 // rank's best), with `scatter`, `load_average` and `probed_at` saying how far to trust them.
 IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir);
+// Collective: one 8-byte MPI_Allreduce over `comm` as it costs now — the median of a few,
+// each rank's, the slowest rank's median on every rank (the same figure everywhere).
+double job_collective_seconds(MPI_Comm comm);
 
 }  // namespace strata

@@ -43,6 +43,13 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
   // first phase that needs it, on every rank alike (load_machine's outcome is the same
   // everywhere).
   machine_error = caught([&] { machine_once(); });
+  // With measured figures, this job's own small collective too (a few microseconds where ranks
+  // have cores of their own, far more where they share them): the model's fences and
+  // agreements at this job's ranks (arch/io_figures.hpp). The same outcome on every rank.
+  if (!machine_error && machine->io.measured) {
+    machine->io.job_ranks = size;
+    machine->io.job_collective_s = job_collective_seconds(comm);
+  }
 }
 
 EngineImpl::~EngineImpl() {
@@ -145,6 +152,10 @@ void EngineImpl::remember_committed(const std::string& output, std::vector<std::
 
 void EngineImpl::keep_stream(ByteBuffer s) {
   if (s.capacity() <= (uint64_t{256} << 20)) stream = std::move(s);
+}
+
+void EngineImpl::keep_placed(ByteBuffer b) {
+  if (b.capacity() <= (uint64_t{256} << 20)) placed = std::move(b);
 }
 
 void EngineImpl::reduce_stats(const double* in, double* inout, int count) {

@@ -195,7 +195,7 @@ void PhaseImpl::execute(PhaseMode mode) {
   m.transfers = transfers_.get();
   m.stream = stream.data();
   m.program = from_memory ? &program_ : nullptr;
-  m.placed = placed_.get();
+  m.placed = placed_.data();
   m.stats = &stats_;
   if (plan_.partitions() == 0 || owners_local_) {
     // Nothing aggregated (the direct strategy, owners writing their node's files, or an empty
@@ -298,6 +298,7 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     }
   }
   engine_.keep_stream(std::move(stream_));  // the next phase's stream, if it fits
+  if (!placed_.empty()) engine_.keep_placed(std::move(placed_));
   const bool committing = commit_ && state_ == State::done;
   if (committing) {
     // committed below: its gather to rank 0 and broadcast are the close's agreement
@@ -406,6 +407,8 @@ bool PhaseImpl::direct_runs_have_memory() const {
 
 bool PhaseImpl::copies_from_memory() const {
   if (mode_ != PhaseMode::write || !copy_ || window_ == nullptr || !window_->shared()) return false;
+  // (A copy program's displacements are 32 bits.)
+  if (plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers) > UINT32_MAX) return false;
   if (!pieces_contiguous_) {  // a walk over every piece: once for them
     pieces_contiguous_ =
         std::all_of(sel_.pieces.begin(), sel_.pieces.end(), [](const Piece& p) { return p.stride == p.element_size; });

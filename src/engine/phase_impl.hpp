@@ -85,6 +85,7 @@ struct RankSummary {  // one per rank, allgathered at plan()
   uint64_t fs_block, in_place, striped;
   uint64_t key;       // this rank's plan key (engine/plan_cache.hpp)
   uint64_t relative;  // the same without its first declared byte
+  uint64_t pieces;    // declared pieces (a run over several pieces of memory is one run, several copies)
 };
 
 class PhaseImpl {
@@ -388,7 +389,7 @@ class PhaseImpl {
   uint64_t direct_candidates_ = 0;  // this rank's runs long enough to go direct in a hybrid (its summary's d_runs)
   // Staged writes at an aggregator: its round buffers (N_buff x S_buff), written by io_ (so
   // declared before it: io_ is joined first).
-  std::unique_ptr<std::byte[]> placed_;
+  ByteBuffer placed_;
   std::unique_ptr<IoWorker> io_;             // aggregation rounds (aggregators)
   std::unique_ptr<IoWorker> direct_io_;      // direct runs
   ByteBuffer stream_;                        // this rank's bytes in file order, when needed

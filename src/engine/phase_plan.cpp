@@ -190,9 +190,10 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
     stream_ = engine_.take_stream();
     stream_.resize(need_stream() ? sel_.bytes : 0);
     // Staged: an aggregator places its rounds' runs into buffers of its own (uninitialised: the
-    // runs and the holes' zeros cover every byte it writes).
+    // runs and the holes' zeros cover every byte it writes), the last phase's when they fit.
     if (transfers_ && transfers_->staged() && my_partition_ >= 0) {
-      placed_.reset(new std::byte[plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers)]);
+      placed_ = engine_.take_placed();
+      placed_.resize(plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers));
     }
     if (mode_ == PhaseMode::write && !commit_ && !options_.tiers.in_place && rank_ == 0) remove_stale_index();
   };
@@ -484,6 +485,7 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
   }
   mine.bytes = s.bytes;
   mine.runs = s.extents.size();
+  mine.pieces = s.pieces.size();
   mine.h_lo = mine.d_lo = UINT64_MAX;
   const uint64_t unit = hybrid_unit(), threshold = hybrid_threshold();
   for (const StreamExtent& e : s.extents) {
@@ -596,7 +598,7 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   const Machine& machine = engine_.machine_once();
   machine.check_covers(engine_.nodes.node_count);  // a usage error on every rank alike, whatever the strategy
   StrategyInput in;
-  for (const RankSummary& s : all) in.ranks.push_back({s.lo, s.hi, s.bytes, s.runs, s.d_bytes, s.d_runs});
+  for (const RankSummary& s : all) in.ranks.push_back({s.lo, s.hi, s.bytes, s.runs, s.d_bytes, s.d_runs, s.pieces});
   in.nodes = engine_.nodes.node_count;
   in.cores_per_node = engine_.cores_per_node();
   in.align = options_.align.value_or(all[0].fs_block);

@@ -208,7 +208,7 @@ namespace {
 // from the caller's memory; `piece` is where the last one ended (transfers mostly follow each
 // other in the stream), updated.
 void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int target, uint64_t displacement,
-                     size_t& piece, std::vector<MemoryRun>& out) {
+                     size_t& piece, RoundProgram& out) {
   const size_t pieces = m.memory.size();
   if (piece >= pieces || offset < m.at[piece] || offset >= m.at[piece + 1]) {
     if (piece + 1 < pieces && offset >= m.at[piece + 1] && offset < m.at[piece + 2]) {
@@ -217,22 +217,26 @@ void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int tar
       piece = static_cast<size_t>(std::upper_bound(m.at.begin(), m.at.end() - 1, offset) - m.at.begin()) - 1;
     }
   }
+  if (displacement + n > UINT32_MAX) throw_runtime("internal: a copied run beyond 4 GiB of its window segment");
+  const bool same_target = !out.targets.empty() && out.targets.back().first == target;
+  if (!same_target) out.targets.emplace_back(target, out.runs.size());
   while (n > 0) {
     const uint64_t within = offset - m.at[piece];
     const uint64_t take = std::min({n, m.at[piece + 1] - offset, uint64_t{1} << 30});
     const std::byte* from = m.memory[piece] + within;
-    MemoryRun* last = out.empty() ? nullptr : &out.back();
-    if (last != nullptr && last->target == target && last->from + last->length == from &&
-        last->displacement + last->length == displacement && last->length + take <= (uint64_t{1} << 30)) {
+    MemoryRun* last = out.runs.size() > out.targets.back().second ? &out.runs.back() : nullptr;
+    if (last != nullptr && last->from + last->length == from && last->displacement + last->length == displacement &&
+        last->length + take <= (uint64_t{1} << 30)) {
       last->length += static_cast<uint32_t>(take);  // one copy where memory and window both follow on
     } else {
-      out.push_back({from, displacement, static_cast<uint32_t>(take), target});
+      out.runs.push_back({from, static_cast<uint32_t>(displacement), static_cast<uint32_t>(take)});
     }
     displacement += take;
     offset += take;
     n -= take;
     if (n > 0 && offset == m.at[piece + 1]) ++piece;
   }
+  out.targets.back().second = out.runs.size();
 }
 
 }  // namespace
@@ -241,7 +245,7 @@ CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory) {
   CopyProgram program(t.transfers().size());
   size_t piece = 0;
   for (size_t g = 0; g < program.size(); ++g) {
-    program[g].reserve(t.transfers()[g].size());
+    program[g].runs.reserve(t.transfers()[g].size());
     for (const Transfer& x : t.transfers()[g])
       add_memory_runs(memory, x.stream_offset, x.length, x.target, x.displacement, piece, program[g]);
   }
@@ -253,7 +257,12 @@ void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, cons
   const MPI_Win window = w.get();
   if (w.shared() && program != nullptr) {  // (staged: where the runs land, one after another)
     if (round < program->size()) {
-      for (const MemoryRun& r : (*program)[round]) copy_run(w.peer(r.target) + r.displacement, r.from, r.length);
+      const RoundProgram& p = (*program)[round];
+      size_t i = 0;
+      for (const auto& [target, end] : p.targets) {
+        std::byte* const to = w.peer(target);
+        for (; i < end; ++i) copy_run(to + p.runs[i].displacement, p.runs[i].from, p.runs[i].length);
+      }
     }
     std::atomic_thread_fence(std::memory_order_seq_cst);
     return;

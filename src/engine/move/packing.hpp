@@ -84,16 +84,22 @@ struct StreamMemory {
 };
 
 // A copied write's runs with their memory found: where each comes from in the caller's memory
-// and where it goes in its aggregator's segment (24 bytes a run; a transfer over several pieces
-// is a run per piece). Built once for a phase's pieces and transfers, and kept with them: a
-// repeated phase (the same pieces at the same memory) copies without looking anything up.
+// and where it goes in its aggregator's segment (16 bytes a run, read at every execution; a
+// transfer over several pieces is a run per piece), a round's runs grouped by their target
+// (`targets`: each target with the end of its runs). Built once for a phase's pieces and
+// transfers, and kept with them: a repeated phase (the same pieces at the same memory) copies
+// without looking anything up. Displacements are 32 bits: copies_from_memory() takes a window
+// segment of at most 4 GiB.
 struct MemoryRun {
   const std::byte* from = nullptr;
-  uint64_t displacement = 0;
+  uint32_t displacement = 0;
   uint32_t length = 0;
-  int32_t target = 0;
 };
-using CopyProgram = std::vector<std::vector<MemoryRun>>;  // by round
+struct RoundProgram {
+  std::vector<MemoryRun> runs;
+  std::vector<std::pair<int32_t, size_t>> targets;  // (target, end of its runs in `runs`)
+};
+using CopyProgram = std::vector<RoundProgram>;  // by round
 CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory);
 
 // Issues round g's operations into `window` (a put for a write, a get for a read). In a shared

@@ -64,8 +64,10 @@ bool interleaved(const StrategyInput& in) {
 // Where ranks outnumber a node's cores, a fence or a collective also waits for every rank to be
 // scheduled: kCrowded_s more per extra rank per core. Measured on this project's 2-core VM (16
 // ranks, E3SM F maps, 17 rounds): about 1.5 ms a fence, against microseconds uncrowded.
+// A collective measured at this job's ranks (IoFigures::job_collective_s) holds that already.
 constexpr double kCrowded_s = 2e-4;
-double crowded(int ranks, double streams) {
+double crowded(const IoFigures& f, int ranks, double streams) {
+  if (ranks == f.job_ranks && f.job_collective_s > 0) return 0;
   return kCrowded_s * std::max(0.0, static_cast<double>(ranks) / std::max(streams, 1.0) - 1.0);
 }
 
@@ -114,11 +116,15 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
       const uint64_t span = r.hi - r.lo;
       const uint64_t groups = std::min<uint64_t>(m, span / s + 2);
       const double per_run = in.pack ? f.put_run_s : f.put_latency_s;
-      // Copied: one copy a run from the rank's memory into shared memory — spread among the other
-      // ranks' runs, or staged one after another where they land.
+      // Copied: one copy a piece from the rank's memory into shared memory — a run's first one
+      // spread among the other ranks' runs (a line of its own), the run's further pieces
+      // following it; or staged, one after another where they land.
+      const double more_pieces = static_cast<double>(r.pieces > r.runs ? r.pieces - r.runs : 0);
       const double put =
-          a.copied && staged ? static_cast<double>(m) * f.copy_run_s + static_cast<double>(b) / f.memcpy_Bps
-          : a.copied         ? static_cast<double>(m) * f.spread_run_s + static_cast<double>(b) / f.memcpy_Bps
+          a.copied && staged
+              ? (static_cast<double>(m) + more_pieces) * f.copy_run_s + static_cast<double>(b) / f.memcpy_Bps
+          : a.copied ? static_cast<double>(m) * f.spread_run_s + more_pieces * f.copy_run_s +
+                           static_cast<double>(b) / f.memcpy_Bps
           : staged
               ? static_cast<double>(groups) * f.put_latency_s + static_cast<double>(b) / f.put_bandwidth_Bps +
                     static_cast<double>(b) / f.memcpy_Bps
@@ -167,7 +173,7 @@ Alternative aggregate(const StrategyInput& in, const IoFigures& f, const Totals&
   }
   // Fences: one to open, one per round, and with one buffer one more between rounds; the range
   // exchange unless the ranks tile the domain.
-  a.sync_s = (1 + rounds + (n == 1 ? std::max(rounds - 1, 0.0) : 0)) * (f.fence_at(ranks) + crowded(ranks, streams));
+  a.sync_s = (1 + rounds + (n == 1 ? std::max(rounds - 1, 0.0) : 0)) * (f.fence_at(ranks) + crowded(f, ranks, streams));
   // (Staged: always, the aggregators place every rank's runs themselves.) Each aggregator merges
   // the ranges it receives by offset, checks them for overlaps and cuts them into rounds:
   // kRangeRun x put_run_s a run, the aggregators at once on the node's cores.
@@ -226,8 +232,10 @@ constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
 // rank (E3SM F maps, 4 ranks, loaded VM), about 6 x 0.16 us, before the plan lost its per-run
 // copies and sorts; since (2026-11-27, quiet VM, 16 ranks on 2 cores) 0.11-0.15 s for the three
 // real F maps and about 0.14 s for E3SM-IO's F map through the drop-in, where 6 predicted 0.35 s:
-// about 2.5.
-constexpr double kPlanRun = 2.5;
+// about 2.5 a run. Counted per declared piece since (2026-11-28, another 2-core VM whose
+// put_run_s is 24 ns): 0.17-0.21 s of plan for the three real F maps' 4.3 million pieces
+// (272 000 a rank, 1.6 million runs), about 85 ns a piece on each core: 3.5.
+constexpr double kPlanRun = 3.5;
 // What a reused plan still does per declared run (hashing the declarations to find the plan,
 // putting the pieces in file order, packing them), x put_run_s: about 19 ns a run on the same
 // VM, a third of a datatype entry.
@@ -235,6 +243,7 @@ constexpr double kReuseRun = 0.35;
 // A copied write's copy program, built at its first execution, per run x put_run_s: measured
 // 8 ms for about 125 000 runs a rank (E3SM F maps, 16 ranks on 2 cores): about 1.
 constexpr double kProgramRun = 1.0;
+constexpr double kProgramRunBytes = 16;  // a piece's entry in the program (engine/move/packing.hpp, MemoryRun)
 // The largest buffer the model tries for a partition written in one round.
 constexpr uint64_t kOneRoundMax = uint64_t{64} << 20;
 
@@ -393,29 +402,30 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   // comparable with the measured time): the plan's allgather, the close's agreement and the
   // statistics' reduction; a commit's intent record, renames and checksum messages.
   const double collective = f.collective_at(ranks) +
-                            crowded(ranks, static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+                            crowded(f, ranks, static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   double fixed = 3 * collective;
   if (in.commit) fixed += f.create_s + 3 * f.rename_s + collective;
-  // The plan itself: per declared run, sorting, summarising, splitting and listing it for its
-  // aggregator (kPlanRun x put_run_s each, on the rank with the most runs). A reused plan pays
-  // one reduction instead (reused_prediction()).
+  // The plan itself: per declared piece (a run over several pieces of memory counts each),
+  // sorting, summarising, splitting and listing it for its aggregator (kPlanRun x put_run_s
+  // each, on the rank with the most). A reused plan pays one reduction instead
+  // (reused_prediction()).
   // Every rank plans at once: on a node with more ranks than cores they share the cores.
-  uint64_t most_runs = 0, all_runs = 0;
+  uint64_t most_pieces = 0, all_pieces = 0;
   for (const RankShape& r : in.ranks) {
-    most_runs = std::max(most_runs, r.runs);
-    all_runs += r.runs;
+    most_pieces = std::max(most_pieces, std::max(r.pieces, r.runs));
+    all_pieces += std::max(r.pieces, r.runs);
   }
-  const double plan = parallel(static_cast<double>(most_runs) * f.put_run_s * kPlanRun,
-                               static_cast<double>(all_runs) * f.put_run_s * kPlanRun,
+  const double plan = parallel(static_cast<double>(most_pieces) * f.put_run_s * kPlanRun,
+                               static_cast<double>(all_pieces) * f.put_run_s * kPlanRun,
                                static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
-  const double reuse = parallel(static_cast<double>(most_runs) * f.put_run_s * kReuseRun,
-                                static_cast<double>(all_runs) * f.put_run_s * kReuseRun,
+  const double reuse = parallel(static_cast<double>(most_pieces) * f.put_run_s * kReuseRun,
+                                static_cast<double>(all_pieces) * f.put_run_s * kReuseRun,
                                 static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
-  // A copied write finds its runs' memory once, at its first execution (its copy program; a
-  // repeated phase keeps it): about one datatype entry's time a run, and 24 new bytes a run.
-  const double program_run = f.put_run_s * kProgramRun + static_cast<double>(sizeof(double) * 3) / f.fresh_Bps;
+  // A copied write finds its pieces' memory once, at its first execution (its copy program; a
+  // repeated phase keeps it): about one datatype entry's time a piece, and 16 new bytes a piece.
+  const double program_run = f.put_run_s * kProgramRun + kProgramRunBytes / f.fresh_Bps;
   const double program =
-      parallel(static_cast<double>(most_runs) * program_run, static_cast<double>(all_runs) * program_run,
+      parallel(static_cast<double>(most_pieces) * program_run, static_cast<double>(all_pieces) * program_run,
                static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   for (Alternative& a : c.alternatives) {
     a.sync_s += fixed;

@@ -26,6 +26,7 @@ struct RankShape {
   uint64_t runs = 0;        // coalesced extents
   uint64_t big_bytes = 0;   // bytes in the aligned parts of runs at least the hybrid threshold
   uint64_t big_runs = 0;    // such runs
+  uint64_t pieces = 0;      // declared pieces of memory: a run over several is copied piece by piece
 };
 
 struct StrategyInput {
