@@ -33,15 +33,15 @@ struct IoFigures {
   // stored; 0 when not measured. fence_at() and collective_at() at job_ranks return it.
   int job_ranks = 0;
   double job_collective_s = 0;
-  double memcpy_Bps = 5e9;         // memcpy of 4 MiB
-  double copy_run_s = 5e-9;        // each run of a copy of 64-byte runs to their places in a buffer (a staged round)
-  double spread_run_s = 20e-9;     // each 8-byte run copied to a line of its own across 8 MiB (a copied write's runs)
-  double fresh_Bps = 4e9;          // first touches of memory the process never used (page faults), per second
-  double hash_Bps = 8e9;           // XXH3-64 of 4 MiB in memory
-  double create_s = 50e-6;         // open(O_CREAT) and close of a new file in the probed folder
-  double rename_s = 30e-6;         // rename() in that folder
-  double fsync_Bps = 0;            // 16 MiB written then fsynced, per second (0: not measured)
-  int cores = 0;                   // cores of the node (hwloc, at probe time); 0: not known, ask the OS
+  double memcpy_Bps = 5e9;      // memcpy of 4 MiB
+  double copy_run_s = 5e-9;     // each run of a copy of 64-byte runs to their places in a buffer (a staged round)
+  double spread_run_s = 20e-9;  // each 8-byte run copied to a line of its own across 8 MiB (a copied write's runs)
+  double fresh_Bps = 4e9;       // first touches of memory the process never used (page faults), per second
+  double hash_Bps = 8e9;        // XXH3-64 of 4 MiB in memory
+  double create_s = 50e-6;      // open(O_CREAT) and close of a new file in the probed folder
+  double rename_s = 30e-6;      // rename() in that folder
+  double fsync_Bps = 0;         // 16 MiB written then fsynced, per second (0: not measured)
+  int cores = 0;                // cores of the node (hwloc, at probe time); 0: not known, ask the OS
   // How much to trust the figures: each timed figure keeps the best of its repeats (a busy moment
   // only ever slows a repeat down), and `scatter` is the largest ratio of a figure's median repeat
   // to that best (about 1 on a quiet machine; 0: not known). `load_average` is the 1-minute load

@@ -401,8 +401,9 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   // What every alternative pays alike (so it never changes the choice, but makes the prediction
   // comparable with the measured time): the plan's allgather, the close's agreement and the
   // statistics' reduction; a commit's intent record, renames and checksum messages.
-  const double collective = f.collective_at(ranks) +
-                            crowded(f, ranks, static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+  const double collective =
+      f.collective_at(ranks) +
+      crowded(f, ranks, static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   double fixed = 3 * collective;
   if (in.commit) fixed += f.create_s + 3 * f.rename_s + collective;
   // The plan itself: per declared piece (a run over several pieces of memory counts each),
