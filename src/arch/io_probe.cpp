@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +16,7 @@
 #include "arch/io_figures.hpp"
 #include "common/error.hpp"
 #include "common/run_copy.hpp"
+#include "common/xxh3.hpp"
 
 namespace strata {
 

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +15,7 @@
 #include <optional>
 
 #include "common/error.hpp"
+#include "common/xxh3.hpp"
 #include "engine/output_index.hpp"
 #include "engine/phase_impl.hpp"
 

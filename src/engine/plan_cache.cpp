@@ -1,11 +1,10 @@
 #include "engine/plan_cache.hpp"
 
-#include <xxhash.h>
-
 #include <algorithm>
 
 #include "common/error.hpp"
 #include "common/seeded_random.hpp"
+#include "common/xxh3.hpp"
 
 namespace strata::engine {
 

@@ -231,6 +231,60 @@ TEST(IoFigures, FencesScaleWithLogRanks) {
   EXPECT_DOUBLE_EQ(f.fence_at(1), 1e-6);
 }
 
+TEST(IoFigures, TheJobsOwnCollectiveAtItsRankCount) {
+  // Measured by the engine at its start (job_collective_seconds): at the job's rank count it is
+  // the fence's and the collective's cost, the sharing of the cores included; elsewhere the
+  // probe's figure, scaled.
+  IoFigures f;
+  f.fence_s = 10e-6;
+  f.collective_s = 5e-6;
+  f.probe_ranks = 4;
+  f.job_ranks = 16;
+  f.job_collective_s = 70e-6;
+  EXPECT_DOUBLE_EQ(f.fence_at(16), 70e-6);
+  EXPECT_DOUBLE_EQ(f.collective_at(16), 70e-6);
+  EXPECT_DOUBLE_EQ(f.fence_at(4), 10e-6);
+  EXPECT_DOUBLE_EQ(f.collective_at(8), 7.5e-6);
+}
+
+TEST(Strategy, AMeasuredJobCollectiveReplacesTheCrowdingConstant) {
+  // 16 ranks on 2 cores: without a measurement every fence also pays 0.2 ms per extra rank per
+  // core (7 x 0.2 ms); measured at 70 us, a fence costs that and no more, so rounds are cheaper.
+  StrategyInput in = strided(16, 20000, 16);
+  in.shared_copy = true;
+  in.dense = true;
+  in.aggregators = 1;
+  in.buffer_bytes = uint64_t{1} << 20;
+  IoFigures f;
+  const Alternative guessed = choose_strategy(in, f).best();
+  f.job_ranks = 16;
+  f.job_collective_s = 70e-6;
+  const Alternative measured = choose_strategy(in, f).best();
+  ASSERT_EQ(guessed.rounds, measured.rounds);
+  ASSERT_GT(measured.rounds, 1u);
+  const double fences = 1 + static_cast<double>(measured.rounds);
+  EXPECT_GT(guessed.sync_s - measured.sync_s, fences * 7 * 2e-4) << guessed.sync_s << " " << measured.sync_s;
+  EXPECT_LT(measured.sync_s, guessed.sync_s);
+}
+
+TEST(Strategy, ACopiedWriteCopiesEveryPiece) {
+  // The same runs, declared as one piece each or as four pieces of memory each: a copied write
+  // copies piece by piece, and its plan and copy program work per piece too.
+  StrategyInput in = strided(16, 20000, 16);
+  in.shared_copy = true;
+  in.dense = true;
+  in.aggregators = 2;
+  in.buffer_bytes = uint64_t{4} << 20;
+  IoFigures f;
+  const Alternative one = choose_strategy(in, f).best();
+  for (RankShape& r : in.ranks) r.pieces = 4 * r.runs;
+  const Alternative four = choose_strategy(in, f).best();
+  ASSERT_TRUE(one.copied && four.copied);
+  EXPECT_GT(four.move_s, one.move_s);
+  EXPECT_NEAR(four.move_s - one.move_s, 16.0 * 3 * 20000 * f.copy_run_s / 2, four.move_s * 0.01);
+  EXPECT_GT(four.plan_s, 3.5 * one.plan_s);
+}
+
 TEST(IoFigures, LargeRequestsNeverCostMorePerByteThanSmallOnes) {
   IoFigures f;
   f.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 148e-6}, {4 << 20, 664e-6}};  // a noisy 4 MiB point

@@ -12,7 +12,7 @@
 #include <memory>
 #include <new>
 
-#include <xxhash.h>
+#include "common/xxh3.hpp"
 
 namespace strata::engine {
 

@@ -1,9 +1,9 @@
 #include "engine/plan/run_sketch.hpp"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include "common/xxh3.hpp"
 
 namespace strata::engine {
 
