@@ -218,13 +218,14 @@ void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int tar
     }
   }
   if (displacement + n > UINT32_MAX) throw_runtime("internal: a copied run beyond 4 GiB of its window segment");
-  const bool same_target = !out.targets.empty() && out.targets.back().first == target;
-  if (!same_target) out.targets.emplace_back(target, out.runs.size());
+  if (out.targets.empty() || out.targets.back().first != target) out.targets.emplace_back(target, out.runs.size());
+  // This target's runs so far start where the one before it ended (a run may grow across transfers).
+  const size_t first = out.targets.size() >= 2 ? out.targets[out.targets.size() - 2].second : 0;
   while (n > 0) {
     const uint64_t within = offset - m.at[piece];
     const uint64_t take = std::min({n, m.at[piece + 1] - offset, uint64_t{1} << 30});
     const std::byte* from = m.memory[piece] + within;
-    MemoryRun* last = out.runs.size() > out.targets.back().second ? &out.runs.back() : nullptr;
+    MemoryRun* last = out.runs.size() > first ? &out.runs.back() : nullptr;
     if (last != nullptr && last->from + last->length == from && last->displacement + last->length == displacement &&
         last->length + take <= (uint64_t{1} << 30)) {
       last->length += static_cast<uint32_t>(take);  // one copy where memory and window both follow on
