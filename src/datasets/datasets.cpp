@@ -255,7 +255,10 @@ void DatasetSet::prepare(std::byte* user) {
   std::vector<size_t> sizes;
   for (const auto& d : specs_) sizes.push_back(elem_size(d.type));
   // Sorted (and, where memory allows, merged) runs of each dataset.
-  if (!sorted_valid_) sorted_.assign(specs_.size(), {});
+  if (!sorted_valid_) {
+    sorted_.assign(specs_.size(), {});
+    sorted_like_.assign(specs_.size(), {0, 0});
+  }
   auto coalesce = [&] {
     if (deferred_) throw *deferred_;
     if (specs_.empty()) throw_usage("no dataset is defined");
@@ -265,10 +268,10 @@ void DatasetSet::prepare(std::byte* user) {
       // at memory shifted by a constant: the last such dataset's sorted runs, shifted, are theirs.
       if (d > 0 && sizes[d] == sizes[d - 1] && same_runs_shifted(runs_[d - 1], runs_[d])) {
         const uint64_t shift = runs_[d].front().mem_offset - runs_[d - 1].front().mem_offset;
-        sorted_[d] = sorted_[d - 1];
-        for (ElementRun& r : sorted_[d]) r.mem_offset += shift;
+        sorted_like_[d] = {sorted_like_[d - 1].first, sorted_like_[d - 1].second + shift};
         continue;
       }
+      sorted_like_[d] = {d, 0};
       sorted_[d] = coalesce_runs(runs_[d], sizes[d], specs_[d].name);
     }
   };
@@ -289,8 +292,9 @@ void DatasetSet::prepare(std::byte* user) {
   if (order_ == MemoryOrder::blocks) {
     uint64_t pos = 0;
     for (size_t d = 0; d < specs_.size() && file_order; ++d) {
-      for (const ElementRun& r : sorted_[d]) {
-        if (r.mem_offset != pos) {
+      const auto [like, shift] = sorted_like_[d];
+      for (const ElementRun& r : sorted_[like]) {
+        if (r.mem_offset + shift != pos) {
           file_order = false;
           break;
         }
@@ -317,7 +321,7 @@ void DatasetSet::prepare(std::byte* user) {
   // lies, packing what it aggregates and writing the rest straight from the buffer).
   phase_ = std::make_unique<Phase>(engine_, path_, mode_, container_phase_hints(container_, mode_, hints_));
   size_t runs = 0;  // at most: merged runs are fewer
-  for (const auto& sorted : sorted_) runs += sorted.size();
+  for (const auto& like : sorted_like_) runs += sorted_[like.first].size();
   phase_->reserve(runs);
   extents_ = 0;
   uint64_t pos = 0;
@@ -328,9 +332,10 @@ void DatasetSet::prepare(std::byte* user) {
     lengths.clear();
     memory.clear();
     bool follow = true;  // each extent's memory follows the previous one's
-    for (const ElementRun& r : sorted_[d]) {
+    const auto [like, shift] = sorted_like_[d];
+    for (const ElementRun& r : sorted_[like]) {
       const uint64_t at = offsets[d] + r.elem_begin * sizes[d], n = r.elems * sizes[d];
-      const uint64_t mem = order_ == MemoryOrder::file ? pos : r.mem_offset;
+      const uint64_t mem = order_ == MemoryOrder::file ? pos : r.mem_offset + shift;
       pos += n;
       if (!file_at.empty() && memory.back() + lengths.back() == mem) {
         if (file_at.back() + lengths.back() == at) {

@@ -161,8 +161,12 @@ class DatasetSet {
   std::unordered_set<std::string> names_;      // of specs_
   std::vector<std::vector<ElementRun>> runs_;  // per dataset, in declaration order, block-order memory
   uint64_t local_bytes_ = 0;
-  std::vector<std::vector<ElementRun>> sorted_;  // per dataset, sorted (block-order memory offsets)
-  bool sorted_valid_ = false;                    // sorted_ is of the declarations as they are
+  // Per dataset, sorted (block-order memory offsets): a dataset that declared the runs of the one
+  // before it at memory shifted by a constant has none of its own but that one's (sorted_like_)
+  // and the shift, so hundreds of variables on one decomposition keep one sorted copy.
+  std::vector<std::vector<ElementRun>> sorted_;
+  std::vector<std::pair<size_t, uint64_t>> sorted_like_;  // (the dataset whose runs, memory shift)
+  bool sorted_valid_ = false;                             // sorted_ is of the declarations as they are
   std::byte* user_ = nullptr;
   std::unique_ptr<Phase> phase_;
   std::vector<uint64_t> offsets_;  // the datasets' file offsets in phase_

@@ -37,6 +37,7 @@ int PhaseImpl::define_variable(const std::string& name, size_t element_size, std
   if (repeated_) throw_usage("a repeated phase (Phase::repeat) declares nothing more");
   if (name.empty()) throw_usage("a variable needs a name");
   if (element_size == 0) throw_usage("variable \"" + name + "\" has element size 0");
+  if (element_size > UINT32_MAX) throw_usage("variable \"" + name + "\" has elements of 4 GiB or more");
   if (dims.empty()) throw_usage("variable \"" + name + "\" has no dimensions");
   for (auto d : dims) {
     if (d == 0) throw_usage("variable \"" + name + "\" has a zero dimension");
@@ -54,21 +55,25 @@ void PhaseImpl::add_extent(int var, uint64_t file_offset, uint64_t length, void*
                 ", " + std::to_string(v.file_offset + v.bytes()) + ")");
   }
   if (length > 0 && memory == nullptr) throw_usage("variable \"" + v.name + "\": extent without memory");
-  pieces_.push_back({file_offset, length, static_cast<std::byte*>(memory), 1, 1, var});
+  if (length > 0) declared_lo_ = std::min(declared_lo_, file_offset);
+  pieces_.push_back({file_offset, length, static_cast<std::byte*>(memory), 1, 1});
 }
 
 void PhaseImpl::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory) {
   const PhaseVariable& v = variable(var, "add_extents");
   const uint64_t lo = v.file_offset, hi = v.file_offset + v.bytes();
   reserve_pieces(n);
+  uint64_t first = declared_lo_;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t offset = offsets[i], length = lengths[i];
     if (offset < lo || offset + length > hi || (length > 0 && memory == nullptr)) {
       add_extent(var, offset, length, memory);  // throws, naming the extent
     }
-    pieces_.push_back({offset, length, memory, 1, 1, var});
+    if (length > 0) first = std::min(first, offset);
+    pieces_.push_back({offset, length, memory, 1, 1});
     memory += length;
   }
+  declared_lo_ = first;
 }
 
 void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count,
@@ -93,6 +98,7 @@ void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const 
   const size_t es = v.element_size;
   if (stride == 0) stride = es;
   if (stride < es) throw_usage("variable \"" + v.name + "\": memory stride smaller than the element size");
+  if (stride > UINT32_MAX) throw_usage("variable \"" + v.name + "\": a memory stride of 4 GiB or more");
   // Runs along the innermost dimension (merged over trailing dimensions the block covers whole).
   size_t run_dims = 1;
   uint64_t run = count[nd - 1];
@@ -106,7 +112,9 @@ void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const 
   for (uint64_t done = 0; done < elements; done += run) {
     uint64_t linear = 0;
     for (size_t d = 0; d < nd; ++d) linear = linear * v.dims[d] + idx[d];
-    pieces_.push_back({v.file_offset + linear * es, run * es, mem, es, stride, var});
+    declared_lo_ = std::min(declared_lo_, v.file_offset + linear * es);
+    pieces_.push_back(
+        {v.file_offset + linear * es, run * es, mem, static_cast<uint32_t>(es), static_cast<uint32_t>(stride)});
     mem += run * stride;
     for (size_t k = outer; k-- > 0;) {
       if (++idx[k] < start[k] + count[k]) break;
@@ -151,16 +159,7 @@ void PhaseImpl::execute(PhaseMode mode) {
   // aggregator's shared buffer: nothing is packed (direct runs then have their memory too).
   const bool from_memory = copies_from_memory();
   if (from_memory && program_for_ != transfers_) {  // found once for these pieces and transfers
-    StreamMemory from;
-    from.at.reserve(sel_.pieces.size() + 1);
-    from.memory.reserve(sel_.pieces.size());
-    uint64_t at = 0;
-    for (const Piece& p : sel_.pieces) {
-      from.at.push_back(at);
-      from.memory.push_back(p.memory);
-      at += p.length;
-    }
-    from.at.push_back(at);
+    const StreamMemory from(sel_.pieces);
     program_ = copy_program(*transfers_, from);
     program_for_ = transfers_;
   } else if (!from_memory && streamed && mode == PhaseMode::write) {
@@ -391,10 +390,11 @@ const PhaseVariable& PhaseImpl::variable(int var, const char* what) const {
   return vars_[static_cast<size_t>(var)];
 }
 
-std::vector<std::string> PhaseImpl::names() const {
-  std::vector<std::string> n;
-  for (const auto& v : vars_) n.push_back(v.name);
-  return n;
+std::string PhaseImpl::name_at(uint64_t offset) const {
+  for (const auto& v : vars_) {
+    if (offset >= v.file_offset && offset - v.file_offset < v.bytes()) return v.name;
+  }
+  return "?";
 }
 
 bool PhaseImpl::direct_runs_have_memory() const {

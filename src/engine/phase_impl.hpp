@@ -195,7 +195,8 @@ class PhaseImpl {
 
   const PhaseVariable& variable(int var, const char* what) const;
 
-  std::vector<std::string> names() const;
+  // The variable whose bytes hold a file offset (the first defined, for errors).
+  std::string name_at(uint64_t offset) const;
 
   // Every rank's direct runs, for every rank (MPI_Allgatherv; called only when some exist).
   std::vector<ReceivedRange> gather_direct_runs(const std::vector<uint64_t>& runs_of_rank);
@@ -353,6 +354,7 @@ class PhaseImpl {
   std::vector<PhaseVariable> vars_;
   std::unordered_set<std::string> var_names_;  // of vars_
   std::vector<Piece> pieces_;
+  uint64_t declared_lo_ = UINT64_MAX;  // the lowest file offset of a non-empty piece declared (as CachedPlan::kNoBase)
   std::optional<Error> declaration_error_;
   std::optional<Error> deferred_error_;  // this rank's plan failure, agreed at close (a direct committed write)
   Selection sel_;

@@ -439,10 +439,7 @@ uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
   for (const PhaseVariable& v : vars_) h.add(v.signature());
   h.add(static_cast<uint64_t>(vars_.size()));
   if (!repeated_) {
-    pieces_base_ = CachedPlan::kNoBase;
-    for (const Piece& p : pieces_) {
-      if (p.length > 0) pieces_base_ = std::min(pieces_base_, p.file_offset);
-    }
+    pieces_base_ = declared_lo_;  // the lowest offset declared (kNoBase: none)
     KeyHasher pieces;
     pieces.add_pieces(pieces_, pieces_base_ == CachedPlan::kNoBase ? 0 : pieces_base_);
     pieces_digest_ = pieces.digest();
@@ -469,7 +466,8 @@ uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
 void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) {
   if (!failure) {
     try {
-      sel_ = normalise(std::move(pieces_), names(), &order_);
+      sel_ = normalise(
+          std::move(pieces_), [this](uint64_t at) { return name_at(at); }, &order_);
     } catch (const Error& e) {
       failure = e;
     } catch (const std::exception& e) {

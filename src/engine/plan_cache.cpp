@@ -97,17 +97,15 @@ void KeyHasher::add(const void* data, size_t bytes) {
 }
 
 void KeyHasher::add_pieces(const std::vector<Piece>& pieces, uint64_t base) {
-  // Fields only, in blocks (no per-piece call): offset, length, element size, stride, variable.
+  // Fields only, in blocks (no per-piece call): offset, length, element size and stride.
   constexpr size_t kBlock = 256;
-  uint64_t block[kBlock * 5];
+  uint64_t block[kBlock * 3];
   size_t n = 0;
   for (const Piece& p : pieces) {
     block[n++] = p.file_offset - base;
     block[n++] = p.length;
-    block[n++] = p.element_size;
-    block[n++] = p.stride;
-    block[n++] = static_cast<uint64_t>(static_cast<uint32_t>(p.var));
-    if (n == kBlock * 5) {
+    block[n++] = p.element_size | static_cast<uint64_t>(p.stride) << 32;
+    if (n == kBlock * 3) {
       add(block, n * sizeof(uint64_t));
       n = 0;
     }

@@ -40,12 +40,12 @@ Case random_case(uint64_t seed) {
   const int n = 1 + static_cast<int>(g.below(60));
   for (int i = 0; i < n; ++i) {
     const uint64_t len = 1 + g.below(g.below(4) == 0 ? 500000 : 3000);
-    pieces[g.below(static_cast<uint64_t>(ranks))].push_back({off, len, dummy, 1, 1, 0});
+    pieces[g.below(static_cast<uint64_t>(ranks))].push_back({off, len, dummy, 1, 1});
     off += len + (g.below(3) == 0 ? g.below(200000) : 0);
   }
   c.in.lo = UINT64_MAX;
   for (auto& p : pieces) {
-    c.ranks.push_back(normalise(p, {"v"}));
+    c.ranks.push_back(normalise(p, [](uint64_t) { return std::string("v"); }));
     const Selection& s = c.ranks.back();
     c.in.total_bytes += s.bytes;
     if (s.bytes > 0) {
@@ -189,9 +189,9 @@ TEST(Plan, OverlapsBetweenRanksAreNamed) {
 TEST(Extents, NormaliseCoalescesAndPacksStridedMemory) {
   std::vector<uint32_t> aos = {1, 100, 2, 200, 3, 300};  // x, y, x, y, ...
   std::vector<std::byte> stream(12);
-  std::vector<Piece> pieces = {{40, 12, reinterpret_cast<std::byte*>(aos.data()), 4, 8, 0},
-                               {52, 4, reinterpret_cast<std::byte*>(&aos[1]), 4, 4, 1}};
-  Selection s = normalise(pieces, {"x", "y"});
+  std::vector<Piece> pieces = {{40, 12, reinterpret_cast<std::byte*>(aos.data()), 4, 8},
+                               {52, 4, reinterpret_cast<std::byte*>(&aos[1]), 4, 4}};
+  Selection s = normalise(pieces, [](uint64_t) { return std::string("x"); });
   ASSERT_EQ(s.extents.size(), 1u);  // adjacent in the file: one extent
   EXPECT_EQ(s.extents[0].length, 16u);
   stream.resize(16);
@@ -203,8 +203,10 @@ TEST(Extents, NormaliseCoalescesAndPacksStridedMemory) {
   EXPECT_EQ(got[2], 3u);
   EXPECT_EQ(got[3], 100u);
   std::vector<uint32_t> back(6, 0);
-  std::vector<Piece> again = {{40, 12, reinterpret_cast<std::byte*>(back.data()), 4, 8, 0}};
-  unpack(normalise(again, {"x"}), stream.data());
+  std::vector<Piece> again = {{40, 12, reinterpret_cast<std::byte*>(back.data()), 4, 8}};
+  unpack(normalise(again, [](uint64_t) { return std::string("x"); }), stream.data());
   EXPECT_EQ(back, (std::vector<uint32_t>{1, 0, 2, 0, 3, 0}));
-  EXPECT_THROW(normalise({{0, 10, nullptr, 1, 1, 0}, {5, 10, nullptr, 1, 1, 1}}, {"a", "b"}), Error);
+  EXPECT_THROW(normalise({{0, 10, nullptr, 1, 1}, {5, 10, nullptr, 1, 1}},
+                         [](uint64_t at) { return std::string(at < 5 ? "a" : "b"); }),
+               Error);
 }

@@ -204,27 +204,41 @@ void each_operation(const PackedTransfers& t, uint64_t round, std::byte* stream,
 
 namespace {
 
-// Appends the runs of stream bytes [offset, offset + n), bound for `target` at `displacement`,
-// from the caller's memory; `piece` is where the last one ended (transfers mostly follow each
-// other in the stream), updated.
-void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int target, uint64_t displacement,
-                     size_t& piece, RoundProgram& out) {
-  const size_t pieces = m.memory.size();
-  if (piece >= pieces || offset < m.at[piece] || offset >= m.at[piece + 1]) {
-    if (piece + 1 < pieces && offset >= m.at[piece + 1] && offset < m.at[piece + 2]) {
-      ++piece;
-    } else {
-      piece = static_cast<size_t>(std::upper_bound(m.at.begin(), m.at.end() - 1, offset) - m.at.begin()) - 1;
-    }
+// Where the last run ended: a piece and its stream offset.
+struct PieceCursor {
+  size_t piece = 0;
+  uint64_t at = 0;
+};
+
+// Moves `c` to the piece that holds stream byte `offset`: forward from where it is when that is
+// near (transfers mostly follow each other), else from the nearest checkpoint before it.
+void seek(const StreamMemory& m, uint64_t offset, PieceCursor& c) {
+  const std::vector<Piece>& pieces = m.pieces;
+  const size_t next = c.piece / StreamMemory::kEvery + 1;  // the checkpoint after the cursor
+  if (offset < c.at || (next < m.every.size() && offset >= m.every[next])) {
+    const size_t k =
+        static_cast<size_t>(std::upper_bound(m.every.begin(), m.every.end(), offset) - m.every.begin()) - 1;
+    c.piece = k * StreamMemory::kEvery;
+    c.at = m.every[k];
   }
+  while (c.piece < pieces.size() && c.at + pieces[c.piece].length <= offset) c.at += pieces[c.piece++].length;
+  if (c.piece >= pieces.size()) throw_runtime("internal: a copied run past the rank's declared bytes");
+}
+
+// Appends the runs of stream bytes [offset, offset + n), bound for `target` at `displacement`,
+// from the caller's memory; `c` is where the last one ended, updated.
+void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int target, uint64_t displacement,
+                     PieceCursor& c, RoundProgram& out) {
+  seek(m, offset, c);
   if (displacement + n > UINT32_MAX) throw_runtime("internal: a copied run beyond 4 GiB of its window segment");
   if (out.targets.empty() || out.targets.back().first != target) out.targets.emplace_back(target, out.runs.size());
   // This target's runs so far start where the one before it ended (a run may grow across transfers).
   const size_t first = out.targets.size() >= 2 ? out.targets[out.targets.size() - 2].second : 0;
   while (n > 0) {
-    const uint64_t within = offset - m.at[piece];
-    const uint64_t take = std::min({n, m.at[piece + 1] - offset, uint64_t{1} << 30});
-    const std::byte* from = m.memory[piece] + within;
+    const Piece& p = m.pieces[c.piece];
+    const uint64_t within = offset - c.at;
+    const uint64_t take = std::min({n, p.length - within, uint64_t{1} << 30});
+    const std::byte* from = p.memory + within;
     MemoryRun* last = out.runs.size() > first ? &out.runs.back() : nullptr;
     if (last != nullptr && last->from + last->length == from && last->displacement + last->length == displacement &&
         last->length + take <= (uint64_t{1} << 30)) {
@@ -235,20 +249,29 @@ void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int tar
     displacement += take;
     offset += take;
     n -= take;
-    if (n > 0 && offset == m.at[piece + 1]) ++piece;
+    if (offset == c.at + p.length && c.piece + 1 < m.pieces.size()) c.at += m.pieces[c.piece++].length;
   }
   out.targets.back().second = out.runs.size();
 }
 
 }  // namespace
 
+StreamMemory::StreamMemory(const std::vector<Piece>& p) : pieces(p) {
+  every.reserve(p.size() / kEvery + 1);
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (i % kEvery == 0) every.push_back(bytes);
+    bytes += p[i].length;
+  }
+  if (every.empty()) every.push_back(0);
+}
+
 CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory) {
   CopyProgram program(t.transfers().size());
-  size_t piece = 0;
+  PieceCursor cursor;
   for (size_t g = 0; g < program.size(); ++g) {
     program[g].runs.reserve(t.transfers()[g].size());
     for (const Transfer& x : t.transfers()[g])
-      add_memory_runs(memory, x.stream_offset, x.length, x.target, x.displacement, piece, program[g]);
+      add_memory_runs(memory, x.stream_offset, x.length, x.target, x.displacement, cursor, program[g]);
   }
   return program;
 }

@@ -24,6 +24,7 @@
 #include "arch/io_figures.hpp"
 #include "engine/move/window.hpp"
 #include "engine/plan/exchange.hpp"
+#include "engine/plan/extents.hpp"
 #include "engine/plan/partition.hpp"
 
 namespace strata::engine {
@@ -77,10 +78,15 @@ class PackedTransfers {
 uint64_t pack_threshold(const IoFigures& f);
 
 // The caller's memory in stream order, for a write that copies its runs straight from it (no
-// packed stream): piece i holds the stream's bytes [at[i], at[i + 1]) at memory[i].
+// packed stream): the selection's pieces (sorted, contiguous in memory) one after another, and
+// every kEvery-th piece's stream offset, from which any offset's piece is found (transfers mostly
+// follow each other in the stream: then nothing is searched).
 struct StreamMemory {
-  std::vector<uint64_t> at;  // one more than the pieces
-  std::vector<const std::byte*> memory;
+  static constexpr size_t kEvery = 64;
+  explicit StreamMemory(const std::vector<Piece>& pieces);
+  const std::vector<Piece>& pieces;
+  std::vector<uint64_t> every;  // the stream offset of pieces 0, kEvery, 2·kEvery...
+  uint64_t bytes = 0;
 };
 
 // A copied write's runs with their memory found: where each comes from in the caller's memory

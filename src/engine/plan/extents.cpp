@@ -8,7 +8,7 @@
 
 namespace strata::engine {
 
-Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& names, std::vector<uint32_t>* order) {
+Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vector<uint32_t>* order) {
   Selection s;
   pieces.erase(std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.length == 0; }),
                pieces.end());
@@ -33,19 +33,25 @@ Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& n
       pieces = std::move(sorted);
     }
   }
-  s.extents.reserve(pieces.size());
-  uint64_t stream = 0;
+  // One pass checks for overlaps and counts the extents, so the second fills them in place.
+  size_t runs = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Piece& p = pieces[i];
     if (i > 0) {
       const Piece& q = pieces[i - 1];
       if (p.file_offset < q.file_offset + q.length) {
-        auto name = [&](int v) { return v >= 0 && static_cast<size_t>(v) < names.size() ? names[v] : "?"; };
-        throw_usage("variable \"" + name(p.var) + "\" bytes at file offset " + std::to_string(p.file_offset) +
-                    " overlap variable \"" + name(q.var) + "\" bytes [" + std::to_string(q.file_offset) + ", " +
-                    std::to_string(q.file_offset + q.length) + ") declared by the same rank (declare disjoint blocks)");
+        throw_usage("variable \"" + name_at(p.file_offset) + "\" bytes at file offset " +
+                    std::to_string(p.file_offset) + " overlap variable \"" + name_at(q.file_offset) + "\" bytes [" +
+                    std::to_string(q.file_offset) + ", " + std::to_string(q.file_offset + q.length) +
+                    ") declared by the same rank (declare disjoint blocks)");
       }
+      if (p.file_offset == q.file_offset + q.length) continue;
     }
+    ++runs;
+  }
+  s.extents.reserve(runs);
+  uint64_t stream = 0;
+  for (const Piece& p : pieces) {
     if (!s.extents.empty() && s.extents.back().file_offset + s.extents.back().length == p.file_offset) {
       s.extents.back().length += p.length;
     } else {
@@ -53,7 +59,6 @@ Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& n
     }
     stream += p.length;
   }
-  if (s.extents.size() < s.extents.capacity() / 2) s.extents.shrink_to_fit();  // pieces that coalesced
   s.bytes = stream;
   if (!pieces.empty()) {
     s.lo = pieces.front().file_offset;

@@ -5,21 +5,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace strata::engine {
 
 // A run of elements: `length` bytes at `file_offset`, element k of which lives at
-// memory + k·stride (stride == element_size: contiguous).
+// memory + k·stride (stride == element_size: contiguous). 32 bytes: a real decomposition declares
+// hundreds of thousands a rank (the variable a piece belongs to is the one whose bytes hold it).
 struct Piece {
   uint64_t file_offset = 0;
   uint64_t length = 0;
   std::byte* memory = nullptr;
-  size_t element_size = 1;
-  size_t stride = 1;
-  int var = 0;
+  uint32_t element_size = 1;
+  uint32_t stride = 1;
 };
+
+// Names the variable whose bytes hold a file offset (for errors).
+using NameAt = std::function<std::string(uint64_t file_offset)>;
 
 struct StreamExtent {
   uint64_t file_offset = 0;
@@ -34,12 +38,12 @@ struct Selection {
   uint64_t lo = 0, hi = 0;  // first and one-past-last byte (0, 0 when empty)
 };
 
-// Sorts and coalesces. Throws a usage Error naming the variables when two pieces overlap.
+// Sorts and coalesces. Throws a usage Error naming the variables (by `name_at`) when two pieces
+// overlap.
 // `order` (when given) receives where each non-empty piece went, in declaration order:
 // pieces[order[k]] is the k-th non-empty piece declared; empty when they came sorted (the
 // identity), which is also when no sort is done.
-Selection normalise(std::vector<Piece> pieces, const std::vector<std::string>& variable_names,
-                    std::vector<uint32_t>* order = nullptr);
+Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vector<uint32_t>* order = nullptr);
 // Packs memory into the stream (file order), or unpacks the stream into memory.
 void pack(const Selection& s, std::byte* stream);
 void unpack(const Selection& s, const std::byte* stream);
