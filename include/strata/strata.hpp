@@ -253,6 +253,10 @@ class Phase {
   // n runs of `var`: run i at file offset offsets[i], lengths[i] bytes; their bytes lie one
   // after another in `memory` (run 0 first). The same as n add_extent calls.
   void add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory);
+  // n runs of `var` anywhere in memory: run i at file offset offsets[i], lengths[i] bytes at
+  // memory[i]. The same as n add_extent calls, checked and appended at once (a decomposition whose
+  // memory is not in file order declares hundreds of thousands of runs this way).
+  void add_extents_at(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* const* memory);
   // A subarray block of `var`. Element i of the block (row-major over `count`) is at
   // memory + i·memory_stride; memory_stride 0 means element_size (contiguous). A stride larger
   // than the element size describes an array of structures.

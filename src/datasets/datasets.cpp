@@ -326,6 +326,7 @@ void DatasetSet::prepare(std::byte* user) {
   extents_ = 0;
   uint64_t pos = 0;
   std::vector<uint64_t> file_at, lengths, memory;
+  std::vector<void*> at_memory;
   for (size_t d = 0; d < specs_.size(); ++d) {
     const int id = phase_->define_variable(specs_[d].name, sizes[d], specs_[d].shape, offsets[d]);
     file_at.clear();
@@ -352,7 +353,9 @@ void DatasetSet::prepare(std::byte* user) {
     if (follow && !file_at.empty()) {
       phase_->add_extents(id, file_at.size(), file_at.data(), lengths.data(), user + memory.front());
     } else {
-      for (size_t k = 0; k < file_at.size(); ++k) phase_->add_extent(id, file_at[k], lengths[k], user + memory[k]);
+      at_memory.resize(file_at.size());
+      for (size_t k = 0; k < file_at.size(); ++k) at_memory[k] = user + memory[k];
+      phase_->add_extents_at(id, file_at.size(), file_at.data(), lengths.data(), at_memory.data());
     }
     extents_ += file_at.size();
   }

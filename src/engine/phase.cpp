@@ -28,6 +28,7 @@ void PhaseImpl::repeat_of(PhaseImpl& prior) {
   program_for_ = std::move(prior.program_for_);
   program_ = std::move(prior.program_);
   repeated_ = true;
+  repeats_ = true;
   prior.closed_ok_ = false;  // its pieces are gone
 }
 
@@ -72,6 +73,23 @@ void PhaseImpl::add_extents(int var, size_t n, const uint64_t* offsets, const ui
     if (length > 0) first = std::min(first, offset);
     pieces_.push_back({offset, length, memory, 1, 1});
     memory += length;
+  }
+  declared_lo_ = first;
+}
+
+void PhaseImpl::add_extents_at(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths,
+                               void* const* memory) {
+  const PhaseVariable& v = variable(var, "add_extents_at");
+  const uint64_t lo = v.file_offset, hi = v.file_offset + v.bytes();
+  reserve_pieces(n);
+  uint64_t first = declared_lo_;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t offset = offsets[i], length = lengths[i];
+    if (offset < lo || offset + length > hi || (length > 0 && memory[i] == nullptr)) {
+      add_extent(var, offset, length, memory[i]);  // throws, naming the extent
+    }
+    if (length > 0) first = std::min(first, offset);
+    pieces_.push_back({offset, length, static_cast<std::byte*>(memory[i]), 1, 1});
   }
   declared_lo_ = first;
 }
@@ -157,11 +175,18 @@ void PhaseImpl::execute(PhaseMode mode) {
   ByteBuffer& stream = stream_;
   // A copied write of contiguous pieces copies each run from the caller's memory into its
   // aggregator's shared buffer: nothing is packed (direct runs then have their memory too).
+  // Its runs' memory is found round by round as they are copied, and kept (a copy program) only
+  // by a phase that repeats an earlier one (Phase::repeat: the caller writes the same pieces
+  // again), whose next repeats then copy by it; a phase written once allocates no program.
   const bool from_memory = copies_from_memory();
-  if (from_memory && program_for_ != transfers_) {  // found once for these pieces and transfers
-    const StreamMemory from(sel_.pieces);
-    program_ = copy_program(*transfers_, from);
-    program_for_ = transfers_;
+  std::optional<MemoryCopies> copies;
+  bool keeping = false;
+  if (from_memory && program_for_ == transfers_) {
+    copies.emplace(program_);
+  } else if (from_memory) {
+    keeping = repeats_;
+    program_for_ = nullptr;
+    copies.emplace(*transfers_, sel_.pieces, keeping ? &program_ : nullptr);
   } else if (!from_memory && streamed && mode == PhaseMode::write) {
     pack(sel_, stream.data());
   }
@@ -193,7 +218,7 @@ void PhaseImpl::execute(PhaseMode mode) {
   m.rounds = &round_io();
   m.transfers = transfers_.get();
   m.stream = stream.data();
-  m.program = from_memory ? &program_ : nullptr;
+  m.copies = copies ? &*copies : nullptr;
   m.placed = placed_.data();
   m.stats = &stats_;
   if (plan_.partitions() == 0 || owners_local_) {
@@ -201,6 +226,7 @@ void PhaseImpl::execute(PhaseMode mode) {
     // phase): no window, no fences.
   } else if (mode == PhaseMode::write) {
     move_write(m);
+    if (keeping) program_for_ = transfers_;  // every round's runs found: the program is whole
   } else {
     move_read(m);
   }
@@ -508,6 +534,10 @@ void Phase::reserve(size_t runs) {
   } catch (const std::exception&) {  // a hint: too much room asked is no error (the runs declared may be)
   }
 }
+void Phase::add_extents_at(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* const* memory) {
+  impl_->deferring([&] { impl_->add_extents_at(var, n, offsets, lengths, memory); });
+}
+
 void Phase::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory) {
   impl_->deferring([&] { impl_->add_extents(var, n, offsets, lengths, static_cast<std::byte*>(memory)); });
 }

@@ -120,6 +120,7 @@ class PhaseImpl {
   void add_extent(int var, uint64_t file_offset, uint64_t length, void* memory);
   // n runs whose bytes lie back to back from `memory` (Phase::add_extents): one variable lookup.
   void add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory);
+  void add_extents_at(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* const* memory);
 
   void add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
                     size_t stride);
@@ -376,10 +377,11 @@ class PhaseImpl {
   bool copy_ = false;  // runs copied into a shared window (Alternative::copied, every tier dram)
   // What the copied movement reads, kept with the pieces (repeat_of() takes them): whether every
   // piece is contiguous memory (once known), and the runs with their memory found for the
-  // transfers `program_for_` (copy_program()).
+  // transfers `program_for_` (a copy program: built by a repeated phase, engine/move/packing.hpp).
   mutable std::optional<bool> pieces_contiguous_;
   std::shared_ptr<const PackedTransfers> program_for_;
   CopyProgram program_;
+  bool repeats_ = false;           // made by Phase::repeat (repeated_ is cleared by the plan)
   bool owners_local_ = false;      // a node-local write whose owners write their node's partition files: no rounds
   bool node_local_tiled_ = false;  // a node-local write whose bytes tile the domain: its files are rewritten in place
   bool sole_owner_ = false;        // owners_local_: this rank aggregates a partition no other rank writes

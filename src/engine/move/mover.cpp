@@ -39,7 +39,7 @@ void move_write(const Move& m) {
   double t = MPI_Wtime();
   fence(m, MPI_MODE_NOPRECEDE);
   for (uint64_t g = 0; g < rounds; ++g) {
-    put_round(*m.transfers, g, m.stream, *m.window, m.program);
+    put_round(*m.transfers, g, m.stream, *m.window, m.copies);
     // The buffer round g+1 fills must have been written out before the fence opens round g+1.
     if (m.io != nullptr && g + 1 < rounds && g + 1 >= nbuf && job[g + 1 - nbuf] != UINT64_MAX) {
       const double w = MPI_Wtime();

@@ -28,7 +28,7 @@ struct Move {
   const std::vector<RoundIo>* rounds = nullptr;  // aggregators: the file I/O of each round of their partition
   const PackedTransfers* transfers = nullptr;    // this rank's puts or gets, per global round
   std::byte* stream = nullptr;                   // this rank's bytes in file order
-  const CopyProgram* program = nullptr;          // a copied write: from the caller's memory, not packed
+  MemoryCopies* copies = nullptr;                // a copied write: from the caller's memory, not packed
   // Staged (transfers->staged()): the aggregator's round buffers, N_buff x S_buff, into which it
   // places each round's runs from its window (which then holds what the ranks put as it lay).
   std::byte* placed = nullptr;

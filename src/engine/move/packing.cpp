@@ -202,41 +202,55 @@ void each_operation(const PackedTransfers& t, uint64_t round, std::byte* stream,
 
 }  // namespace
 
-namespace {
-
-// Where the last run ended: a piece and its stream offset.
-struct PieceCursor {
-  size_t piece = 0;
-  uint64_t at = 0;
-};
-
-// Moves `c` to the piece that holds stream byte `offset`: forward from where it is when that is
-// near (transfers mostly follow each other), else from the nearest checkpoint before it.
-void seek(const StreamMemory& m, uint64_t offset, PieceCursor& c) {
-  const std::vector<Piece>& pieces = m.pieces;
-  const size_t next = c.piece / StreamMemory::kEvery + 1;  // the checkpoint after the cursor
-  if (offset < c.at || (next < m.every.size() && offset >= m.every[next])) {
-    const size_t k =
-        static_cast<size_t>(std::upper_bound(m.every.begin(), m.every.end(), offset) - m.every.begin()) - 1;
-    c.piece = k * StreamMemory::kEvery;
-    c.at = m.every[k];
+MemoryCopies::MemoryCopies(const PackedTransfers& t, const std::vector<Piece>& pieces, CopyProgram* keep)
+    : transfers_(&t), pieces_(&pieces), keep_(keep) {
+  every_.reserve(pieces.size() / kEvery + 1);
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i % kEvery == 0) every_.push_back(bytes);
+    bytes += pieces[i].length;
   }
-  while (c.piece < pieces.size() && c.at + pieces[c.piece].length <= offset) c.at += pieces[c.piece++].length;
-  if (c.piece >= pieces.size()) throw_runtime("internal: a copied run past the rank's declared bytes");
+  if (every_.empty()) every_.push_back(0);
+  if (keep_ != nullptr) keep_->assign(t.transfers().size(), {});
 }
 
-// Appends the runs of stream bytes [offset, offset + n), bound for `target` at `displacement`,
-// from the caller's memory; `c` is where the last one ended, updated.
-void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int target, uint64_t displacement,
-                     PieceCursor& c, RoundProgram& out) {
-  seek(m, offset, c);
+const RoundProgram* MemoryCopies::round(uint64_t g) {
+  if (kept_ != nullptr) return g < kept_->size() ? &(*kept_)[g] : nullptr;
+  if (g >= transfers_->transfers().size()) return nullptr;
+  RoundProgram& out = keep_ != nullptr ? (*keep_)[g] : scratch_;
+  out.runs.clear();
+  out.targets.clear();
+  out.runs.reserve(transfers_->transfers()[g].size());
+  for (const Transfer& x : transfers_->transfers()[g])
+    add_runs(x.stream_offset, x.length, x.target, x.displacement, out);
+  return &out;
+}
+
+// Moves to the piece that holds stream byte `offset`: forward from where the last run ended when
+// that is near (transfers mostly follow each other), else from the checkpoint before it.
+void MemoryCopies::seek(uint64_t offset) {
+  const std::vector<Piece>& pieces = *pieces_;
+  const size_t next = piece_ / kEvery + 1;  // the checkpoint after the cursor
+  if (offset < at_ || (next < every_.size() && offset >= every_[next])) {
+    const size_t k = static_cast<size_t>(std::upper_bound(every_.begin(), every_.end(), offset) - every_.begin()) - 1;
+    piece_ = k * kEvery;
+    at_ = every_[k];
+  }
+  while (piece_ < pieces.size() && at_ + pieces[piece_].length <= offset) at_ += pieces[piece_++].length;
+  if (piece_ >= pieces.size()) throw_runtime("internal: a copied run past the rank's declared bytes");
+}
+
+// Appends the runs of stream bytes [offset, offset + n), bound for `target` at `displacement`.
+void MemoryCopies::add_runs(uint64_t offset, uint64_t n, int target, uint64_t displacement, RoundProgram& out) {
+  seek(offset);
+  const std::vector<Piece>& pieces = *pieces_;
   if (displacement + n > UINT32_MAX) throw_runtime("internal: a copied run beyond 4 GiB of its window segment");
   if (out.targets.empty() || out.targets.back().first != target) out.targets.emplace_back(target, out.runs.size());
   // This target's runs so far start where the one before it ended (a run may grow across transfers).
   const size_t first = out.targets.size() >= 2 ? out.targets[out.targets.size() - 2].second : 0;
   while (n > 0) {
-    const Piece& p = m.pieces[c.piece];
-    const uint64_t within = offset - c.at;
+    const Piece& p = pieces[piece_];
+    const uint64_t within = offset - at_;
     const uint64_t take = std::min({n, p.length - within, uint64_t{1} << 30});
     const std::byte* from = p.memory + within;
     MemoryRun* last = out.runs.size() > first ? &out.runs.back() : nullptr;
@@ -249,39 +263,16 @@ void add_memory_runs(const StreamMemory& m, uint64_t offset, uint64_t n, int tar
     displacement += take;
     offset += take;
     n -= take;
-    if (offset == c.at + p.length && c.piece + 1 < m.pieces.size()) c.at += m.pieces[c.piece++].length;
+    if (offset == at_ + p.length && piece_ + 1 < pieces.size()) at_ += pieces[piece_++].length;
   }
   out.targets.back().second = out.runs.size();
 }
 
-}  // namespace
-
-StreamMemory::StreamMemory(const std::vector<Piece>& p) : pieces(p) {
-  every.reserve(p.size() / kEvery + 1);
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (i % kEvery == 0) every.push_back(bytes);
-    bytes += p[i].length;
-  }
-  if (every.empty()) every.push_back(0);
-}
-
-CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory) {
-  CopyProgram program(t.transfers().size());
-  PieceCursor cursor;
-  for (size_t g = 0; g < program.size(); ++g) {
-    program[g].runs.reserve(t.transfers()[g].size());
-    for (const Transfer& x : t.transfers()[g])
-      add_memory_runs(memory, x.stream_offset, x.length, x.target, x.displacement, cursor, program[g]);
-  }
-  return program;
-}
-
-void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w,
-               const CopyProgram* program) {
+void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w, MemoryCopies* copies) {
   const MPI_Win window = w.get();
-  if (w.shared() && program != nullptr) {  // (staged: where the runs land, one after another)
-    if (round < program->size()) {
-      const RoundProgram& p = (*program)[round];
+  if (w.shared() && copies != nullptr) {  // (staged: where the runs land, one after another)
+    if (const RoundProgram* program = copies->round(round)) {
+      const RoundProgram& p = *program;
       size_t i = 0;
       for (const auto& [target, end] : p.targets) {
         std::byte* const to = w.peer(target);

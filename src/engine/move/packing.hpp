@@ -77,25 +77,11 @@ class PackedTransfers {
 // The smallest group worth packing, from the figures: n·latency > latency + n·per_run.
 uint64_t pack_threshold(const IoFigures& f);
 
-// The caller's memory in stream order, for a write that copies its runs straight from it (no
-// packed stream): the selection's pieces (sorted, contiguous in memory) one after another, and
-// every kEvery-th piece's stream offset, from which any offset's piece is found (transfers mostly
-// follow each other in the stream: then nothing is searched).
-struct StreamMemory {
-  static constexpr size_t kEvery = 64;
-  explicit StreamMemory(const std::vector<Piece>& pieces);
-  const std::vector<Piece>& pieces;
-  std::vector<uint64_t> every;  // the stream offset of pieces 0, kEvery, 2·kEvery...
-  uint64_t bytes = 0;
-};
-
 // A copied write's runs with their memory found: where each comes from in the caller's memory
-// and where it goes in its aggregator's segment (16 bytes a run, read at every execution; a
-// transfer over several pieces is a run per piece), a round's runs grouped by their target
-// (`targets`: each target with the end of its runs). Built once for a phase's pieces and
-// transfers, and kept with them: a repeated phase (the same pieces at the same memory) copies
-// without looking anything up. Displacements are 32 bits: copies_from_memory() takes a window
-// segment of at most 4 GiB.
+// and where it goes in its aggregator's segment (16 bytes a run; a transfer over several pieces
+// is a run per piece), a round's runs grouped by their target (`targets`: each target with the
+// end of its runs). Displacements are 32 bits: copies_from_memory() takes a window segment of at
+// most 4 GiB.
 struct MemoryRun {
   const std::byte* from = nullptr;
   uint32_t displacement = 0;
@@ -105,14 +91,39 @@ struct RoundProgram {
   std::vector<MemoryRun> runs;
   std::vector<std::pair<int32_t, size_t>> targets;  // (target, end of its runs in `runs`)
 };
-using CopyProgram = std::vector<RoundProgram>;  // by round
-CopyProgram copy_program(const PackedTransfers& t, const StreamMemory& memory);
+using CopyProgram = std::vector<RoundProgram>;  // by round (a copy program)
+
+// Where a copied write's runs come from, round by round: a program kept from an earlier
+// execution of the same pieces and transfers, or the pieces themselves, each round's runs found
+// as it is copied — into a program kept for the next execution when asked (a repeated phase: the
+// same pieces at the same memory then copy without looking anything up), else into one round's
+// scratch, so a phase written once allocates no program.
+class MemoryCopies {
+ public:
+  explicit MemoryCopies(const CopyProgram& kept) : kept_(&kept) {}
+  MemoryCopies(const PackedTransfers& t, const std::vector<Piece>& pieces, CopyProgram* keep);
+  // Round g's runs (null: none); rounds are asked for in order.
+  const RoundProgram* round(uint64_t g);
+
+ private:
+  const CopyProgram* kept_ = nullptr;
+  const PackedTransfers* transfers_ = nullptr;
+  const std::vector<Piece>* pieces_ = nullptr;
+  std::vector<uint64_t> every_;  // the stream offset of pieces 0, kEvery, 2·kEvery...
+  size_t piece_ = 0;             // where the last run ended: a piece and its stream offset
+  uint64_t at_ = 0;
+  CopyProgram* keep_ = nullptr;
+  RoundProgram scratch_;
+  static constexpr size_t kEvery = 64;
+  void seek(uint64_t offset);
+  void add_runs(uint64_t offset, uint64_t n, int target, uint64_t displacement, RoundProgram& out);
+};
 
 // Issues round g's operations into `window` (a put for a write, a get for a read). In a shared
 // window (Window::shared) an unstaged round is copied by address instead, run by run — by
 // `program` (from the caller's memory) when given, else from the stream.
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& window,
-               const CopyProgram* program = nullptr);
+               MemoryCopies* copies = nullptr);
 // Staged, at an aggregator after the fence that closed a round's puts: places the round's runs
 // (RoundIo::places) from its window buffer `landed` into the round buffer `buffer` (both of
 // `landed_bytes`, S_buff).
