@@ -223,7 +223,8 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
     stats_.strategy += ", owners writing their node's files";
   }
   if (stats_.plan_reused && !strategy_.alternatives.empty()) {
-    stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_, repeated_);
+    stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_, repeated_,
+                                           program_for_ != nullptr && program_for_ == transfers_);
   }
   stats_.operations = window_ != nullptr && window_->shared() ? 0 : transfers_->operations();
   state_ = State::planned;

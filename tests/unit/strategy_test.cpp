@@ -285,6 +285,25 @@ TEST(Strategy, ACopiedWriteCopiesEveryPiece) {
   EXPECT_GT(four.plan_s, 3.5 * one.plan_s);
 }
 
+TEST(Strategy, OnlyARepeatedCopiedWriteKeepsItsProgram) {
+  // A copied write finds its runs' memory as it copies (find_s); a repeated phase's first
+  // execution also keeps them (keep_s: 16 new bytes a piece), and its next ones pay neither.
+  StrategyInput in = strided(16, 20000, 16);
+  in.shared_copy = true;
+  in.dense = true;
+  IoFigures f;
+  const Alternative a = choose_strategy(in, f).best();
+  ASSERT_TRUE(a.copied);
+  EXPECT_GT(a.find_s, 0);
+  EXPECT_GT(a.keep_s, a.find_s);
+  const double declared_again = reused_prediction(a, f, 16, false, false);
+  const double first_repeat = reused_prediction(a, f, 16, true, false);
+  const double later_repeats = reused_prediction(a, f, 16, true, true);
+  EXPECT_NEAR(declared_again - later_repeats, a.reuse_s + a.find_s, 1e-12);
+  EXPECT_NEAR(first_repeat - later_repeats, a.keep_s, 1e-12);
+  EXPECT_LT(later_repeats, a.predicted_s);
+}
+
 TEST(IoFigures, LargeRequestsNeverCostMorePerByteThanSmallOnes) {
   IoFigures f;
   f.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 148e-6}, {4 << 20, 664e-6}};  // a noisy 4 MiB point

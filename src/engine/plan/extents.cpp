@@ -8,14 +8,61 @@
 
 namespace strata::engine {
 
+namespace {
+
+[[noreturn]] void overlap(const Piece& p, const Piece& q, const NameAt& name_at) {
+  throw_usage("variable \"" + name_at(p.file_offset) + "\" bytes at file offset " + std::to_string(p.file_offset) +
+              " overlap variable \"" + name_at(q.file_offset) + "\" bytes [" + std::to_string(q.file_offset) + ", " +
+              std::to_string(q.file_offset + q.length) + ") declared by the same rank (declare disjoint blocks)");
+}
+
+// The extents sorted non-empty pieces make (those that touch merge); throws on an overlap.
+size_t count_runs(const std::vector<Piece>& pieces, const NameAt& name_at) {
+  size_t runs = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Piece& p = pieces[i];
+    if (i > 0) {
+      const Piece& q = pieces[i - 1];
+      if (p.file_offset < q.file_offset + q.length) overlap(p, q, name_at);
+      if (p.file_offset == q.file_offset + q.length) continue;
+    }
+    ++runs;
+  }
+  return runs;
+}
+
+}  // namespace
+
 Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vector<uint32_t>* order) {
   Selection s;
-  pieces.erase(std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.length == 0; }),
-               pieces.end());
   if (order != nullptr) order->clear();
-  auto before = [](const Piece& a, const Piece& b) { return a.file_offset < b.file_offset; };
-  // Declarations usually come in file order: then no sort (and the identity order).
-  if (!std::is_sorted(pieces.begin(), pieces.end(), before)) {
+  // One pass over the pieces as declared: whether any is empty, whether they come in file order
+  // (usually: then no sort, and the identity order), and the extents they make when they do.
+  bool empty = false, sorted = true;
+  size_t runs = 0;
+  const Piece* q = nullptr;
+  for (const Piece& p : pieces) {
+    if (p.length == 0) {
+      empty = true;
+      continue;
+    }
+    if (q != nullptr && p.file_offset < q->file_offset) sorted = false;
+    if (q != nullptr && p.file_offset >= q->file_offset) {
+      if (p.file_offset < q->file_offset + q->length) overlap(p, *q, name_at);
+      if (p.file_offset == q->file_offset + q->length) {
+        q = &p;
+        continue;
+      }
+    }
+    ++runs;
+    q = &p;
+  }
+  if (empty) {
+    pieces.erase(std::remove_if(pieces.begin(), pieces.end(), [](const Piece& p) { return p.length == 0; }),
+                 pieces.end());
+  }
+  if (!sorted) {
+    auto before = [](const Piece& a, const Piece& b) { return a.file_offset < b.file_offset; };
     if (order == nullptr) {
       std::sort(pieces.begin(), pieces.end(), before);
     } else {
@@ -23,31 +70,16 @@ Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vecto
       for (uint32_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
       std::sort(by_offset.begin(), by_offset.end(),
                 [&](uint32_t a, uint32_t b) { return pieces[a].file_offset < pieces[b].file_offset; });
-      std::vector<Piece> sorted;
-      sorted.reserve(pieces.size());
+      std::vector<Piece> in_order;
+      in_order.reserve(pieces.size());
       order->assign(pieces.size(), 0);
       for (uint32_t k = 0; k < by_offset.size(); ++k) {
-        sorted.push_back(pieces[by_offset[k]]);
+        in_order.push_back(pieces[by_offset[k]]);
         (*order)[by_offset[k]] = k;
       }
-      pieces = std::move(sorted);
+      pieces = std::move(in_order);
     }
-  }
-  // One pass checks for overlaps and counts the extents, so the second fills them in place.
-  size_t runs = 0;
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    const Piece& p = pieces[i];
-    if (i > 0) {
-      const Piece& q = pieces[i - 1];
-      if (p.file_offset < q.file_offset + q.length) {
-        throw_usage("variable \"" + name_at(p.file_offset) + "\" bytes at file offset " +
-                    std::to_string(p.file_offset) + " overlap variable \"" + name_at(q.file_offset) + "\" bytes [" +
-                    std::to_string(q.file_offset) + ", " + std::to_string(q.file_offset + q.length) +
-                    ") declared by the same rank (declare disjoint blocks)");
-      }
-      if (p.file_offset == q.file_offset + q.length) continue;
-    }
-    ++runs;
+    runs = count_runs(pieces, name_at);
   }
   s.extents.reserve(runs);
   uint64_t stream = 0;

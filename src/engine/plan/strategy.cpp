@@ -234,15 +234,18 @@ constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
 // real F maps and about 0.14 s for E3SM-IO's F map through the drop-in, where 6 predicted 0.35 s:
 // about 2.5 a run. Counted per declared piece since (2026-11-28, another 2-core VM whose
 // put_run_s is 24 ns): 0.17-0.21 s of plan for the three real F maps' 4.3 million pieces
-// (272 000 a rank, 1.6 million runs), about 85 ns a piece on each core: 3.5.
-constexpr double kPlanRun = 3.5;
+// (272 000 a rank, 1.6 million runs), about 85 ns a piece on each core: 3.5. Since the plan's
+// pieces are 32 bytes, its copy program is found as the runs are copied and its extents and key
+// take one pass each (2026-11-28, same VM): 80-88 ms, about 40 ns a piece on each core: 1.7.
+constexpr double kPlanRun = 1.7;
 // What a reused plan still does per declared run (hashing the declarations to find the plan,
 // putting the pieces in file order, packing them), x put_run_s: about 19 ns a run on the same
 // VM, a third of a datatype entry.
 constexpr double kReuseRun = 0.35;
-// A copied write's copy program, built at its first execution, per run x put_run_s: measured
-// 8 ms for about 125 000 runs a rank (E3SM F maps, 16 ranks on 2 cores): about 1.
-constexpr double kProgramRun = 1.0;
+// A copied write finding its runs' memory as it copies them, per piece x put_run_s: measured
+// 23-30 ms beyond the copies for 272 000 pieces a rank (the three real F maps, 16 ranks on 2
+// cores, put_run_s 24 ns; 2026-11-28), keeping them 28 ms: about 0.45.
+constexpr double kFindRun = 0.45;
 constexpr double kProgramRunBytes = 16;  // a piece's entry in the program (engine/move/packing.hpp, MemoryRun)
 // The largest buffer the model tries for a partition written in one round.
 constexpr uint64_t kOneRoundMax = uint64_t{64} << 20;
@@ -254,8 +257,9 @@ double mpiio_collective(const IoFigures& f, int ranks, double cores) {
 
 }  // namespace
 
-double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated) {
-  return a.predicted_s - a.plan_s + (repeated ? 0 : a.reuse_s) + f.collective_at(ranks);
+double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated, bool program_kept) {
+  const double memory = program_kept ? 0 : repeated ? a.keep_s : a.find_s;
+  return a.predicted_s - a.plan_s + (repeated ? 0 : a.reuse_s) + memory + f.collective_at(ranks);
 }
 
 Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
@@ -422,15 +426,20 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   const double reuse = parallel(static_cast<double>(most_pieces) * f.put_run_s * kReuseRun,
                                 static_cast<double>(all_pieces) * f.put_run_s * kReuseRun,
                                 static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
-  // A copied write finds its pieces' memory once, at its first execution (its copy program; a
-  // repeated phase keeps it): about one datatype entry's time a piece, and 16 new bytes a piece.
-  const double program_run = f.put_run_s * kProgramRun + kProgramRunBytes / f.fresh_Bps;
-  const double program =
-      parallel(static_cast<double>(most_pieces) * program_run, static_cast<double>(all_pieces) * program_run,
-               static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+  // A copied write finds its pieces' memory as it copies them (kFindRun a piece); a repeated
+  // phase's first execution keeps what it found (its copy program: 16 new bytes a piece), which
+  // its next executions copy by.
+  auto per_piece = [&](double s) {
+    return parallel(static_cast<double>(most_pieces) * s, static_cast<double>(all_pieces) * s,
+                    static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+  };
+  const double find = per_piece(f.put_run_s * kFindRun);
+  const double keep = per_piece(f.put_run_s * kFindRun + kProgramRunBytes / f.fresh_Bps);
   for (Alternative& a : c.alternatives) {
     a.sync_s += fixed;
-    a.plan_s = plan + (a.copied ? program : 0);
+    a.find_s = a.copied ? find : 0;
+    a.keep_s = a.copied ? keep : 0;
+    a.plan_s = plan + a.find_s;
     a.reuse_s = reuse;
     a.predicted_s += fixed + a.plan_s;
   }

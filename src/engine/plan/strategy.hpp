@@ -84,6 +84,10 @@ struct Alternative {
   double move_s = 0, io_s = 0, sync_s = 0;  // puts, file I/O, fences and collectives (predicted)
   double plan_s = 0;   // of predicted_s: planning (MPI-IO: flattening, exchanging and sorting the runs)
   double reuse_s = 0;  // what replaces plan_s when the plan is reused (its per-run part: reused_prediction)
+  // A copied write (of plan_s): finding its runs' memory as it copies them (find_s: a phase that
+  // keeps no copy program), or finding and keeping them (keep_s: a repeated phase's first
+  // execution; its next ones copy by the program and pay neither).
+  double find_s = 0, keep_s = 0;
   bool mpiio = false;  // MPI-IO's own collective write (strata_compare_mpiio): never chosen
 };
 
@@ -93,8 +97,9 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f);
 // An alternative's prediction when its plan is reused: the plan's per-run work replaced by
 // the one reduction that finds it, and what a phase declared again does per run (hashing its
 // declarations, binding their memory) — nothing for a repeated phase (Phase::repeat), which
-// declares nothing and keeps its copy program.
-double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated);
+// declares nothing. A copied write finds its runs' memory again (find_s), unless it repeats a
+// phase: then it keeps them (keep_s), or copies by the program kept (`program_kept`).
+double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated, bool program_kept);
 
 struct StrategyChoice {
   std::vector<Alternative> alternatives;  // every candidate, in the order considered
