@@ -96,7 +96,8 @@ struct PhaseStats {
   bool plan_reused = false;     // plan() reused an earlier phase's plan (same declarations on every rank)
   int64_t plan_shift = 0;       // bytes the reused plan was moved by (a write of its layout elsewhere)
   double arrival_s = 0;  // part of plan_s, this rank's: waiting in the plan's first agreement for the last rank to
-                         // arrive (the application's skew, not the engine's work; measured once the engine keeps plans)
+                         // arrive (the application's skew, not the engine's work): the vote on a kept plan, else
+                         // the summaries' allgather
   double phase_s = 0;    // plan_s - arrival_s + execute_s + close_s of this rank; in close()'s `max`, the slowest
                          // rank's: the phase's measured time, beside predicted_s
 };

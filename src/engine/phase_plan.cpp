@@ -99,7 +99,10 @@ void PhaseImpl::plan_steps() {
   local_summary(mine, failure);
   step("summary");
   std::vector<RankSummary> all(static_cast<size_t>(size_));
+  // With no plan kept, this is the plan's first agreement: mostly waiting for the last rank.
+  const double arrived = MPI_Wtime();
   MPI_Allgather(&mine, sizeof(RankSummary), MPI_BYTE, all.data(), sizeof(RankSummary), MPI_BYTE, comm_);
+  if (engine_.plans.empty()) stats_.arrival_s = MPI_Wtime() - arrived;
   ++stats_.collectives;
   step("allgather");
   agreed_key_ = agreed_relative_ = 0;
