@@ -386,9 +386,9 @@ void repeat(const std::string& dir) {
 }
 
 // Phase::repeat of a copied write (contiguous memory only, so its runs are copied from the
-// caller's memory by a copy program built at the first write and kept by the repeats), plain or
-// staged: new values in the same memory each time, written byte for byte as a fresh engine
-// writes them.
+// caller's memory: found as they are copied at the first write, kept as a copy program by the
+// first repeat, copied by it at the second), plain or staged: new values in the same memory each
+// time, written byte for byte as a fresh engine writes them.
 void repeat_copied(const std::string& dir, const char* stage) {
   std::vector<Run> runs = draw_runs(41, 300, uint64_t{1} << 18);
   SeededRandom shuffle(11);
