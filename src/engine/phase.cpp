@@ -60,38 +60,38 @@ void PhaseImpl::add_extent(int var, uint64_t file_offset, uint64_t length, void*
   pieces_.push_back({file_offset, length, static_cast<std::byte*>(memory), 1, 1});
 }
 
-void PhaseImpl::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory) {
+// n runs of `var` checked against its bytes and appended at once; run i's memory is memory_of(i).
+template <typename MemoryOf>
+void PhaseImpl::append_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths,
+                               MemoryOf&& memory_of) {
   const PhaseVariable& v = variable(var, "add_extents");
   const uint64_t lo = v.file_offset, hi = v.file_offset + v.bytes();
   reserve_pieces(n);
   uint64_t first = declared_lo_;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t offset = offsets[i], length = lengths[i];
+    std::byte* memory = memory_of(i);
     if (offset < lo || offset + length > hi || (length > 0 && memory == nullptr)) {
       add_extent(var, offset, length, memory);  // throws, naming the extent
     }
     if (length > 0) first = std::min(first, offset);
     pieces_.push_back({offset, length, memory, 1, 1});
-    memory += length;
   }
   declared_lo_ = first;
 }
 
+void PhaseImpl::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory) {
+  std::byte* next = memory;  // one after another
+  append_extents(var, n, offsets, lengths, [&](size_t i) {
+    std::byte* at = next;
+    if (next != nullptr) next += lengths[i];
+    return at;
+  });
+}
+
 void PhaseImpl::add_extents_at(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths,
                                void* const* memory) {
-  const PhaseVariable& v = variable(var, "add_extents_at");
-  const uint64_t lo = v.file_offset, hi = v.file_offset + v.bytes();
-  reserve_pieces(n);
-  uint64_t first = declared_lo_;
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t offset = offsets[i], length = lengths[i];
-    if (offset < lo || offset + length > hi || (length > 0 && memory[i] == nullptr)) {
-      add_extent(var, offset, length, memory[i]);  // throws, naming the extent
-    }
-    if (length > 0) first = std::min(first, offset);
-    pieces_.push_back({offset, length, static_cast<std::byte*>(memory[i]), 1, 1});
-  }
-  declared_lo_ = first;
+  append_extents(var, n, offsets, lengths, [&](size_t i) { return static_cast<std::byte*>(memory[i]); });
 }
 
 void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count,

@@ -121,6 +121,8 @@ class PhaseImpl {
   // n runs whose bytes lie back to back from `memory` (Phase::add_extents): one variable lookup.
   void add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory);
   void add_extents_at(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* const* memory);
+  template <typename MemoryOf>
+  void append_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, MemoryOf&& memory_of);
 
   void add_subarray(int var, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count, void* memory,
                     size_t stride);
