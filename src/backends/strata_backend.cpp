@@ -67,7 +67,7 @@ class StrataBackend final : public Backend {
         kept.path = ctx_.file.path;
         kept.hints = hints;
         for (const Variable& var : d_.variables) kept.set->define({var.name, var.type, var.shape, {}});
-        for (const Block& b : d_.blocks) kept.set->add_block(b.var, b.start, b.count);
+        declare_blocks(*kept.set);
       }
       set_ = &kept;
       if (access == Access::write) {
@@ -184,6 +184,25 @@ class StrataBackend final : public Backend {
     std::string path;
     std::vector<Phase::Hint> hints;
   };
+
+  // Every block of the decomposition; a variable whose blocks are another's (Decomposition::
+  // blocks_like, validated) is declared like it, its blocks skipped unread.
+  void declare_blocks(DatasetSet& set) const {
+    const std::vector<int>& like = d_.blocks_like;
+    std::vector<size_t> count(d_.variables.size(), 0);  // blocks declared so far, per variable
+    for (size_t i = 0; i < d_.blocks.size();) {
+      const Block& b = d_.blocks[i];
+      const size_t v = static_cast<size_t>(b.var);
+      if (v < like.size() && like[v] >= 0 && count[static_cast<size_t>(like[v])] > 0) {
+        set.add_blocks_like(b.var, like[v]);
+        i += count[static_cast<size_t>(like[v])];
+        continue;
+      }
+      set.add_block(b.var, b.start, b.count);
+      ++count[v];
+      ++i;
+    }
+  }
 
   // Closes this transfer's phase of the kept set; a set whose close failed is not kept.
   void close_set(PhaseStats& max) {

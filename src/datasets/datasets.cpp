@@ -206,6 +206,7 @@ int DatasetSet::define_now(DatasetSpec spec) {
   if (!names_.insert(spec.name).second) throw_usage("dataset \"" + spec.name + "\" is defined twice");
   specs_.push_back(std::move(spec));
   runs_.emplace_back();
+  declared_.emplace_back();
   sorted_valid_ = false;
   last_.reset();
   return static_cast<int>(specs_.size()) - 1;
@@ -230,6 +231,7 @@ void DatasetSet::add_block_now(int ds, const std::vector<uint64_t>& start, const
   if (elements == 0) return;
   sorted_valid_ = false;
   last_.reset();
+  appending(ds, elements * elem_size(d.type));
   append_block_runs(d.shape, start, count, local_bytes_, elem_size(d.type), runs_[static_cast<size_t>(ds)]);
   local_bytes_ += elements * elem_size(d.type);
 }
@@ -244,8 +246,65 @@ void DatasetSet::add_flat_now(int ds, uint64_t elem_offset, uint64_t elems) {
   if (elems == 0) return;
   sorted_valid_ = false;
   last_.reset();
+  appending(ds, elems * elem_size(d.type));
   runs_[static_cast<size_t>(ds)].push_back({elem_offset, elems, local_bytes_});
   local_bytes_ += elems * elem_size(d.type);
+}
+
+void DatasetSet::appending(int ds, uint64_t bytes) {
+  Declared& d = declared_[static_cast<size_t>(ds)];
+  if (d.liked) {
+    throw_usage("dataset \"" + specs_[static_cast<size_t>(ds)].name +
+                "\" takes a block after another dataset was declared like it (declare its blocks first)");
+  }
+  if (d.like >= 0) {  // a block more: the runs it was declared like become its own
+    for (ElementRun r : runs_[static_cast<size_t>(d.like)]) {
+      r.mem_offset += d.shift;
+      runs_[static_cast<size_t>(ds)].push_back(r);
+    }
+    d.like = -1;
+    d.shift = 0;
+  }
+  if (d.bytes == 0) {
+    d.begin = local_bytes_;
+  } else if (last_declared_ != ds) {
+    d.apart = true;
+  }
+  d.bytes += bytes;
+  last_declared_ = ds;
+}
+
+void DatasetSet::add_blocks_like(int ds, int like) {
+  deferring([&] { add_blocks_like_now(ds, like); });
+}
+
+void DatasetSet::add_blocks_like_now(int ds, int like) {
+  const DatasetSpec& d = dataset(ds, "add_blocks_like");
+  const DatasetSpec& l = dataset(like, "add_blocks_like");
+  if (like >= ds) throw_usage("dataset \"" + d.name + "\" can only be declared like a dataset defined before it");
+  if (d.shape != l.shape || d.type != l.type) {
+    throw_usage("dataset \"" + d.name + "\" is declared like \"" + l.name + "\", of another shape or type");
+  }
+  Declared& mine = declared_[static_cast<size_t>(ds)];
+  Declared& theirs = declared_[static_cast<size_t>(like)];
+  if (mine.bytes > 0 || !runs_[static_cast<size_t>(ds)].empty()) {
+    throw_usage("dataset \"" + d.name + "\" has blocks already: declare it like \"" + l.name + "\" first");
+  }
+  if (theirs.apart) {
+    throw_usage("dataset \"" + d.name + "\" is declared like \"" + l.name +
+                "\", whose blocks lie apart in the buffer (declare them one after another)");
+  }
+  if (theirs.bytes == 0) return;  // nothing declared: neither has blocks
+  sorted_valid_ = false;
+  last_.reset();
+  theirs.liked = true;
+  const int root = theirs.like >= 0 ? theirs.like : like;
+  mine.like = root;
+  mine.shift = theirs.shift + (local_bytes_ - theirs.begin);
+  mine.begin = local_bytes_;
+  mine.bytes = theirs.bytes;
+  local_bytes_ += theirs.bytes;
+  last_declared_ = ds;
 }
 
 uint64_t DatasetSet::local_bytes() const { return local_bytes_; }
@@ -266,6 +325,11 @@ void DatasetSet::prepare(std::byte* user) {
     for (size_t d = 0; d < specs_.size(); ++d) {
       // Datasets on one decomposition (hundreds of variables on a few maps) declare the same runs
       // at memory shifted by a constant: the last such dataset's sorted runs, shifted, are theirs.
+      if (const Declared& like = declared_[d]; like.like >= 0) {  // declared like an earlier one
+        const auto [root, shift] = sorted_like_[static_cast<size_t>(like.like)];
+        sorted_like_[d] = {root, shift + like.shift};
+        continue;
+      }
       if (d > 0 && sizes[d] == sizes[d - 1] && same_runs_shifted(runs_[d - 1], runs_[d])) {
         const uint64_t shift = runs_[d].front().mem_offset - runs_[d - 1].front().mem_offset;
         sorted_like_[d] = {sorted_like_[d - 1].first, sorted_like_[d - 1].second + shift};

@@ -117,6 +117,11 @@ class DatasetSet {
   void add_block(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count);
   // A flat run: linear elements [elem_offset, elem_offset + elems) of dataset `ds`.
   void add_flat(int ds, uint64_t elem_offset, uint64_t elems);
+  // Dataset `ds` (no blocks yet) has the blocks of the earlier dataset `like` (same shape and
+  // type, its blocks declared one after another), its bytes next in the buffer in the same order:
+  // what add_block with each of like's blocks would declare, without a call a block — hundreds of
+  // a model's variables share one decomposition (PIO's ioid). `like` takes no block afterwards.
+  void add_blocks_like(int ds, int like);
   void set_memory_order(MemoryOrder order) {
     sorted_valid_ = sorted_valid_ && order == order_;
     if (!sorted_valid_) last_.reset();
@@ -150,6 +155,10 @@ class DatasetSet {
   int define_now(DatasetSpec spec);
   void add_block_now(int ds, const std::vector<uint64_t>& start, const std::vector<uint64_t>& count);
   void add_flat_now(int ds, uint64_t elem_offset, uint64_t elems);
+  void add_blocks_like_now(int ds, int like);
+  // Before `bytes` more of dataset `ds` are appended at local_bytes_: its memory range, and a
+  // dataset declared like another gets that one's runs of its own.
+  void appending(int ds, uint64_t bytes);
 
   Engine& engine_;
   std::string path_;
@@ -160,6 +169,17 @@ class DatasetSet {
   std::vector<DatasetSpec> specs_;
   std::unordered_set<std::string> names_;      // of specs_
   std::vector<std::vector<ElementRun>> runs_;  // per dataset, in declaration order, block-order memory
+  // Per dataset: declared like another (add_blocks_like): the first dataset with those runs and
+  // the memory shift from its runs (-1: its own runs_); where its bytes begin in the buffer, how
+  // many, whether another dataset's lie between them, whether others are declared like it.
+  struct Declared {
+    int like = -1;
+    uint64_t shift = 0;
+    uint64_t begin = 0, bytes = 0;
+    bool apart = false, liked = false;
+  };
+  std::vector<Declared> declared_;
+  int last_declared_ = -1;  // the dataset of the last block
   uint64_t local_bytes_ = 0;
   // Per dataset, sorted (block-order memory offsets): a dataset that declared the runs of the one
   // before it at memory shifted by a constant has none of its own but that one's (sorted_like_)

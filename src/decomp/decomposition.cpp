@@ -73,6 +73,36 @@ uint64_t Decomposition::variable_offset(int v) const {
 
 uint64_t Decomposition::global_bytes() const { return variable_offset(static_cast<int>(variables.size())); }
 
+void Decomposition::check_blocks_like() const {
+  if (blocks_like.size() > variables.size()) throw_usage("blocks_like names more variables than are declared");
+  // Each variable's blocks: where they start and how many (a promised variable's are one run).
+  std::vector<size_t> first(variables.size(), SIZE_MAX), count(variables.size(), 0);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const size_t v = static_cast<size_t>(blocks[i].var);
+    if (first[v] == SIZE_MAX) first[v] = i;
+    ++count[v];
+  }
+  for (size_t v = 0; v < blocks_like.size(); ++v) {
+    const int like = blocks_like[v];
+    if (like < 0) continue;
+    const std::string where = "variable \"" + variables[v].name + "\" ";
+    if (static_cast<size_t>(like) >= v) throw_usage(where + "is declared like a variable after it");
+    const Variable& a = variables[static_cast<size_t>(like)];
+    if (a.shape != variables[v].shape || a.type != variables[v].type) {
+      throw_usage(where + "is declared like \"" + a.name + "\", of another shape or type");
+    }
+    const size_t l = static_cast<size_t>(like);
+    bool same = count[v] == count[l] && (count[v] == 0 || first[v] + count[v] <= blocks.size());
+    for (size_t k = 0; same && k < count[v]; ++k) {
+      const Block& mine = blocks[first[v] + k];
+      const Block& theirs = blocks[first[l] + k];
+      same = mine.var == static_cast<int>(v) && theirs.var == like && mine.start == theirs.start &&
+             mine.count == theirs.count;
+    }
+    if (!same) throw_usage(where + "does not have the blocks of \"" + a.name + "\" in one run, as declared");
+  }
+}
+
 void Decomposition::validate() const {
   if (variables.empty()) throw_usage("the decomposition declares no variable");
   for (const auto& v : variables) {
@@ -103,6 +133,7 @@ void Decomposition::validate() const {
       }
     }
   }
+  if (!blocks_like.empty()) check_blocks_like();
   if (transfer_bytes != 0) {
     for (const auto& v : variables) {
       if (transfer_bytes % elem_size(v.type) != 0) {

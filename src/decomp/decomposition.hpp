@@ -63,6 +63,13 @@ struct Decomposition {
   // are not merged into one extent, so a backend issuing a request per extent (posix, mpiio-ind)
   // issues one per block (a replayed trace keeps the job's requests: kernels/trace).
   bool blocks_apart = false;
+  // Variables on one decomposition (PIO's ioid: hundreds of a model's variables share a few):
+  // blocks_like[v] >= 0 says that variable v's blocks are those of the earlier variable
+  // blocks_like[v] (of the same shape and type), in the same order, right after the blocks before
+  // them in `blocks` (and so in memory). Empty, or -1 for a variable: no such promise. Backends
+  // may declare such a variable as "like" the other (DatasetSet::add_blocks_like) without reading
+  // its blocks; `blocks` still lists them all.
+  std::vector<int> blocks_like;
 
   // Bytes this rank holds.
   uint64_t local_bytes() const;
@@ -74,6 +81,9 @@ struct Decomposition {
   // with matching rank and non-zero counts, no two of this rank's blocks overlapping, transfer
   // size a multiple of every element size. Throws a usage Error naming the block.
   void validate() const;
+
+ private:
+  void check_blocks_like() const;  // validate(): blocks_like keeps its promise
 };
 
 // Row-major linear index of `index` in `shape`, and back.

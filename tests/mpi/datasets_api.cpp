@@ -228,6 +228,37 @@ bool gathered_direct(Engine& engine, const std::string& path) {
   return all;
 }
 
+// add_blocks_like: datasets declared like an earlier one (b like a, c like b) write what
+// add_block with each of a's blocks writes for each, byte for byte, from the same buffer.
+bool declared_like(Engine& engine, const std::string& dir) {
+  auto write = [&](const std::string& path, bool like) {
+    DatasetSet s(engine, path, PhaseMode::write, Container::raw);
+    for (const char* name : {"a", "b", "c"}) s.define({name, ElemType::f32, {4, 30}, {}});
+    const uint64_t row = static_cast<uint64_t>(rank % 4), shift = static_cast<uint64_t>(rank / 4);
+    for (int ds = 0; ds < 3; ++ds) {
+      if (like && ds > 0) {
+        s.add_blocks_like(ds, ds - 1);
+        continue;
+      }
+      for (uint64_t k : {2u, 0u, 1u}) s.add_block(ds, {row, (k * 10 + 7 * shift) % 28}, {1, 2});
+    }
+    std::vector<std::byte> buffer(s.local_bytes());
+    for (size_t i = 0; i < buffer.size(); ++i)
+      buffer[i] = static_cast<std::byte>(i * 7 + static_cast<size_t>(rank) * 31 + 1);
+    s.write(buffer.data());
+    s.close();
+  };
+  const std::string blocks = dir + "/declared_like.blocks.dat", like = dir + "/declared_like.like.dat";
+  write(blocks, false);
+  write(like, true);
+  bool same = true;
+  if (rank == 0) same = slurp(blocks, 0, 3 * 4 * 30 * 4) == slurp(like, 0, 3 * 4 * 30 * 4);
+  same = everyone(same);
+  if (rank == 0)
+    std::printf("%s datasets declared like another write what their blocks write\n", same ? "ok  " : "FAIL");
+  return same;
+}
+
 bool expect_failure(const std::string& name, const std::string& fragment, const std::function<void()>& body) {
   std::string message;
   try {
@@ -270,6 +301,7 @@ int main(int argc, char** argv) {
     }
     ok &= moved_again(engine, dir + tag + ".again.dat", Container::raw);
     ok &= gathered_direct(engine, dir + tag + ".gathered.dat");
+    if (size <= 4) ok &= declared_like(engine, dir);
 #ifdef STRATA_HAVE_HDF5
     ok &= moved_again(engine, dir + tag + ".again.h5", Container::hdf5);
 #endif
@@ -308,6 +340,27 @@ int main(int argc, char** argv) {
       s.define({"x", ElemType::i32, {10}, {}});
       s.add_flat(0, static_cast<uint64_t>(rank) * 0, rank == 0 ? 4 : 0);
       if (rank == 0) s.add_flat(0, 2, 4);
+      std::vector<std::byte> buf(s.local_bytes());
+      s.write(buf.data());
+    });
+    ok &= expect_failure("a dataset declared like one whose blocks lie apart", "lie apart in the buffer", [&] {
+      DatasetSet s(engine, dir + tag + ".bad.dat", PhaseMode::write, Container::raw);
+      for (const char* name : {"a", "b", "c"}) s.define({name, ElemType::i32, {4, 10}, {}});
+      const uint64_t row = static_cast<uint64_t>(rank % 4);
+      s.add_block(0, {row, 0}, {1, 2});
+      s.add_block(1, {row, 0}, {1, 2});
+      s.add_block(0, {row, 5}, {1, 2});
+      s.add_blocks_like(2, 0);
+      std::vector<std::byte> buf(s.local_bytes());
+      s.write(buf.data());
+    });
+    ok &= expect_failure("a block on a dataset another is declared like", "declare its blocks first", [&] {
+      DatasetSet s(engine, dir + tag + ".bad.dat", PhaseMode::write, Container::raw);
+      for (const char* name : {"a", "b"}) s.define({name, ElemType::i32, {4, 10}, {}});
+      const uint64_t row = static_cast<uint64_t>(rank % 4);
+      s.add_block(0, {row, 0}, {1, 2});
+      s.add_blocks_like(1, 0);
+      if (rank == 0) s.add_block(0, {row, 5}, {1, 2});
       std::vector<std::byte> buf(s.local_bytes());
       s.write(buf.data());
     });

@@ -151,3 +151,24 @@ TEST(Selection, EvenShareOfCoveredElementsSkipsHoles) {
     for (uint64_t k = 0; k < total; ++k) ASSERT_EQ(seen[k], owned[k] ? 1 : 0) << "trial " << trial << " element " << k;
   }
 }
+
+TEST(Selection, ValidateHoldsBlocksLikeToItsPromise) {
+  // Variables 1 and 2 have variable 0's blocks, each in one run after the ones before.
+  Decomposition d;
+  for (const char* name : {"a", "b", "c"}) d.variables.push_back({name, ElemType::f32, {100}});
+  for (int v = 0; v < 3; ++v) d.blocks.insert(d.blocks.end(), {{v, {40}, {5}}, {v, {3}, {2}}});
+  d.blocks_like = {-1, 0, 0};
+  EXPECT_NO_THROW(d.validate());
+  Decomposition other_block = d;
+  other_block.blocks[3].start = {41};  // b's second block differs
+  EXPECT_THROW(other_block.validate(), Error);
+  Decomposition interleaved = d;
+  std::swap(interleaved.blocks[3], interleaved.blocks[4]);  // b's blocks apart
+  EXPECT_THROW(interleaved.validate(), Error);
+  Decomposition later = d;
+  later.blocks_like = {2, 0, -1};  // like a variable after it
+  EXPECT_THROW(later.validate(), Error);
+  Decomposition shape = d;
+  shape.variables[2].shape = {200};
+  EXPECT_THROW(shape.validate(), Error);
+}

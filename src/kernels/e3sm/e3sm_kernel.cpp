@@ -36,9 +36,12 @@ void add_mapped(Decomposition& d, const PioMap& map, uint64_t n, ElemType type, 
   std::vector<uint64_t> shape{1};
   for (uint64_t s : map.shape()) shape.push_back(s);
   const std::vector<Block> blocks = pio_map_blocks(map, 0, rank, ranks, 1);
+  const int first = static_cast<int>(d.variables.size());
   for (uint64_t k = 0; k < n; ++k) {
     const int var = static_cast<int>(d.variables.size());
     d.variables.push_back({numbered(prefix, d.variables.size()), type, shape});
+    d.blocks_like.resize(d.variables.size(), -1);
+    d.blocks_like.back() = k > 0 ? first : -1;  // the map's variables share its blocks
     for (Block b : blocks) {
       b.var = var;
       d.blocks.push_back(std::move(b));
@@ -52,6 +55,7 @@ void add_fixed(Decomposition& d, uint64_t n, uint64_t lev, int rank) {
     const uint64_t len = k % 3 == 0 ? lev : k % 3 == 1 ? lev + 1 : 2;
     const int var = static_cast<int>(d.variables.size());
     d.variables.push_back({numbered("fixed", d.variables.size()), ElemType::f64, {len}});
+    d.blocks_like.resize(d.variables.size(), -1);
     if (rank == 0) d.blocks.push_back({var, {0}, {len}});
   }
 }
