@@ -638,6 +638,7 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.stage_forced = in.write && options_.stage == PhaseOptions::Choice::on;
   in.shared_copy = engine_.shared_memory && options_.copy != PhaseOptions::Choice::off &&
                    (!options_.tiers.forced || *options_.tiers.forced == Tier::dram);
+  in.one_file_lock = all[0].striped == 0 && !aggregate_only;
   in.compare_mpiio = options_.compare_mpiio;
   in.mpiio_romio = options_.mpiio_romio;
   in.mpiio_buffer = in.mpiio_romio          ? options_.buffer_bytes

@@ -358,3 +358,20 @@ TEST(Strategy, MpiioIsPredictedButNeverChosen) {
   small.cores_per_node = 2;
   EXPECT_GT(predict_mpiio(small, f).sync_s, roomy);
 }
+
+TEST(Strategy, WritesIntoOneLockedFileTakeTurns) {
+  // IOR -b 4M -t 1M -s 2 at 4 ranks on a 2-core node: eight 4 MiB requests (one per block).
+  IoFigures f;
+  f.hash_Bps = 1e18;  // the checksums aside
+  StrategyInput in = strided(4, 2, 4 << 20);
+  in.force_direct = true;
+  in.one_file_lock = true;  // ext4: the writes take the file's lock in turn
+  const double serial = choose_strategy(in, f).best().io_s;
+  EXPECT_NEAR(serial, 8 * f.write_s(4 << 20), 1e-3 * serial);
+  in.one_file_lock = false;  // a striped file system: two at once on the node's two cores
+  const double shared = choose_strategy(in, f).best().io_s;
+  EXPECT_NEAR(shared, 4 * f.write_s(4 << 20), 1e-3 * shared);
+  in.nodes = 2;  // a lock per node's writers (on two nodes, half the requests each)
+  in.one_file_lock = true;
+  EXPECT_NEAR(choose_strategy(in, f).best().io_s, 4 * f.write_s(4 << 20), 1e-3 * serial);
+}

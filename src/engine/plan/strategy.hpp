@@ -61,6 +61,11 @@ struct StrategyInput {
   // Every rank on one node's shared memory (engine/move/window.hpp): an unstaged write's runs are
   // copied by their owners straight into the aggregators' buffers, a read's out of them.
   bool shared_copy = false;
+  // The writes go into one file of a node-local kernel file system (ext4, xfs, tmpfs...): its
+  // buffered writes take the file's lock, so one node's writers take turns (they add up rather
+  // than share the cores); a striped parallel file system (Lustre, GPFS...) or a file per
+  // aggregator lets them run at once.
+  bool one_file_lock = true;
   // strata_compare_mpiio: also predict MPI-IO's own collective write of the same requests
   // (alternative "mpi-io", never chosen): ROMIO's or OMPIO's two-phase, with their defaults
   // unless the hints set cb_buffer_size / cb_nodes.
