@@ -79,6 +79,11 @@ std::vector<WrittenHash> IoWorker::hashes() const {
   return hashes_;
 }
 
+uint64_t IoWorker::write_piece() const {
+  if (write_behind_ == 0 || piece_limit_ == 0) return std::max(write_behind_, piece_limit_);
+  return std::min(write_behind_, piece_limit_);
+}
+
 std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte* memory, bool zero_past_end,
                                           uint64_t& calls) {
   std::optional<std::string> failure;
@@ -91,7 +96,8 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
       }
       std::byte* mem = memory + at + done;
       // Pieces: for the write-behind, or so that a follower sees the write advance.
-      const uint64_t step = write_behind_ > 0 ? write_behind_ : written_ ? kFollowedPiece : 0;
+      uint64_t step = write_piece();
+      if (written_ && write_behind_ == 0) step = std::min(step > 0 ? step : kFollowedPiece, kFollowedPiece);
       const uint64_t piece = write && step > 0 ? std::min(len - done, step) : len - done;
       ssize_t n = write ? ::pwrite(f.fd, mem, piece, static_cast<off_t>(local + done))
                         : ::pread(f.fd, mem, piece, static_cast<off_t>(local + done));
@@ -184,11 +190,16 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
       iov.clear();
       batch = 0;
     };
+    const uint64_t piece = write ? write_piece() : 0;
     for_each_memory(s, at, len, [&](std::byte* memory, uint64_t n) {
-      if (failure) return;
-      iov.push_back({memory, n});
-      batch += n;
-      if (iov.size() == IOV_MAX || (write && write_behind_ > 0 && batch >= write_behind_)) flush();
+      while (n > 0 && !failure) {
+        const uint64_t take = piece > 0 ? std::min(n, piece - batch) : n;
+        iov.push_back({memory, take});
+        batch += take;
+        memory += take;
+        n -= take;
+        if (iov.size() == IOV_MAX || (piece > 0 && batch >= piece)) flush();
+      }
     });
     if (!failure && batch > 0) flush();
   });

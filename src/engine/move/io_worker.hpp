@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 #include <vector>
+#include "arch/page_reporting.hpp"
 
 #include "engine/move/file_set.hpp"
 
@@ -96,6 +97,13 @@ class IoWorker {
   uint64_t hash_chunk_ = 0;
   std::function<void(size_t, uint64_t)> written_;
   uint64_t write_behind_ = 0;
+  // Writes into the page cache at most this long each (0: as long as asked): on a VM that
+  // reports free pages, longer ones take their folios from memory the host took back
+  // (arch/page_reporting.hpp).
+  uint64_t piece_limit_ = page_cache_write_limit();
+  // The longest write request to issue: the write-behind's piece and the limit above, the
+  // shorter (0: none).
+  uint64_t write_piece() const;
   std::vector<WrittenHash> hashes_;  // the worker thread's until wait_all
   std::vector<std::byte> scratch_;   // read-modify-write
   std::thread thread_;
