@@ -101,7 +101,8 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
       const uint64_t piece = write && step > 0 ? std::min(len - done, step) : len - done;
       ssize_t n = write ? ::pwrite(f.fd, mem, piece, static_cast<off_t>(local + done))
                         : ::pread(f.fd, mem, piece, static_cast<off_t>(local + done));
-      ++calls;
+      // A request cut only for the page cache's sake (piece_limit_) counts once.
+      if (done == 0 || !write || step != piece_limit_) ++calls;
 #ifdef __linux__
       // Start this piece's writeback now; its errors, if any, surface at the fsync.
       if (write && write_behind_ > 0 && n > 0) {
@@ -155,6 +156,7 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
     }
     std::vector<iovec> iov;
     uint64_t batch = 0, done = 0;  // bytes in iov; bytes of this file's part moved
+    const uint64_t piece = write ? write_piece() : 0;
     auto flush = [&] {
       size_t first = 0;
       while (batch > 0 && !failure) {
@@ -162,7 +164,7 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
         const off_t where = static_cast<off_t>(local + done);
         const ssize_t n = write ? ::pwritev(f.fd, iov.data() + first, count, where)
                                 : ::preadv(f.fd, iov.data() + first, count, where);
-        ++calls;
+        if (done == 0 || !write || piece != piece_limit_) ++calls;  // (cut for the page cache: once)
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
           failure = n < 0 ? std::string(write ? "write to \"" : "read from \"") + f.path + "\" at offset " +
@@ -190,7 +192,6 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
       iov.clear();
       batch = 0;
     };
-    const uint64_t piece = write ? write_piece() : 0;
     for_each_memory(s, at, len, [&](std::byte* memory, uint64_t n) {
       while (n > 0 && !failure) {
         const uint64_t take = piece > 0 ? std::min(n, piece - batch) : n;
