@@ -307,7 +307,8 @@ def verdicts(w: dict, rows: dict) -> list[dict]:
         out.append(
             {
                 "target": "measured_s within 30% of predicted_s",
-                "against": f"measured {e.get('measured_s', 0) * 1e3:.2f} ms, predicted {e.get('predicted_s', 0) * 1e3:.2f} ms",
+                "against": f"measured {e.get('measured_s', 0) * 1e3:.2f} ms, "
+                f"predicted {e.get('predicted_s', 0) * 1e3:.2f} ms",
                 "ratio": ratio,
                 "met": ratio is not None and 0.7 <= ratio <= 1.3,
             }

@@ -639,6 +639,9 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.shared_copy = engine_.shared_memory && options_.copy != PhaseOptions::Choice::off &&
                    (!options_.tiers.forced || *options_.tiers.forced == Tier::dram);
   in.one_file_lock = all[0].striped == 0 && !aggregate_only;
+  if (engine_.window.get() != MPI_WIN_NULL && engine_.window.shared() && !engine_.window_bytes.empty()) {
+    in.window_kept = *std::max_element(engine_.window_bytes.begin(), engine_.window_bytes.end());
+  }
   in.compare_mpiio = options_.compare_mpiio;
   in.mpiio_romio = options_.mpiio_romio;
   in.mpiio_buffer = in.mpiio_romio          ? options_.buffer_bytes

@@ -375,3 +375,28 @@ TEST(Strategy, WritesIntoOneLockedFileTakeTurns) {
   in.one_file_lock = true;
   EXPECT_NEAR(choose_strategy(in, f).best().io_s, 4 * f.write_s(4 << 20), 1e-3 * serial);
 }
+
+TEST(Strategy, ACopiedWriteIntoANewWindowMapsItsPages) {
+  // 16 ranks whose runs spread over the whole 5 MB domain, one aggregator, 4 MiB rounds: into a
+  // window the engine does not keep yet, each rank maps every page its runs land on (its span,
+  // within the two round buffers) once; into one it keeps, nothing.
+  StrategyInput in = strided(16, 20000, 16);
+  in.shared_copy = true;
+  in.dense = true;
+  in.aggregators = 1;
+  in.buffer_bytes = uint64_t{4} << 20;
+  in.buffers = 2;
+  IoFigures f;
+  in.window_kept = uint64_t{64} << 20;
+  const Alternative kept = choose_strategy(in, f).best();
+  in.window_kept = 0;
+  const Alternative fresh = choose_strategy(in, f).best();
+  ASSERT_TRUE(kept.copied && fresh.copied);
+  double pages = 0;  // every rank's span, the cores shared by two
+  for (const RankShape& r : in.ranks) pages += static_cast<double>(r.hi - r.lo) / f.fresh_Bps / 2;
+  EXPECT_NEAR(fresh.move_s - kept.move_s, pages, pages * 0.01);
+  // Reused, the plan's window is kept: no first touch.
+  EXPECT_NEAR(fresh.touch_s, fresh.move_s - kept.move_s, 1e-12);
+  EXPECT_EQ(kept.touch_s, 0);
+  EXPECT_LT(reused_prediction(fresh, f, 16, true, true), fresh.predicted_s - fresh.plan_s - 0.9 * pages);
+}

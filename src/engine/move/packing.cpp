@@ -215,14 +215,20 @@ MemoryCopies::MemoryCopies(const PackedTransfers& t, const std::vector<Piece>& p
 }
 
 const RoundProgram* MemoryCopies::round(uint64_t g) {
-  if (kept_ != nullptr) return g < kept_->size() ? &(*kept_)[g] : nullptr;
+  const bool first = g != round_;
+  round_ = g;
+  if (kept_ != nullptr) return first && g < kept_->size() ? &(*kept_)[g] : nullptr;
+  if (first) next_ = 0;
   if (g >= transfers_->transfers().size()) return nullptr;
+  const std::vector<Transfer>& xs = transfers_->transfers()[g];
+  if (next_ >= xs.size()) return nullptr;
   RoundProgram& out = keep_ != nullptr ? (*keep_)[g] : scratch_;
   out.runs.clear();
   out.targets.clear();
-  out.runs.reserve(transfers_->transfers()[g].size());
-  for (const Transfer& x : transfers_->transfers()[g])
-    add_runs(x.stream_offset, x.length, x.target, x.displacement, out);
+  const size_t end = keep_ != nullptr ? xs.size() : std::min(xs.size(), next_ + kChunk);
+  out.runs.reserve(end - next_);
+  for (; next_ < end; ++next_)
+    add_runs(xs[next_].stream_offset, xs[next_].length, xs[next_].target, xs[next_].displacement, out);
   return &out;
 }
 
@@ -271,7 +277,7 @@ void MemoryCopies::add_runs(uint64_t offset, uint64_t n, int target, uint64_t di
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w, MemoryCopies* copies) {
   const MPI_Win window = w.get();
   if (w.shared() && copies != nullptr) {  // (staged: where the runs land, one after another)
-    if (const RoundProgram* program = copies->round(round)) {
+    while (const RoundProgram* program = copies->round(round)) {
       const RoundProgram& p = *program;
       size_t i = 0;
       for (const auto& [target, end] : p.targets) {

@@ -61,6 +61,10 @@ struct StrategyInput {
   // Every rank on one node's shared memory (engine/move/window.hpp): an unstaged write's runs are
   // copied by their owners straight into the aggregators' buffers, a read's out of them.
   bool shared_copy = false;
+  // Of a shared window (shared_copy): the smallest segment the engine keeps from earlier phases
+  // (0: none yet). A copied write into a larger one maps each page it copies to for the first
+  // time (a page fault per page per rank), into this one it does not.
+  uint64_t window_kept = 0;
   // The writes go into one file of a node-local kernel file system (ext4, xfs, tmpfs...): its
   // buffered writes take the file's lock, so one node's writers take turns (they add up rather
   // than share the cores); a striped parallel file system (Lustre, GPFS...) or a file per
@@ -93,6 +97,9 @@ struct Alternative {
   // keeps no copy program), or finding and keeping them (keep_s: a repeated phase's first
   // execution; its next ones copy by the program and pay neither).
   double find_s = 0, keep_s = 0;
+  // Of move_s: a copied phase's first touches of a window the engine did not keep yet (not paid
+  // again when the plan is reused: its window is kept).
+  double touch_s = 0;
   bool mpiio = false;  // MPI-IO's own collective write (strata_compare_mpiio): never chosen
 };
 
@@ -103,7 +110,8 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f);
 // the one reduction that finds it, and what a phase declared again does per run (hashing its
 // declarations, binding their memory) — nothing for a repeated phase (Phase::repeat), which
 // declares nothing. A copied write finds its runs' memory again (find_s), unless it repeats a
-// phase: then it keeps them (keep_s), or copies by the program kept (`program_kept`).
+// phase: then it keeps them (keep_s), or copies by the program kept (`program_kept`); its
+// window is the one kept (no touch_s).
 double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated, bool program_kept);
 
 struct StrategyChoice {
