@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -22,6 +23,14 @@ constexpr uint64_t kFollowedPiece = uint64_t{8} << 20;  // what a follower (on_w
 
 IoWorker::IoWorker(const FileSet& files, uint64_t hash_chunk, bool threaded, uint64_t write_behind)
     : files_(files), hash_chunk_(hash_chunk), write_behind_(write_behind) {
+  // What the files hold already (a recycled output's pages are cached): writes below it are
+  // not cut for the page cache's sake (piece_limit_).
+  if (piece_limit_ > 0) {
+    for (const SubFile& f : files_.files()) {
+      struct stat st {};
+      cached_.push_back(f.fd >= 0 && ::fstat(f.fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+    }
+  }
   if (threaded) thread_ = std::thread([this] { run(); });
 }
 
@@ -79,8 +88,10 @@ std::vector<WrittenHash> IoWorker::hashes() const {
   return hashes_;
 }
 
-uint64_t IoWorker::write_piece() const {
-  if (write_behind_ == 0 || piece_limit_ == 0) return std::max(write_behind_, piece_limit_);
+uint64_t IoWorker::write_piece(const SubFile& f, uint64_t end) const {
+  const size_t i = files_.index_of(f.begin);
+  const bool cut = piece_limit_ > 0 && (i >= cached_.size() || end > cached_[i]);
+  if (!cut || write_behind_ == 0) return cut ? piece_limit_ : write_behind_;
   return std::min(write_behind_, piece_limit_);
 }
 
@@ -96,13 +107,13 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
       }
       std::byte* mem = memory + at + done;
       // Pieces: for the write-behind, or so that a follower sees the write advance.
-      uint64_t step = write_piece();
+      uint64_t step = write_piece(f, local + len);
       if (written_ && write_behind_ == 0) step = std::min(step > 0 ? step : kFollowedPiece, kFollowedPiece);
       const uint64_t piece = write && step > 0 ? std::min(len - done, step) : len - done;
       ssize_t n = write ? ::pwrite(f.fd, mem, piece, static_cast<off_t>(local + done))
                         : ::pread(f.fd, mem, piece, static_cast<off_t>(local + done));
       // A request cut only for the page cache's sake (piece_limit_) counts once.
-      if (done == 0 || !write || step != piece_limit_) ++calls;
+      if (done == 0 || !write || step != piece_limit_ || step == write_behind_) ++calls;
 #ifdef __linux__
       // Start this piece's writeback now; its errors, if any, surface at the fsync.
       if (write && write_behind_ > 0 && n > 0) {
@@ -156,7 +167,7 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
     }
     std::vector<iovec> iov;
     uint64_t batch = 0, done = 0;  // bytes in iov; bytes of this file's part moved
-    const uint64_t piece = write ? write_piece() : 0;
+    const uint64_t piece = write ? write_piece(f, local + len) : 0;
     auto flush = [&] {
       size_t first = 0;
       while (batch > 0 && !failure) {
@@ -164,7 +175,8 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
         const off_t where = static_cast<off_t>(local + done);
         const ssize_t n = write ? ::pwritev(f.fd, iov.data() + first, count, where)
                                 : ::preadv(f.fd, iov.data() + first, count, where);
-        if (done == 0 || !write || piece != piece_limit_) ++calls;  // (cut for the page cache: once)
+        if (done == 0 || !write || piece != piece_limit_ || piece == write_behind_)
+          ++calls;  // (cut for the page cache: once)
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
           failure = n < 0 ? std::string(write ? "write to \"" : "read from \"") + f.path + "\" at offset " +

@@ -101,9 +101,10 @@ class IoWorker {
   // reports free pages, longer ones take their folios from memory the host took back
   // (arch/page_reporting.hpp).
   uint64_t piece_limit_ = page_cache_write_limit();
-  // The longest write request to issue: the write-behind's piece and the limit above, the
-  // shorter (0: none).
-  uint64_t write_piece() const;
+  std::vector<uint64_t> cached_;  // each file's size when the worker began (with a piece limit)
+  // The longest write request to issue into file `f` up to its byte `end`: the write-behind's
+  // piece, and the limit above where the write goes past what the file held (0: none).
+  uint64_t write_piece(const SubFile& f, uint64_t end) const;
   std::vector<WrittenHash> hashes_;  // the worker thread's until wait_all
   std::vector<std::byte> scratch_;   // read-modify-write
   std::thread thread_;
