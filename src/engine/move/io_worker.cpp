@@ -99,7 +99,7 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
                                           uint64_t& calls) {
   std::optional<std::string> failure;
   files_.split(s.file_offset, s.length, [&](const SubFile& f, uint64_t local, uint64_t len, uint64_t at) {
-    uint64_t done = 0;
+    uint64_t done = 0, synced = 0;  // bytes of this part written, and handed to writeback
     while (done < len && !failure) {
       if (f.fd < 0) {
         failure = "internal: \"" + f.path + "\" is not open";
@@ -115,9 +115,15 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
       // A request cut only for the page cache's sake (piece_limit_) counts once.
       if (done == 0 || !write || step != piece_limit_ || step == write_behind_) ++calls;
 #ifdef __linux__
-      // Start this piece's writeback now; its errors, if any, surface at the fsync.
+      // Start the writeback of each write-behind piece now (of pieces cut shorter for the page
+      // cache, once they make one); its errors, if any, surface at the fsync.
       if (write && write_behind_ > 0 && n > 0) {
-        ::sync_file_range(f.fd, static_cast<off_t>(local + done), n, SYNC_FILE_RANGE_WRITE);
+        const uint64_t upto = done + static_cast<uint64_t>(n);
+        if (upto - synced >= write_behind_ || upto == len) {
+          ::sync_file_range(f.fd, static_cast<off_t>(local + synced), static_cast<off_t>(upto - synced),
+                            SYNC_FILE_RANGE_WRITE);
+          synced = upto;
+        }
       }
 #endif
       if (n < 0 && errno == EINTR) continue;
@@ -166,7 +172,7 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
       return;
     }
     std::vector<iovec> iov;
-    uint64_t batch = 0, done = 0;  // bytes in iov; bytes of this file's part moved
+    uint64_t batch = 0, done = 0, synced = 0;  // bytes in iov; of this file's part moved; handed to writeback
     const uint64_t piece = write ? write_piece(f, local + len) : 0;
     auto flush = [&] {
       size_t first = 0;
@@ -186,7 +192,11 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
           break;
         }
 #ifdef __linux__
-        if (write && write_behind_ > 0) ::sync_file_range(f.fd, where, n, SYNC_FILE_RANGE_WRITE);
+        if (write && write_behind_ > 0 && done + static_cast<uint64_t>(n) - synced >= write_behind_) {
+          ::sync_file_range(f.fd, static_cast<off_t>(local + synced),
+                            static_cast<off_t>(done + static_cast<uint64_t>(n) - synced), SYNC_FILE_RANGE_WRITE);
+          synced = done + static_cast<uint64_t>(n);
+        }
 #endif
         done += static_cast<uint64_t>(n);
         batch -= static_cast<uint64_t>(n);
@@ -215,6 +225,12 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
       }
     });
     if (!failure && batch > 0) flush();
+#ifdef __linux__
+    if (!failure && write && write_behind_ > 0 && done > synced) {
+      ::sync_file_range(f.fd, static_cast<off_t>(local + synced), static_cast<off_t>(done - synced),
+                        SYNC_FILE_RANGE_WRITE);
+    }
+#endif
   });
   return failure;
 }
