@@ -88,6 +88,10 @@ std::vector<WrittenHash> IoWorker::hashes() const {
   return hashes_;
 }
 
+bool IoWorker::starts_behind_piece(uint64_t at, uint64_t n) const {
+  return write_behind_ > 0 && n > 0 && (at == 0 || (at + n - 1) / write_behind_ != (at - 1) / write_behind_);
+}
+
 uint64_t IoWorker::write_piece(const SubFile& f, uint64_t end) const {
   const size_t i = files_.index_of(f.begin);
   const bool cut = piece_limit_ > 0 && (i >= cached_.size() || end > cached_[i]);
@@ -113,7 +117,7 @@ std::optional<std::string> IoWorker::move(bool write, const IoSpan& s, std::byte
       ssize_t n = write ? ::pwrite(f.fd, mem, piece, static_cast<off_t>(local + done))
                         : ::pread(f.fd, mem, piece, static_cast<off_t>(local + done));
       // A request cut only for the page cache's sake (piece_limit_) counts once.
-      if (done == 0 || !write || step != piece_limit_ || step == write_behind_) ++calls;
+      if (done == 0 || !write || step != piece_limit_ || starts_behind_piece(done, piece)) ++calls;
 #ifdef __linux__
       // Start the writeback of each write-behind piece now (of pieces cut shorter for the page
       // cache, once they make one); its errors, if any, surface at the fsync.
@@ -181,8 +185,8 @@ std::optional<std::string> IoWorker::move_gathered(bool write, const IoSpan& s, 
         const off_t where = static_cast<off_t>(local + done);
         const ssize_t n = write ? ::pwritev(f.fd, iov.data() + first, count, where)
                                 : ::preadv(f.fd, iov.data() + first, count, where);
-        if (done == 0 || !write || piece != piece_limit_ || piece == write_behind_)
-          ++calls;  // (cut for the page cache: once)
+        // (cut for the page cache: once, or once a write-behind piece)
+        if (done == 0 || !write || piece != piece_limit_ || starts_behind_piece(done, batch)) ++calls;
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
           failure = n < 0 ? std::string(write ? "write to \"" : "read from \"") + f.path + "\" at offset " +

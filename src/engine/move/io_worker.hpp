@@ -105,6 +105,9 @@ class IoWorker {
   // The longest write request to issue into file `f` up to its byte `end`: the write-behind's
   // piece, and the limit above where the write goes past what the file held (0: none).
   uint64_t write_piece(const SubFile& f, uint64_t end) const;
+  // Whether bytes [at, at + n) of a part reach into a write-behind piece not begun before `at`
+  // (each counts as a file request however the page cache cut it).
+  bool starts_behind_piece(uint64_t at, uint64_t n) const;
   std::vector<WrittenHash> hashes_;  // the worker thread's until wait_all
   std::vector<std::byte> scratch_;   // read-modify-write
   std::thread thread_;
