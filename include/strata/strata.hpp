@@ -258,6 +258,13 @@ class Phase {
   // memory[i]. The same as n add_extent calls, checked and appended at once (a decomposition whose
   // memory is not in file order declares hundreds of thousands of runs this way).
   void add_extents_at(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* const* memory);
+  // Variable `var` declared like `like`, one of this phase's variables whose runs came from a
+  // single add_extents or add_extents_at call: the same runs, at the same place within `var`'s
+  // bytes (moved by var's file offset less like's), their memory moved by `memory_shift` bytes.
+  // What a decomposition's hundreds of variables do (the same map, the next field of the
+  // buffer): the runs are copied, not looked up again. A usage error when a moved run falls
+  // outside `var`'s bytes.
+  void add_extents_like(int var, int like, std::ptrdiff_t memory_shift);
   // A subarray block of `var`. Element i of the block (row-major over `count`) is at
   // memory + i·memory_stride; memory_stride 0 means element_size (contiguous). A stride larger
   // than the element size describes an array of structures.

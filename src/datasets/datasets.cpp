@@ -391,13 +391,31 @@ void DatasetSet::prepare(std::byte* user) {
   uint64_t pos = 0;
   std::vector<uint64_t> file_at, lengths, memory;
   std::vector<void*> at_memory;
+  // A dataset on the same runs as one declared before it (its root, same shape) is declared
+  // like it: the phase copies the root's extents, moved in the file and in memory.
+  struct Root {
+    int id = -1;             // the root's phase variable, once declared
+    uint64_t first_mem = 0;  // its first run's memory offset, where it started in file order
+    uint64_t bytes = 0;      // its bytes
+    size_t extents = 0;
+  };
+  std::vector<Root> roots(specs_.size());
   for (size_t d = 0; d < specs_.size(); ++d) {
     const int id = phase_->define_variable(specs_[d].name, sizes[d], specs_[d].shape, offsets[d]);
+    const auto [like, shift] = sorted_like_[d];
+    const Root& root = roots[like];
+    if (like != d && root.id >= 0 && specs_[like].shape == specs_[d].shape && !sorted_[like].empty()) {
+      const uint64_t first = order_ == MemoryOrder::file ? pos : sorted_[like].front().mem_offset + shift;
+      phase_->add_extents_like(id, root.id, static_cast<std::ptrdiff_t>(first - root.first_mem));
+      pos += root.bytes;
+      extents_ += root.extents;
+      continue;
+    }
     file_at.clear();
     lengths.clear();
     memory.clear();
     bool follow = true;  // each extent's memory follows the previous one's
-    const auto [like, shift] = sorted_like_[d];
+    const uint64_t start = pos;
     for (const ElementRun& r : sorted_[like]) {
       const uint64_t at = offsets[d] + r.elem_begin * sizes[d], n = r.elems * sizes[d];
       const uint64_t mem = order_ == MemoryOrder::file ? pos : r.mem_offset + shift;
@@ -422,6 +440,7 @@ void DatasetSet::prepare(std::byte* user) {
       phase_->add_extents_at(id, file_at.size(), file_at.data(), lengths.data(), at_memory.data());
     }
     extents_ += file_at.size();
+    if (like == d && !memory.empty()) roots[d] = {id, memory.front(), pos - start, file_at.size()};
   }
   phase_->plan();
   sorted_valid_ = true;  // every rank's declarations were good: kept for the next move

@@ -58,6 +58,53 @@ void PhaseImpl::add_extent(int var, uint64_t file_offset, uint64_t length, void*
   if (length > 0 && memory == nullptr) throw_usage("variable \"" + v.name + "\": extent without memory");
   if (length > 0) declared_lo_ = std::min(declared_lo_, file_offset);
   pieces_.push_back({file_offset, length, static_cast<std::byte*>(memory), 1, 1});
+  declared(var, pieces_.size() - 1);
+}
+
+void PhaseImpl::declared(int var, size_t begin) {
+  if (var_pieces_.size() <= static_cast<size_t>(var)) var_pieces_.resize(vars_.size(), {kMixed, 0});
+  auto& [b, e] = var_pieces_[static_cast<size_t>(var)];
+  if (b == kMixed && e == 0) {  // its first
+    b = begin;
+  } else if (b == kMixed || e != begin) {
+    b = kMixed;  // another variable's pieces came between
+    e = 1;
+    return;
+  }
+  e = pieces_.size();
+}
+
+void PhaseImpl::add_extents_like(int var, int like, std::ptrdiff_t memory_shift) {
+  const PhaseVariable& v = variable(var, "add_extents_like");
+  const PhaseVariable& l = variable(like, "add_extents_like");
+  const auto range = static_cast<size_t>(like) < var_pieces_.size() ? var_pieces_[static_cast<size_t>(like)]
+                                                                    : std::pair<size_t, size_t>{kMixed, 0};
+  if (range.first == kMixed) {
+    throw_usage("variable \"" + v.name + "\" is declared like \"" + l.name +
+                "\", whose runs were not declared by one call (add_extents or add_extents_at)");
+  }
+  const uint64_t shift = v.file_offset - l.file_offset;  // modulo 2^64: either way
+  const size_t begin = pieces_.size(), n = range.second - range.first;
+  reserve_pieces(n);
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = range.first; i < range.second; ++i) {
+    Piece p = pieces_[i];  // (room reserved: pieces_ does not move)
+    p.file_offset += shift;
+    if (p.memory != nullptr) p.memory += memory_shift;
+    if (p.length > 0) {
+      lo = std::min(lo, p.file_offset);
+      hi = std::max(hi, p.file_offset + p.length);
+    }
+    pieces_.push_back(p);
+  }
+  if (lo != UINT64_MAX && (lo < v.file_offset || hi > v.file_offset + v.bytes() || hi < lo)) {
+    pieces_.resize(begin);
+    throw_usage("variable \"" + v.name + "\" declared like \"" + l.name +
+                "\": its runs fall outside the variable's bytes [" + std::to_string(v.file_offset) + ", " +
+                std::to_string(v.file_offset + v.bytes()) + ")");
+  }
+  if (lo != UINT64_MAX) declared_lo_ = std::min(declared_lo_, lo);
+  declared(var, begin);
 }
 
 // n runs of `var` checked against its bytes and appended at once; run i's memory is memory_of(i).
@@ -67,6 +114,7 @@ void PhaseImpl::append_extents(int var, size_t n, const uint64_t* offsets, const
   const PhaseVariable& v = variable(var, "add_extents");
   const uint64_t lo = v.file_offset, hi = v.file_offset + v.bytes();
   reserve_pieces(n);
+  const size_t begin = pieces_.size();
   uint64_t first = declared_lo_;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t offset = offsets[i], length = lengths[i];
@@ -78,6 +126,7 @@ void PhaseImpl::append_extents(int var, size_t n, const uint64_t* offsets, const
     pieces_.push_back({offset, length, memory, 1, 1});
   }
   declared_lo_ = first;
+  declared(var, begin);
 }
 
 void PhaseImpl::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory) {
@@ -125,6 +174,8 @@ void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const 
     ++run_dims;
   }
   const size_t outer = nd - run_dims;
+  if (stride != es) strided_ = true;
+  const size_t begin = pieces_.size();
   std::vector<uint64_t> idx(start);
   auto* mem = static_cast<std::byte*>(memory);
   for (uint64_t done = 0; done < elements; done += run) {
@@ -139,6 +190,7 @@ void PhaseImpl::add_subarray(int var, const std::vector<uint64_t>& start, const 
       idx[k] = start[k];
     }
   }
+  declared(var, begin);
 }
 
 void PhaseImpl::execute(PhaseMode mode) {
@@ -186,8 +238,13 @@ void PhaseImpl::execute(PhaseMode mode) {
   } else if (from_memory) {
     keeping = repeats_;
     program_for_ = nullptr;
-    copies.emplace(*transfers_, sel_.pieces, keeping ? &program_ : nullptr);
+    if (transfers_->by_plan()) {
+      copies.emplace(plan_, sel_.pieces, keeping ? &program_ : nullptr);
+    } else {
+      copies.emplace(*transfers_, sel_.pieces, keeping ? &program_ : nullptr);
+    }
   } else if (!from_memory && streamed && mode == PhaseMode::write) {
+    if (transfers_ && transfers_->by_plan()) throw_runtime("internal: runs found by the plan without a shared window");
     pack(sel_, stream.data());
   }
   // Direct runs start first and proceed on the I/O thread while aggregation goes on.
@@ -435,11 +492,17 @@ bool PhaseImpl::copies_from_memory() const {
   if (mode_ != PhaseMode::write || !copy_ || window_ == nullptr || !window_->shared()) return false;
   // (A copy program's displacements are 32 bits.)
   if (plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers) > UINT32_MAX) return false;
-  if (!pieces_contiguous_) {  // a walk over every piece: once for them
+  return pieces_contiguous() && direct_runs_have_memory();
+}
+
+bool PhaseImpl::pieces_contiguous() const {
+  if (!pieces_contiguous_ && !repeats_) {
+    pieces_contiguous_ = !strided_;  // known from the declarations
+  } else if (!pieces_contiguous_) {  // a walk over every piece: once for them
     pieces_contiguous_ =
         std::all_of(sel_.pieces.begin(), sel_.pieces.end(), [](const Piece& p) { return p.stride == p.element_size; });
   }
-  return *pieces_contiguous_ && direct_runs_have_memory();
+  return *pieces_contiguous_;
 }
 
 bool PhaseImpl::need_stream() const {
@@ -538,6 +601,10 @@ void Phase::add_extents_at(int var, size_t n, const uint64_t* offsets, const uin
   impl_->deferring([&] { impl_->add_extents_at(var, n, offsets, lengths, memory); });
 }
 
+void Phase::add_extents_like(int var, int like, std::ptrdiff_t memory_shift) {
+  impl_->deferring([&] { impl_->add_extents_like(var, like, memory_shift); });
+}
+
 void Phase::add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* memory) {
   impl_->deferring([&] { impl_->add_extents(var, n, offsets, lengths, static_cast<std::byte*>(memory)); });
 }
@@ -570,7 +637,8 @@ void Phase::read() {
 }
 PhaseStats Phase::close(PhaseStats* max) {
   watchdog::Scope scope("engine close");
-  return impl_->close(max);
+  auto r = impl_->close(max);
+  return r;
 }
 DrainStats Phase::wait_drain() {
   watchdog::Scope scope("engine drain");

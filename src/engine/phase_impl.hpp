@@ -121,6 +121,7 @@ class PhaseImpl {
   // n runs whose bytes lie back to back from `memory` (Phase::add_extents): one variable lookup.
   void add_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, std::byte* memory);
   void add_extents_at(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, void* const* memory);
+  void add_extents_like(int var, int like, std::ptrdiff_t memory_shift);
   template <typename MemoryOf>
   void append_extents(int var, size_t n, const uint64_t* offsets, const uint64_t* lengths, MemoryOf&& memory_of);
 
@@ -213,6 +214,8 @@ class PhaseImpl {
   // A copied write whose every piece is contiguous memory (and whose direct runs have theirs):
   // each run is copied from the caller's memory into its aggregator's shared buffer, no stream.
   bool copies_from_memory() const;
+  // Whether every declared piece is contiguous memory (no stride): walked once, then known.
+  bool pieces_contiguous() const;
   // Whether every direct run's bytes lie in declared contiguous memory (one piece or several).
   bool direct_runs_have_memory() const;
 
@@ -357,11 +360,24 @@ class PhaseImpl {
   std::vector<PhaseVariable> vars_;
   std::unordered_set<std::string> var_names_;  // of vars_
   std::vector<Piece> pieces_;
+  // Each variable's pieces, while they are one block of pieces_ ([begin, end); kMixed: not one
+  // block), for add_extents_like; and whether any piece has a memory stride.
+  static constexpr size_t kMixed = SIZE_MAX;
+  std::vector<std::pair<size_t, size_t>> var_pieces_;
+  bool strided_ = false;
+  void declared(int var, size_t begin);
   uint64_t declared_lo_ = UINT64_MAX;  // the lowest file offset of a non-empty piece declared (as CachedPlan::kNoBase)
   std::optional<Error> declaration_error_;
   std::optional<Error> deferred_error_;  // this rank's plan failure, agreed at close (a direct committed write)
   Selection sel_;
-  Selection agg_;                     // the aggregated part of sel_ (extents only)
+  Selection agg_;  // the aggregated part of sel_ (extents only)
+  // The selection's extents are made from its pieces when a step first needs them (extents()):
+  // a copied write of a real map never does. `agg_all_`: every byte aggregated, agg_'s extents
+  // are the selection's, made when a step needs them (aggregated()).
+  bool extents_pending_ = false;
+  bool agg_all_ = false;
+  const std::vector<StreamExtent>& extents();
+  const Selection& aggregated();
   std::vector<StreamExtent> direct_;  // runs this rank writes or reads itself
   Plan plan_;
   int my_partition_ = -1;

@@ -144,11 +144,16 @@ void PhaseImpl::plan_steps() {
           std::all_of(tier_of_partition_.begin(), tier_of_partition_.end(), [](Tier t) { return t == Tier::dram; });
   if (strategy_.best().staged && plan_.partitions() > 0 && !owners_local_) {
     stats_.collectives += 2;
-    transfers_ = std::make_shared<const PackedTransfers>(comm_, plan_, transfers_by_round(plan_, agg_));
+    transfers_ = std::make_shared<const PackedTransfers>(comm_, plan_, transfers_by_round(plan_, aggregated()));
+  } else if (copy_ && mode_ == PhaseMode::write && direct_.empty() && pieces_contiguous() &&
+             plan_.buffer_bytes * static_cast<uint64_t>(plan_.buffers) <= UINT32_MAX) {
+    // Every byte aggregated and copied from contiguous memory: found from the plan as it is copied.
+    transfers_ = std::make_shared<const PackedTransfers>(PackedTransfers::copied_by_plan(plan_.global_rounds));
   } else if (copy_) {
-    transfers_ = std::make_shared<const PackedTransfers>(PackedTransfers::copied(transfers_by_round(plan_, agg_)));
+    transfers_ =
+        std::make_shared<const PackedTransfers>(PackedTransfers::copied(transfers_by_round(plan_, aggregated())));
   } else {
-    transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, agg_), pack_from);
+    transfers_ = std::make_shared<const PackedTransfers>(transfers_by_round(plan_, aggregated()), pack_from);
   }
   step("transfers");
   // 7. One agreement for both: overlaps found by aggregators, and opening the files. A
@@ -263,6 +268,7 @@ void PhaseImpl::reuse(const CachedPlan& c, int64_t shift) {
   pieces_ = {};
   order_ = c.order;
   agg_ = c.agg;
+  agg_all_ = extents_pending_ = false;
   direct_ = c.direct;
   plan_ = c.plan;
   my_partition_ = c.my_partition;
@@ -471,7 +477,8 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
   if (!failure) {
     try {
       sel_ = normalise(
-          std::move(pieces_), [this](uint64_t at) { return name_at(at); }, &order_);
+          std::move(pieces_), [this](uint64_t at) { return name_at(at); }, &order_, false);
+      extents_pending_ = true;
     } catch (const Error& e) {
       failure = e;
     } catch (const std::exception& e) {
@@ -486,21 +493,23 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
     mine.hi = s.hi;
   }
   mine.bytes = s.bytes;
-  mine.runs = s.extents.size();
+  mine.runs = 0;
   mine.pieces = s.pieces.size();
   mine.h_lo = mine.d_lo = UINT64_MAX;
   const uint64_t unit = hybrid_unit(), threshold = hybrid_threshold();
-  for (const StreamExtent& e : s.extents) {
+  for_each_extent(s.pieces, [&](uint64_t file_offset, uint64_t length) {
+    const StreamExtent e{file_offset, length, 0};
+    ++mine.runs;
     const uint64_t term = boundary(e.file_offset) - boundary(e.file_offset + e.length);
     mine.tiling += term;
     // (A run shorter than the threshold has no aligned part that long: no division for it.)
     if (threshold == 0 || e.length < threshold) {
-      if (e.length == 0) continue;
+      if (e.length == 0) return;
       mine.h_tiling += term;
       mine.h_lo = std::min(mine.h_lo, e.file_offset);
       mine.h_hi = std::max(mine.h_hi, e.file_offset + e.length);
       mine.h_bytes += e.length;
-      continue;
+      return;
     }
     const uint64_t a = (e.file_offset + unit - 1) / unit * unit;
     const uint64_t b = (e.file_offset + e.length) / unit * unit;
@@ -514,7 +523,7 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
     };
     if (!direct) {
       keep(e.file_offset, e.length);
-      continue;
+      return;
     }
     keep(e.file_offset, a - e.file_offset);
     keep(b, e.file_offset + e.length - b);
@@ -522,7 +531,7 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
     mine.d_hi = std::max(mine.d_hi, b);
     mine.d_bytes += b - a;
     ++mine.d_runs;
-  }
+  });
   direct_candidates_ = mine.d_runs;
   if (mine.h_bytes == 0) mine.h_lo = 0;
   if (mine.d_bytes == 0) mine.d_lo = 0;
@@ -583,7 +592,7 @@ std::optional<uint64_t> PhaseImpl::touching_intervals(const std::vector<RankSumm
                        runs >= kSketchRuns * static_cast<uint64_t>(size_);
   if (!matters) return std::nullopt;
   RunSketch sketch;
-  for (const StreamExtent& e : sel_.extents) sketch.add_run(e.file_offset, e.length);
+  for (const StreamExtent& e : extents()) sketch.add_run(e.file_offset, e.length);
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, sketch.registers().data(), static_cast<int>(RunSketch::kRegisters),
                           MPI_UNSIGNED_CHAR, MPI_MAX, comm_),
             "MPI_Allreduce");
@@ -658,20 +667,21 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
 // this step (only its pieces and byte counts): where one side takes them all, they move.
 void PhaseImpl::split_direct() {
   agg_ = Selection{};
+  agg_all_ = false;
   direct_.clear();
   const Alternative& s = strategy_.best();
   if (s.direct) {
+    extents();
     direct_ = std::move(sel_.extents);
     sel_.extents.clear();
     return;
   }
   const uint64_t unit = hybrid_unit();
   const uint64_t threshold = s.hybrid ? hybrid_threshold() : 0;
-  if ((threshold == 0 || direct_candidates_ == 0) && !sel_.extents.empty()) {  // all aggregated: no per-run work
-    agg_.extents = std::move(sel_.extents);
-    sel_.extents.clear();
-    agg_.lo = agg_.extents.front().file_offset;
-    agg_.hi = agg_.extents.back().file_offset + agg_.extents.back().length;
+  if ((threshold == 0 || direct_candidates_ == 0) && sel_.bytes > 0) {  // all aggregated: no per-run work
+    agg_all_ = true;  // its extents are the selection's, when a step needs them
+    agg_.lo = sel_.lo;
+    agg_.hi = sel_.hi;
     agg_.bytes = sel_.bytes;
     return;
   }
@@ -682,7 +692,7 @@ void PhaseImpl::split_direct() {
     agg_.bytes += len;
     agg_.extents.push_back({off, len, stream});
   };
-  for (const StreamExtent& e : sel_.extents) {
+  for (const StreamExtent& e : extents()) {
     const uint64_t a = (e.file_offset + unit - 1) / unit * unit;
     const uint64_t b = (e.file_offset + e.length) / unit * unit;
     if (threshold == 0 || b <= a || b - a < threshold) {
@@ -693,6 +703,24 @@ void PhaseImpl::split_direct() {
     direct_.push_back({a, b - a, e.stream_offset + (a - e.file_offset)});
     keep(b, e.file_offset + e.length - b, e.stream_offset + (b - e.file_offset));
   }
+}
+
+const std::vector<StreamExtent>& PhaseImpl::extents() {
+  if (extents_pending_) {
+    sel_.extents = extents_of(sel_.pieces);
+    extents_pending_ = false;
+  }
+  return sel_.extents;
+}
+
+const Selection& PhaseImpl::aggregated() {
+  if (agg_all_) {
+    extents();
+    agg_.extents = std::move(sel_.extents);
+    sel_.extents.clear();
+    agg_all_ = false;
+  }
+  return agg_;
 }
 
 // A node-local write (strata_target=node-local, strata_drain) aggregates every byte because
@@ -772,6 +800,7 @@ bool PhaseImpl::owners_write_node_files(const std::vector<RankSummary>& all) {
 // The aggregated runs become this rank's own (into the partition files, by FileSet::split);
 // the plan keeps its partitions (the files and the index) without rounds.
 void PhaseImpl::hand_runs_to_owners() {
+  aggregated();
   direct_ = std::move(agg_.extents);
   agg_ = Selection{};
   std::fill(plan_.rounds.begin(), plan_.rounds.end(), uint64_t{0});
@@ -888,7 +917,7 @@ ReceivedRanges PhaseImpl::ranges_to_receive(const std::vector<RankSummary>& all)
   // Staged: the aggregator places every rank's runs itself (staged_places), so it needs them.
   if (s.staged || !dense_and_tiled(all, s.hybrid)) {
     stats_.collectives += 2;
-    return exchange_ranges(comm_, plan_, agg_);
+    return exchange_ranges(comm_, plan_, aggregated());
   }
   if (my_partition_ < 0) return received;
   // Every byte of the partition is someone's (the rank named is for messages only).
@@ -1055,8 +1084,8 @@ void PhaseImpl::place_on_tiers() {
   pin.my_bytes.assign(static_cast<size_t>(plan_.partitions()), 0);
   int p = -1;  // the partition last found, and where it ends: sorted runs mostly stay in it
   uint64_t p_lo = 1, p_hi = 0;
-  for (const StreamExtent& e : agg_.extents) {
-    for (uint64_t off = e.file_offset, end = e.file_offset + e.length; off < end;) {
+  auto count = [&](uint64_t file_offset, uint64_t length) {
+    for (uint64_t off = file_offset, end = file_offset + length; off < end;) {
       if (off < p_lo || off >= p_hi) {
         p = plan_.partition_of(off);
         p_lo = plan_.start[static_cast<size_t>(p)];
@@ -1067,6 +1096,11 @@ void PhaseImpl::place_on_tiers() {
       if (stop <= off) break;
       off = stop;
     }
+  };
+  if (agg_all_) {  // every byte aggregated: counted from the pieces, no extents made for it
+    for_each_extent(sel_.pieces, count);
+  } else {
+    for (const StreamExtent& e : agg_.extents) count(e.file_offset, e.length);
   }
   pin.persistent = options_.tiers.persistent;
   pin.forced = options_.tiers.forced;

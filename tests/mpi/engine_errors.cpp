@@ -213,6 +213,25 @@ int main(int argc, char** argv) {
       p.add_extent(7, 0, 10, data.data());
       p.plan();
     });
+    ok &= expect_failure("declared like a variable whose runs came in two calls", "not declared by one call", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      int a = p.define_variable("a", 1, {100}, 0), b = p.define_variable("b", 1, {100}, 100);
+      const uint64_t at = static_cast<uint64_t>(rank) * 10;
+      p.add_extent(a, at, 2, data.data());
+      p.add_extent(b, 100 + at, 2, data.data());
+      p.add_extent(a, at + 4, 2, data.data());  // a's runs now lie apart
+      int c = p.define_variable("c", 1, {100}, 200);
+      p.add_extents_like(c, a, 0);
+      p.plan();
+    });
+    ok &= expect_failure("declared like a larger variable, past its bytes", "fall outside the variable", [&] {
+      Phase p(engine, path, PhaseMode::write);
+      int a = p.define_variable("a", 1, {100}, 0), b = p.define_variable("b", 1, {10}, 100);
+      const uint64_t n = 2, at = 50 + static_cast<uint64_t>(rank) * 2;
+      p.add_extents(a, 1, &at, &n, data.data());
+      p.add_extents_like(b, a, 0);
+      p.plan();
+    });
     // After all that, a good phase still works on the same engine.
     ok &= [&] {
       Phase p(engine, path, PhaseMode::write);

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "common/seeded_random.hpp"
+#include "engine/move/packing.hpp"
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/extents.hpp"
 #include "engine/plan/partition.hpp"
@@ -209,4 +210,83 @@ TEST(Extents, NormaliseCoalescesAndPacksStridedMemory) {
   EXPECT_THROW(normalise({{0, 10, nullptr, 1, 1}, {5, 10, nullptr, 1, 1}},
                          [](uint64_t at) { return std::string(at < 5 ? "a" : "b"); }),
                Error);
+}
+
+// A copied write's runs found from the plan and its pieces (PackedTransfers::copied_by_plan) go
+// where the transfers of the same pieces send them, from the same memory, in every round: found
+// a part at a time or kept whole (a kept round stays kept when asked again), compared as the
+// fewest (target, displacement, memory, length) runs that say it.
+TEST(Plan, CopiesFoundFromThePlanGoWhereTheTransfersGo) {
+  struct Run {
+    int target;
+    uint64_t displacement;
+    const std::byte* from;
+    uint64_t length;
+    bool operator==(const Run& o) const {
+      return target == o.target && displacement == o.displacement && from == o.from && length == o.length;
+    }
+  };
+  auto drain = [](MemoryCopies& copies, uint64_t g, std::vector<Run>& out) {
+    size_t calls = 0;
+    while (const RoundProgram* p = copies.round(g)) {
+      size_t i = 0;
+      for (const auto& [target, end] : p->targets) {
+        for (; i < end; ++i) out.push_back({target, p->runs[i].displacement, p->runs[i].from, p->runs[i].length});
+      }
+      ++calls;
+    }
+    std::sort(out.begin(), out.end(), [](const Run& a, const Run& b) {
+      return a.target != b.target ? a.target < b.target : a.displacement < b.displacement;
+    });
+    std::vector<Run> merged;
+    for (const Run& r : out) {
+      Run* last = merged.empty() ? nullptr : &merged.back();
+      if (last != nullptr && last->target == r.target && last->displacement + last->length == r.displacement &&
+          last->from + last->length == r.from) {
+        last->length += r.length;
+      } else {
+        merged.push_back(r);
+      }
+    }
+    out = merged;
+    return calls;
+  };
+  uint64_t compared = 0;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    Case c = random_case(seed);
+    const Plan plan = make_plan(c.in);
+    for (Selection& s : c.ranks) {
+      // Memory mostly back to back, with a gap every third piece (runs that touch in the file
+      // but not in memory stay apart).
+      std::vector<std::byte> memory(s.bytes + 16 * s.pieces.size() + 1);
+      uint64_t at = 0;
+      for (size_t i = 0; i < s.pieces.size(); ++i) {
+        at += i % 3 == 2 ? 16 : 0;
+        s.pieces[i].memory = memory.data() + at;
+        at += s.pieces[i].length;
+      }
+      const PackedTransfers listed = PackedTransfers::copied(transfers_by_round(plan, s));
+      MemoryCopies by_transfers(listed, s.pieces, nullptr), by_plan(plan, s.pieces, nullptr);
+      CopyProgram kept;
+      MemoryCopies keeping(plan, s.pieces, &kept);
+      std::vector<std::vector<Run>> rounds;
+      for (uint64_t g = 0; g < plan.global_rounds; ++g) {
+        std::vector<Run> want, got, whole;
+        drain(by_transfers, g, want);
+        drain(by_plan, g, got);
+        EXPECT_LE(drain(keeping, g, whole), 1u);
+        EXPECT_EQ(got, want) << "seed " << seed << " round " << g;
+        EXPECT_EQ(whole, want) << "seed " << seed << " round " << g;
+        for (const Run& r : want) compared += r.length;
+        rounds.push_back(want);
+      }
+      MemoryCopies replay(kept);  // the kept program, copied by
+      for (uint64_t g = 0; g < plan.global_rounds; ++g) {
+        std::vector<Run> again;
+        drain(replay, g, again);
+        EXPECT_EQ(again, rounds[g]) << "seed " << seed << " kept round " << g;
+      }
+    }
+  }
+  EXPECT_GT(compared, uint64_t{1} << 20);
 }

@@ -86,6 +86,12 @@ PackedTransfers PackedTransfers::copied(std::vector<std::vector<Transfer>> by_ro
   return t;
 }
 
+PackedTransfers PackedTransfers::copied_by_plan(uint64_t rounds) {
+  PackedTransfers t = copied(std::vector<std::vector<Transfer>>(rounds));
+  t.by_plan_ = true;
+  return t;
+}
+
 PackedTransfers::PackedTransfers(MPI_Comm comm, const Plan& plan, std::vector<std::vector<Transfer>> by_round)
     : transfers_(std::move(by_round)), groups_(transfers_.size()), staged_(true) {
   int size = 1, rank = 0;
@@ -149,7 +155,8 @@ PackedTransfers::PackedTransfers(PackedTransfers&& o) noexcept
       groups_(std::move(o.groups_)),
       operations_(o.operations_),
       staged_(o.staged_),
-      copies_(o.copies_) {
+      copies_(o.copies_),
+      by_plan_(o.by_plan_) {
   o.groups_.clear();
 }
 
@@ -161,6 +168,7 @@ PackedTransfers& PackedTransfers::operator=(PackedTransfers&& o) noexcept {
     operations_ = o.operations_;
     staged_ = o.staged_;
     copies_ = o.copies_;
+    by_plan_ = o.by_plan_;
     o.groups_.clear();
   }
   return *this;
@@ -214,10 +222,16 @@ MemoryCopies::MemoryCopies(const PackedTransfers& t, const std::vector<Piece>& p
   if (keep_ != nullptr) keep_->assign(t.transfers().size(), {});
 }
 
+MemoryCopies::MemoryCopies(const Plan& plan, const std::vector<Piece>& pieces, CopyProgram* keep)
+    : pieces_(&pieces), keep_(keep), plan_(&plan) {
+  if (keep_ != nullptr) keep_->assign(plan.global_rounds, {});
+}
+
 const RoundProgram* MemoryCopies::round(uint64_t g) {
   const bool first = g != round_;
   round_ = g;
   if (kept_ != nullptr) return first && g < kept_->size() ? &(*kept_)[g] : nullptr;
+  if (plan_ != nullptr) return round_by_plan(g, first);
   if (first) next_ = 0;
   if (g >= transfers_->transfers().size()) return nullptr;
   const std::vector<Transfer>& xs = transfers_->transfers()[g];
@@ -272,6 +286,73 @@ void MemoryCopies::add_runs(uint64_t offset, uint64_t n, int target, uint64_t di
     if (offset == at_ + p.length && piece_ + 1 < pieces.size()) at_ += pieces[piece_++].length;
   }
   out.targets.back().second = out.runs.size();
+}
+
+// Round g of partition p holds its file bytes [start + g·S, min(start + (g + 1)·S, end)); the
+// pieces (sorted, disjoint) that fall there are a slice of them, found by one search.
+const RoundProgram* MemoryCopies::round_by_plan(uint64_t g, bool first) {
+  const Plan& plan = *plan_;
+  const std::vector<Piece>& pieces = *pieces_;
+  if (first) {
+    partition_ = 0;
+    found_ = false;
+  }
+  const size_t parts = static_cast<size_t>(plan.partitions());
+  if (partition_ >= parts) return nullptr;  // the round is done (a kept round stays as it is)
+  RoundProgram& out = keep_ != nullptr ? (*keep_)[g] : scratch_;
+  out.runs.clear();
+  out.targets.clear();
+  const size_t limit = keep_ != nullptr ? SIZE_MAX : kChunk;
+  while (partition_ < parts && out.runs.size() < limit) {
+    const size_t p = partition_;
+    if (g >= plan.rounds[p]) {
+      ++partition_;
+      found_ = false;
+      continue;
+    }
+    const uint64_t a = plan.start[p] + g * plan.buffer_bytes;
+    const uint64_t b = std::min(a + plan.buffer_bytes, plan.end[p]);
+    if (!found_) {
+      piece_ = static_cast<size_t>(std::partition_point(pieces.begin(), pieces.end(),
+                                                        [a](const Piece& q) { return q.file_offset + q.length <= a; }) -
+                                   pieces.begin());
+      found_ = true;
+    }
+    const int target = plan.aggregator[p];
+    const uint64_t window = (g % static_cast<uint64_t>(plan.buffers)) * plan.buffer_bytes;
+    bool done = false;  // this partition's round has no more pieces
+    while (out.runs.size() < limit) {
+      if (piece_ >= pieces.size() || pieces[piece_].file_offset >= b) {
+        done = true;
+        break;
+      }
+      const Piece& q = pieces[piece_];
+      const uint64_t from = std::max(q.file_offset, a), to = std::min(q.file_offset + q.length, b);
+      const std::byte* memory = q.memory + (from - q.file_offset);
+      const auto displacement = static_cast<uint32_t>(window + (from - a));
+      const auto length = static_cast<uint32_t>(to - from);
+      if (out.targets.empty() || out.targets.back().first != target) out.targets.emplace_back(target, out.runs.size());
+      // This target's runs start where the one before it ended.
+      const size_t first_of_target = out.targets.size() >= 2 ? out.targets[out.targets.size() - 2].second : 0;
+      MemoryRun* last = out.runs.size() > first_of_target ? &out.runs.back() : nullptr;
+      if (last != nullptr && last->from + last->length == memory && last->displacement + last->length == displacement) {
+        last->length += length;  // one copy where memory and window both follow on
+      } else {
+        out.runs.push_back({memory, displacement, length});
+      }
+      if (q.file_offset + q.length > b) {  // the piece goes on into the next round or partition
+        done = true;
+        break;
+      }
+      ++piece_;
+    }
+    if (!out.targets.empty()) out.targets.back().second = out.runs.size();
+    if (done) {
+      ++partition_;
+      found_ = false;
+    }
+  }
+  return out.runs.empty() ? nullptr : &out;
 }
 
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w, MemoryCopies* copies) {

@@ -33,7 +33,20 @@ size_t count_runs(const std::vector<Piece>& pieces, const NameAt& name_at) {
 
 }  // namespace
 
-Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vector<uint32_t>* order) {
+std::vector<StreamExtent> extents_of(const std::vector<Piece>& pieces) {
+  size_t runs = 0;
+  for_each_extent(pieces, [&](uint64_t, uint64_t) { ++runs; });
+  std::vector<StreamExtent> out;
+  out.reserve(runs);
+  uint64_t stream = 0;
+  for_each_extent(pieces, [&](uint64_t offset, uint64_t length) {
+    out.push_back({offset, length, stream});
+    stream += length;
+  });
+  return out;
+}
+
+Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vector<uint32_t>* order, bool with_extents) {
   Selection s;
   if (order != nullptr) order->clear();
   // One pass over the pieces as declared: whether any is empty, whether they come in file order
@@ -81,15 +94,19 @@ Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vecto
     }
     runs = count_runs(pieces, name_at);
   }
-  s.extents.reserve(runs);
   uint64_t stream = 0;
-  for (const Piece& p : pieces) {
-    if (!s.extents.empty() && s.extents.back().file_offset + s.extents.back().length == p.file_offset) {
-      s.extents.back().length += p.length;
-    } else {
-      s.extents.push_back({p.file_offset, p.length, stream});
+  if (with_extents) {
+    s.extents.reserve(runs);
+    for (const Piece& p : pieces) {
+      if (!s.extents.empty() && s.extents.back().file_offset + s.extents.back().length == p.file_offset) {
+        s.extents.back().length += p.length;
+      } else {
+        s.extents.push_back({p.file_offset, p.length, stream});
+      }
+      stream += p.length;
     }
-    stream += p.length;
+  } else {
+    for (const Piece& p : pieces) stream += p.length;
   }
   s.bytes = stream;
   if (!pieces.empty()) {

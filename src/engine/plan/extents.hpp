@@ -43,7 +43,26 @@ struct Selection {
 // `order` (when given) receives where each non-empty piece went, in declaration order:
 // pieces[order[k]] is the k-th non-empty piece declared; empty when they came sorted (the
 // identity), which is also when no sort is done.
-Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vector<uint32_t>* order = nullptr);
+// `with_extents` false: the extents are left to extents_of() (a plan that may never need them).
+Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vector<uint32_t>* order = nullptr,
+                    bool with_extents = true);
+// The extents of sorted, disjoint, non-empty pieces (Selection::extents): fn(file_offset, length)
+// for each, in file order, pieces that touch merged.
+template <class F>
+void for_each_extent(const std::vector<Piece>& pieces, F&& fn) {
+  if (pieces.empty()) return;
+  uint64_t offset = pieces.front().file_offset, length = 0;
+  for (const Piece& p : pieces) {
+    if (p.file_offset != offset + length) {
+      fn(offset, length);
+      offset = p.file_offset;
+      length = 0;
+    }
+    length += p.length;
+  }
+  fn(offset, length);
+}
+std::vector<StreamExtent> extents_of(const std::vector<Piece>& pieces);
 // Packs memory into the stream (file order), or unpacks the stream into memory.
 void pack(const Selection& s, std::byte* stream);
 void unpack(const Selection& s, const std::byte* stream);

@@ -277,15 +277,25 @@ constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
 // (272 000 a rank, 1.6 million runs), about 85 ns a piece on each core: 3.5. Since the plan's
 // pieces are 32 bytes, its copy program is found as the runs are copied and its extents and key
 // take one pass each (2026-11-28, same VM): 80-88 ms, about 40 ns a piece on each core: 1.7.
-constexpr double kPlanRun = 1.7;
+// Since a copied write lists neither its extents nor its transfers (found from the plan as they
+// are copied) and a decomposition's variables are declared like their map's first (same VM,
+// 2026-11-28 evening): 4.6 ms of CPU a rank for 263 000 pieces, 58 ms of the slowest rank's
+// plan, waits included: 1.1; the lists, where they are made, kListRun more.
+constexpr double kPlanRun = 1.1;
+// Listing a plan's runs per declared piece x put_run_s (the extents and, for movement other than
+// a copy from contiguous memory, the transfers of each round): 3.6 ms a rank for the same pieces
+// before they were dropped, about 0.55; the direct strategy lists its extents only (a third).
+constexpr double kListRun = 0.55;
 // What a reused plan still does per declared run (hashing the declarations to find the plan,
 // putting the pieces in file order, packing them), x put_run_s: about 19 ns a run on the same
 // VM, a third of a datatype entry.
 constexpr double kReuseRun = 0.35;
 // A copied write finding its runs' memory as it copies them, per piece x put_run_s: measured
 // 23-30 ms beyond the copies for 272 000 pieces a rank (the three real F maps, 16 ranks on 2
-// cores, put_run_s 24 ns; 2026-11-28), keeping them 28 ms: about 0.45.
-constexpr double kFindRun = 0.45;
+// cores, put_run_s 24 ns; 2026-11-28), keeping them 28 ms: about 0.45. Found from the plan (a
+// walk over the pieces in file order, no transfer list, no seek by stream offset): the first
+// write's execution 33 ms for the same maps, where 0.45 predicted 24 ms beyond the copies: 0.2.
+constexpr double kFindRun = 0.2;
 constexpr double kProgramRunBytes = 16;  // a piece's entry in the program (engine/move/packing.hpp, MemoryRun)
 // The largest buffer the model tries for a partition written in one round.
 constexpr uint64_t kOneRoundMax = uint64_t{64} << 20;
@@ -476,11 +486,16 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   };
   const double find = per_piece(f.put_run_s * kFindRun);
   const double keep = per_piece(f.put_run_s * kFindRun + kProgramRunBytes / f.fresh_Bps);
+  const double list = per_piece(f.put_run_s * kListRun);
+  const bool big_runs =
+      std::any_of(in.ranks.begin(), in.ranks.end(), [](const RankShape& r) { return r.big_runs > 0; });
   for (Alternative& a : c.alternatives) {
     a.sync_s += fixed;
     a.find_s = a.copied ? find : 0;
     a.keep_s = a.copied ? keep : 0;
-    a.plan_s = plan + a.find_s;
+    // A write copied from memory with every byte aggregated lists nothing (PackedTransfers::copied_by_plan).
+    const bool unlisted = in.write && a.copied && !a.staged && !a.direct && (!a.hybrid || !big_runs);
+    a.plan_s = plan + a.find_s + (unlisted ? 0 : a.direct ? list / 3 : list);
     a.reuse_s = reuse;
     a.predicted_s += fixed + a.plan_s;
   }
