@@ -354,16 +354,30 @@ void DatasetSet::prepare(std::byte* user) {
   // Is the buffer in file order already?
   bool file_order = true;
   if (order_ == MemoryOrder::blocks) {
+    // Each run list once: whether its runs follow each other in memory, and its bytes; a dataset
+    // on it is then in file order when its first run starts where the one before it ended.
+    struct Follows {
+      bool known = false, on = true;
+      uint64_t bytes = 0;
+    };
+    std::vector<Follows> follows(specs_.size());
     uint64_t pos = 0;
     for (size_t d = 0; d < specs_.size() && file_order; ++d) {
       const auto [like, shift] = sorted_like_[d];
-      for (const ElementRun& r : sorted_[like]) {
-        if (r.mem_offset + shift != pos) {
-          file_order = false;
-          break;
+      const std::vector<ElementRun>& runs = sorted_[like];
+      if (runs.empty()) continue;
+      Follows& f = follows[like];
+      if (!f.known) {
+        f.known = true;
+        uint64_t at = runs.front().mem_offset;
+        for (const ElementRun& r : runs) {
+          f.on = f.on && r.mem_offset == at;
+          at += r.elems * sizes[d];
         }
-        pos += r.elems * sizes[d];
+        f.bytes = at - runs.front().mem_offset;
       }
+      file_order = f.on && runs.front().mem_offset + shift == pos;
+      pos += f.bytes;
     }
   }
   reordered_ = !file_order;

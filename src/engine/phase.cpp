@@ -105,6 +105,7 @@ void PhaseImpl::add_extents_like(int var, int like, std::ptrdiff_t memory_shift)
   }
   if (lo != UINT64_MAX) declared_lo_ = std::min(declared_lo_, lo);
   declared(var, begin);
+  like_blocks_.push_back({begin, pieces_.size(), var, like});
 }
 
 // n runs of `var` checked against its bytes and appended at once; run i's memory is memory_of(i).

@@ -365,6 +365,13 @@ class PhaseImpl {
   static constexpr size_t kMixed = SIZE_MAX;
   std::vector<std::pair<size_t, size_t>> var_pieces_;
   bool strided_ = false;
+  // The pieces add_extents_like() declared ([begin, end) of pieces_, in declaration order): the
+  // plan key hashes which variable they copy, not the copies.
+  struct LikeBlock {
+    size_t begin, end;
+    int var, like;
+  };
+  std::vector<LikeBlock> like_blocks_;
   void declared(int var, size_t begin);
   uint64_t declared_lo_ = UINT64_MAX;  // the lowest file offset of a non-empty piece declared (as CachedPlan::kNoBase)
   std::optional<Error> declaration_error_;

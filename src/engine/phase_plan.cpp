@@ -451,7 +451,18 @@ uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
   if (!repeated_) {
     pieces_base_ = declared_lo_;  // the lowest offset declared (kNoBase: none)
     KeyHasher pieces;
-    pieces.add_pieces(pieces_, pieces_base_ == CachedPlan::kNoBase ? 0 : pieces_base_);
+    // A block declared like another variable's runs is those runs moved by the variables' offsets
+    // (both in the key): the block is hashed as which variable copies which, not piece by piece.
+    const uint64_t base = pieces_base_ == CachedPlan::kNoBase ? 0 : pieces_base_;
+    size_t at = 0;
+    for (const LikeBlock& b : like_blocks_) {
+      pieces.add_piece_fields(pieces_.data() + at, b.begin - at, base);
+      const uint64_t marker[3] = {UINT64_MAX, static_cast<uint64_t>(b.var), static_cast<uint64_t>(b.like)};
+      pieces.add(marker, sizeof marker);
+      at = b.end;
+    }
+    pieces.add_piece_fields(pieces_.data() + at, pieces_.size() - at, base);
+    pieces.add(static_cast<uint64_t>(pieces_.size()));
     pieces_digest_ = pieces.digest();
   }
   h.add(pieces_digest_);
@@ -1097,7 +1108,9 @@ void PhaseImpl::place_on_tiers() {
       off = stop;
     }
   };
-  if (agg_all_) {  // every byte aggregated: counted from the pieces, no extents made for it
+  if (plan_.partitions() == 1) {  // one partition holds them all
+    pin.my_bytes[0] = agg_.bytes;
+  } else if (agg_all_) {  // every byte aggregated: counted from the pieces, no extents made for it
     for_each_extent(sel_.pieces, count);
   } else {
     for (const StreamExtent& e : agg_.extents) count(e.file_offset, e.length);

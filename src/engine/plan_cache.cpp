@@ -1,5 +1,7 @@
 #include "engine/plan_cache.hpp"
 
+#include <span>
+
 #include <algorithm>
 
 #include "common/error.hpp"
@@ -97,11 +99,16 @@ void KeyHasher::add(const void* data, size_t bytes) {
 }
 
 void KeyHasher::add_pieces(const std::vector<Piece>& pieces, uint64_t base) {
+  add_piece_fields(pieces.data(), pieces.size(), base);
+  add(static_cast<uint64_t>(pieces.size()));
+}
+
+void KeyHasher::add_piece_fields(const Piece* pieces, size_t count, uint64_t base) {
   // Fields only, in blocks (no per-piece call): offset, length, element size and stride.
   constexpr size_t kBlock = 256;
   uint64_t block[kBlock * 3];
   size_t n = 0;
-  for (const Piece& p : pieces) {
+  for (const Piece& p : std::span<const Piece>(pieces, count)) {
     block[n++] = p.file_offset - base;
     block[n++] = p.length;
     block[n++] = p.element_size | static_cast<uint64_t>(p.stride) << 32;
@@ -111,7 +118,6 @@ void KeyHasher::add_pieces(const std::vector<Piece>& pieces, uint64_t base) {
     }
   }
   if (n > 0) add(block, n * sizeof(uint64_t));
-  add(static_cast<uint64_t>(pieces.size()));
 }
 
 uint64_t KeyHasher::digest() const { return XXH3_64bits_digest(static_cast<XXH3_state_t*>(state_)); }

@@ -134,8 +134,10 @@ class KeyHasher {
   KeyHasher& operator=(const KeyHasher&) = delete;
   void add(const void* data, size_t bytes);
   void add(uint64_t v) { add(&v, sizeof v); }
-  // The pieces' fields, their file offsets counted from `base`.
+  // The pieces' fields, their file offsets counted from `base`; then their count.
   void add_pieces(const std::vector<Piece>& pieces, uint64_t base = 0);
+  // The fields of n pieces (no count).
+  void add_piece_fields(const Piece* pieces, size_t n, uint64_t base);
   uint64_t digest() const;
 
  private:

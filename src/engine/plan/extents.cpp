@@ -53,12 +53,14 @@ Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vecto
   // (usually: then no sort, and the identity order), and the extents they make when they do.
   bool empty = false, sorted = true;
   size_t runs = 0;
+  uint64_t total = 0;  // the pieces' bytes
   const Piece* q = nullptr;
   for (const Piece& p : pieces) {
     if (p.length == 0) {
       empty = true;
       continue;
     }
+    total += p.length;
     if (q != nullptr && p.file_offset < q->file_offset) sorted = false;
     if (q != nullptr && p.file_offset >= q->file_offset) {
       if (p.file_offset < q->file_offset + q->length) overlap(p, *q, name_at);
@@ -106,7 +108,7 @@ Selection normalise(std::vector<Piece> pieces, const NameAt& name_at, std::vecto
       stream += p.length;
     }
   } else {
-    for (const Piece& p : pieces) stream += p.length;
+    stream = total;
   }
   s.bytes = stream;
   if (!pieces.empty()) {

@@ -278,10 +278,11 @@ constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
 // pieces are 32 bytes, its copy program is found as the runs are copied and its extents and key
 // take one pass each (2026-11-28, same VM): 80-88 ms, about 40 ns a piece on each core: 1.7.
 // Since a copied write lists neither its extents nor its transfers (found from the plan as they
-// are copied) and a decomposition's variables are declared like their map's first (same VM,
-// 2026-11-28 evening): 4.6 ms of CPU a rank for 263 000 pieces, 58 ms of the slowest rank's
-// plan, waits included: 1.1; the lists, where they are made, kListRun more.
-constexpr double kPlanRun = 1.1;
+// are copied), a decomposition's variables are declared like their map's first and hashed into
+// the key as such (same VM, 2026-11-28 evening): about 3 ms of CPU a rank for 263 000 pieces (two
+// passes over them), the slowest rank's plan 35-40 ms, waits included: 0.7; the lists, where they
+// are made, kListRun more.
+constexpr double kPlanRun = 0.7;
 // Listing a plan's runs per declared piece x put_run_s (the extents and, for movement other than
 // a copy from contiguous memory, the transfers of each round): 3.6 ms a rank for the same pieces
 // before they were dropped, about 0.55; the direct strategy lists its extents only (a third).
