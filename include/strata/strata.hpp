@@ -262,8 +262,10 @@ class Phase {
   // single add_extents or add_extents_at call: the same runs, at the same place within `var`'s
   // bytes (moved by var's file offset less like's), their memory moved by `memory_shift` bytes.
   // What a decomposition's hundreds of variables do (the same map, the next field of the
-  // buffer): the runs are copied, not looked up again. A usage error when a moved run falls
-  // outside `var`'s bytes.
+  // buffer): the runs are neither copied nor sorted again — the plan walks them where `like`'s
+  // lie, moved (or, when the variables' order of declaration is not the file's, copies them).
+  // `like` may itself be declared like another. A usage error when a moved run falls outside
+  // `var`'s bytes.
   void add_extents_like(int var, int like, std::ptrdiff_t memory_shift);
   // A subarray block of `var`. Element i of the block (row-major over `count`) is at
   // memory + i·memory_stride; memory_stride 0 means element_size (contiguous). A stride larger

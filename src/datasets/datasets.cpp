@@ -398,15 +398,17 @@ void DatasetSet::prepare(std::byte* user) {
   // memory (a buffer out of file order is not copied here: the engine moves each run from where it
   // lies, packing what it aggregates and writing the rest straight from the buffer).
   phase_ = std::make_unique<Phase>(engine_, path_, mode_, container_phase_hints(container_, mode_, hints_));
-  size_t runs = 0;  // at most: merged runs are fewer
-  for (const auto& like : sorted_like_) runs += sorted_[like.first].size();
+  size_t runs = 0;  // at most: merged runs are fewer (those declared like a root's are not copied)
+  for (size_t d = 0; d < sorted_like_.size(); ++d) {
+    if (sorted_like_[d].first == d) runs += sorted_[d].size();
+  }
   phase_->reserve(runs);
   extents_ = 0;
   uint64_t pos = 0;
   std::vector<uint64_t> file_at, lengths, memory;
   std::vector<void*> at_memory;
   // A dataset on the same runs as one declared before it (its root, same shape) is declared
-  // like it: the phase copies the root's extents, moved in the file and in memory.
+  // like it: the phase plans it as a view of the root's extents, moved in the file and in memory.
   struct Root {
     int id = -1;             // the root's phase variable, once declared
     uint64_t first_mem = 0;  // its first run's memory offset, where it started in file order

@@ -21,6 +21,8 @@ void PhaseImpl::repeat_of(PhaseImpl& prior) {
   vars_ = prior.vars_;
   var_names_ = prior.var_names_;
   sel_.pieces = std::move(prior.sel_.pieces);
+  views_ = std::move(prior.views_);  // (viewed: the pieces stay views)
+  viewed_ = prior.viewed_;
   order_ = std::move(prior.order_);
   pieces_digest_ = prior.pieces_digest_;
   pieces_base_ = prior.pieces_base_;
@@ -66,7 +68,7 @@ void PhaseImpl::declared(int var, size_t begin) {
   auto& [b, e] = var_pieces_[static_cast<size_t>(var)];
   if (b == kMixed && e == 0) {  // its first
     b = begin;
-  } else if (b == kMixed || e != begin) {
+  } else if (b == kMixed || b == kLike || e != begin) {
     b = kMixed;  // another variable's pieces came between
     e = 1;
     return;
@@ -74,38 +76,64 @@ void PhaseImpl::declared(int var, size_t begin) {
   e = pieces_.size();
 }
 
+const PhaseImpl::LikeSource& PhaseImpl::like_source(size_t begin, size_t end) {
+  for (const LikeSource& s : like_sources_) {
+    if (s.begin == begin && s.end == end) return s;
+  }
+  LikeSource s;
+  s.begin = begin;
+  s.end = end;
+  const Piece* q = nullptr;
+  for (size_t i = begin; i < end; ++i) {
+    const Piece& p = pieces_[i];
+    if (p.length == 0) {
+      s.sorted = false;  // (normalise() drops it: the block's pieces are not its views)
+      continue;
+    }
+    if (q != nullptr && p.file_offset < q->file_offset + q->length) s.sorted = false;
+    s.lo = std::min(s.lo, p.file_offset);
+    s.hi = std::max(s.hi, p.file_offset + p.length);
+    s.bytes += p.length;
+    q = &p;
+  }
+  like_sources_.push_back(s);
+  return like_sources_.back();
+}
+
 void PhaseImpl::add_extents_like(int var, int like, std::ptrdiff_t memory_shift) {
   const PhaseVariable& v = variable(var, "add_extents_like");
   const PhaseVariable& l = variable(like, "add_extents_like");
-  const auto range = static_cast<size_t>(like) < var_pieces_.size() ? var_pieces_[static_cast<size_t>(like)]
-                                                                    : std::pair<size_t, size_t>{kMixed, 0};
+  auto range = static_cast<size_t>(like) < var_pieces_.size() ? var_pieces_[static_cast<size_t>(like)]
+                                                              : std::pair<size_t, size_t>{kMixed, 0};
+  uint64_t shift = v.file_offset - l.file_offset;  // modulo 2^64: either way
+  if (range.first == kLike) {                      // like a variable itself declared like another: like that one
+    const LikeBlock& b = like_blocks_[range.second];
+    range = {b.begin, b.end};
+    shift += b.shift;
+    memory_shift += b.memory;
+  }
   if (range.first == kMixed) {
     throw_usage("variable \"" + v.name + "\" is declared like \"" + l.name +
                 "\", whose runs were not declared by one call (add_extents or add_extents_at)");
   }
-  const uint64_t shift = v.file_offset - l.file_offset;  // modulo 2^64: either way
-  const size_t begin = pieces_.size(), n = range.second - range.first;
-  reserve_pieces(n);
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (size_t i = range.first; i < range.second; ++i) {
-    Piece p = pieces_[i];  // (room reserved: pieces_ does not move)
-    p.file_offset += shift;
-    if (p.memory != nullptr) p.memory += memory_shift;
-    if (p.length > 0) {
-      lo = std::min(lo, p.file_offset);
-      hi = std::max(hi, p.file_offset + p.length);
+  const LikeSource& src = like_source(range.first, range.second);
+  LikeBlock b{pieces_.size(), range.first, range.second, shift, memory_shift, var, like, 0, 0, src.bytes};
+  if (src.bytes > 0) {
+    b.lo = src.lo + shift;
+    b.hi = src.hi + shift;
+    if (b.lo < v.file_offset || b.hi > v.file_offset + v.bytes() || b.hi < b.lo) {
+      throw_usage("variable \"" + v.name + "\" declared like \"" + l.name +
+                  "\": its runs fall outside the variable's bytes [" + std::to_string(v.file_offset) + ", " +
+                  std::to_string(v.file_offset + v.bytes()) + ")");
     }
-    pieces_.push_back(p);
+    declared_lo_ = std::min(declared_lo_, b.lo);
   }
-  if (lo != UINT64_MAX && (lo < v.file_offset || hi > v.file_offset + v.bytes() || hi < lo)) {
-    pieces_.resize(begin);
-    throw_usage("variable \"" + v.name + "\" declared like \"" + l.name +
-                "\": its runs fall outside the variable's bytes [" + std::to_string(v.file_offset) + ", " +
-                std::to_string(v.file_offset + v.bytes()) + ")");
-  }
-  if (lo != UINT64_MAX) declared_lo_ = std::min(declared_lo_, lo);
-  declared(var, begin);
-  like_blocks_.push_back({begin, pieces_.size(), var, like});
+  if (var_pieces_.size() <= static_cast<size_t>(var)) var_pieces_.resize(vars_.size(), {kMixed, 0});
+  auto& mine = var_pieces_[static_cast<size_t>(var)];
+  mine = mine.first == kMixed && mine.second == 0 ? std::pair<size_t, size_t>{kLike, like_blocks_.size()}
+                                                  : std::pair<size_t, size_t>{kMixed, 1};
+  like_blocks_.push_back(b);
+  like_pieces_ += range.second - range.first;
 }
 
 // n runs of `var` checked against its bytes and appended at once; run i's memory is memory_of(i).
@@ -232,6 +260,9 @@ void PhaseImpl::execute(PhaseMode mode) {
   // by a phase that repeats an earlier one (Phase::repeat: the caller writes the same pieces
   // again), whose next repeats then copy by it; a phase written once allocates no program.
   const bool from_memory = copies_from_memory();
+  // Viewed pieces (plan/piece_views.hpp) are walked where they lie by a copy found from the plan
+  // or not at all (a kept program); anything else takes them as one array.
+  if (viewed_ && !(from_memory && (program_for_ == transfers_ || transfers_->by_plan()))) flatten_selection();
   std::optional<MemoryCopies> copies;
   bool keeping = false;
   if (from_memory && program_for_ == transfers_) {
@@ -240,7 +271,7 @@ void PhaseImpl::execute(PhaseMode mode) {
     keeping = repeats_;
     program_for_ = nullptr;
     if (transfers_->by_plan()) {
-      copies.emplace(plan_, sel_.pieces, keeping ? &program_ : nullptr);
+      copies.emplace(plan_, sel_.pieces, keeping ? &program_ : nullptr, viewed_ ? &views_ : nullptr);
     } else {
       copies.emplace(*transfers_, sel_.pieces, keeping ? &program_ : nullptr);
     }
@@ -499,9 +530,10 @@ bool PhaseImpl::copies_from_memory() const {
 bool PhaseImpl::pieces_contiguous() const {
   if (!pieces_contiguous_ && !repeats_) {
     pieces_contiguous_ = !strided_;  // known from the declarations
-  } else if (!pieces_contiguous_) {  // a walk over every piece: once for them
+  } else if (!pieces_contiguous_) {  // a walk over every piece: once for them (viewed: those they view)
+    const auto& pieces = viewed_ ? views_.base : sel_.pieces;
     pieces_contiguous_ =
-        std::all_of(sel_.pieces.begin(), sel_.pieces.end(), [](const Piece& p) { return p.stride == p.element_size; });
+        std::all_of(pieces.begin(), pieces.end(), [](const Piece& p) { return p.stride == p.element_size; });
   }
   return *pieces_contiguous_;
 }

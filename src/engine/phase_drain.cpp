@@ -87,6 +87,7 @@ void PhaseImpl::resolve_drain() {
   // nodes are virtual: they share this machine's storage), with 1/8 to spare.
   uint64_t bytes = 0;
   for (const Piece& p : pieces_) bytes += p.length;
+  for (const LikeBlock& b : like_blocks_) bytes += b.bytes;
   // Below 2^63 (the UINT64_MAX of a rank that cannot tell included): MPICH 4.0.2's MPI_MIN orders
   // 64-bit unsigned types as signed, where UINT64_MAX would win over every real figure.
   uint64_t room = std::min<uint64_t>(node_local_free(engine_.nodes.node), INT64_MAX);

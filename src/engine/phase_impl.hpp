@@ -33,6 +33,7 @@
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/extents.hpp"
 #include "engine/plan/partition.hpp"
+#include "engine/plan/piece_views.hpp"
 #include "engine/plan/spans.hpp"
 #include "engine/plan/strategy.hpp"
 #include "engine/plan_cache.hpp"
@@ -86,6 +87,7 @@ struct RankSummary {  // one per rank, allgathered at plan()
   uint64_t key;       // this rank's plan key (engine/plan_cache.hpp)
   uint64_t relative;  // the same without its first declared byte
   uint64_t pieces;    // declared pieces (a run over several pieces of memory is one run, several copies)
+  uint64_t viewed;    // of them, planned as views (plan/piece_views.hpp): walked, not copied or sorted
 };
 
 class PhaseImpl {
@@ -361,17 +363,43 @@ class PhaseImpl {
   std::unordered_set<std::string> var_names_;  // of vars_
   std::vector<Piece> pieces_;
   // Each variable's pieces, while they are one block of pieces_ ([begin, end); kMixed: not one
-  // block), for add_extents_like; and whether any piece has a memory stride.
-  static constexpr size_t kMixed = SIZE_MAX;
+  // block; kLike: declared by like_blocks_[end] alone), for add_extents_like; and whether any
+  // piece has a memory stride.
+  static constexpr size_t kMixed = SIZE_MAX, kLike = SIZE_MAX - 1;
   std::vector<std::pair<size_t, size_t>> var_pieces_;
   bool strided_ = false;
-  // The pieces add_extents_like() declared ([begin, end) of pieces_, in declaration order): the
-  // plan key hashes which variable they copy, not the copies.
+  // The variables declared like another's runs (add_extents_like): not copied into pieces_ but
+  // kept as which pieces they repeat (pieces_ [begin, end), moved by `shift` in the file and
+  // `memory` in memory), where they sit in declaration order (before pieces_[at]). The plan key
+  // hashes which variable copies which; the plan views them where they lie (plan/piece_views.hpp)
+  // or, when it cannot, materialize() copies them in.
   struct LikeBlock {
-    size_t begin, end;
+    size_t at, begin, end;
+    uint64_t shift;
+    std::ptrdiff_t memory;
     int var, like;
+    uint64_t lo, hi, bytes;  // moved ([lo, hi) empty when no byte)
   };
   std::vector<LikeBlock> like_blocks_;
+  size_t like_pieces_ = 0;  // the like blocks' pieces, in all
+  // What a block of pieces_ is, for the like blocks that repeat it (computed once a block).
+  struct LikeSource {
+    size_t begin = 0, end = 0;
+    uint64_t lo = UINT64_MAX, hi = 0, bytes = 0;
+    bool sorted = true;  // non-empty, in file order, disjoint
+  };
+  std::vector<LikeSource> like_sources_;
+  const LikeSource& like_source(size_t begin, size_t end);
+  // The like blocks copied into pieces_, in declaration order (as add_extents_like once did).
+  void materialize();
+  // The declared pieces as the selection's views (views_), when every like block and every run
+  // of explicit pieces between them is in file order and they follow one another in the file
+  // (the order of declaration is the file's: normalise() would keep it). False: nothing done.
+  bool view_selection();
+  // The viewed selection made one array (sel_.pieces), for what needs it.
+  void flatten_selection();
+  PieceViews views_;
+  bool viewed_ = false;  // sel_'s pieces are views_ (sel_.pieces empty)
   void declared(int var, size_t begin);
   uint64_t declared_lo_ = UINT64_MAX;  // the lowest file offset of a non-empty piece declared (as CachedPlan::kNoBase)
   std::optional<Error> declaration_error_;

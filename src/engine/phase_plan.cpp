@@ -86,7 +86,9 @@ void PhaseImpl::plan_steps() {
   auto step = [&](const char* name) { plan_steps_s_.emplace_back(name, MPI_Wtime()); };
   step("start");
   if (repeated_) {  // no plan to reuse: the pieces back in the order they were declared
-    std::vector<Piece> sorted = std::move(sel_.pieces);
+    std::vector<Piece> sorted = viewed_ ? views_.flatten() : std::move(sel_.pieces);
+    views_ = PieceViews{};
+    viewed_ = false;
     sel_ = Selection{};
     if (order_.empty()) {
       pieces_ = std::move(sorted);
@@ -251,8 +253,11 @@ void PhaseImpl::reuse(const CachedPlan& c, int64_t shift) {
   sel_.lo = c.sel.lo;
   sel_.hi = c.sel.hi;
   if (repeated_) {
-    sel_.pieces = std::move(sorted);
+    sel_.pieces = std::move(sorted);  // (or views_, carried by repeat_of())
+  } else if (c.order.empty() && c.direct.empty() && view_selection()) {
+    // Viewed as the first plan's pieces were (or could have been: their order is the file's).
   } else {
+    materialize();
     const bool empties = std::any_of(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; });
     if (empties) {
       pieces_.erase(std::remove_if(pieces_.begin(), pieces_.end(), [](const Piece& p) { return p.length == 0; }),
@@ -456,13 +461,13 @@ uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
     const uint64_t base = pieces_base_ == CachedPlan::kNoBase ? 0 : pieces_base_;
     size_t at = 0;
     for (const LikeBlock& b : like_blocks_) {
-      pieces.add_piece_fields(pieces_.data() + at, b.begin - at, base);
+      pieces.add_piece_fields(pieces_.data() + at, b.at - at, base);
       const uint64_t marker[3] = {UINT64_MAX, static_cast<uint64_t>(b.var), static_cast<uint64_t>(b.like)};
       pieces.add(marker, sizeof marker);
-      at = b.end;
+      at = b.at;
     }
     pieces.add_piece_fields(pieces_.data() + at, pieces_.size() - at, base);
-    pieces.add(static_cast<uint64_t>(pieces_.size()));
+    pieces.add(static_cast<uint64_t>(pieces_.size() + like_pieces_));
     pieces_digest_ = pieces.digest();
   }
   h.add(pieces_digest_);
@@ -487,8 +492,19 @@ uint64_t PhaseImpl::plan_key(const RankSummary& mine) {
 void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) {
   if (!failure) {
     try {
-      sel_ = normalise(
-          std::move(pieces_), [this](uint64_t at) { return name_at(at); }, &order_, false);
+      if (view_selection()) {
+        sel_ = Selection{};
+        sel_.bytes = views_.bytes;
+        if (views_.bytes > 0) {
+          sel_.lo = views_.blocks.front().lo;
+          sel_.hi = views_.blocks.back().hi;
+        }
+        order_.clear();  // declared in file order
+      } else {
+        materialize();
+        sel_ = normalise(
+            std::move(pieces_), [this](uint64_t at) { return name_at(at); }, &order_, false);
+      }
       extents_pending_ = true;
     } catch (const Error& e) {
       failure = e;
@@ -505,10 +521,11 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
   }
   mine.bytes = s.bytes;
   mine.runs = 0;
-  mine.pieces = s.pieces.size();
+  mine.pieces = viewed_ ? views_.count : s.pieces.size();
+  mine.viewed = viewed_ ? like_pieces_ : 0;
   mine.h_lo = mine.d_lo = UINT64_MAX;
   const uint64_t unit = hybrid_unit(), threshold = hybrid_threshold();
-  for_each_extent(s.pieces, [&](uint64_t file_offset, uint64_t length) {
+  const auto summarise = [&](uint64_t file_offset, uint64_t length) {
     const StreamExtent e{file_offset, length, 0};
     ++mine.runs;
     const uint64_t term = boundary(e.file_offset) - boundary(e.file_offset + e.length);
@@ -542,13 +559,79 @@ void PhaseImpl::local_summary(RankSummary& mine, std::optional<Error>& failure) 
     mine.d_hi = std::max(mine.d_hi, b);
     mine.d_bytes += b - a;
     ++mine.d_runs;
-  });
+  };
+  if (viewed_) {
+    for_each_extent(views_, summarise);
+  } else {
+    for_each_extent(s.pieces, summarise);
+  }
   direct_candidates_ = mine.d_runs;
   if (mine.h_bytes == 0) mine.h_lo = 0;
   if (mine.d_bytes == 0) mine.d_lo = 0;
   mine.config = options_.hash();
   for (const auto& v : vars_) mine.signature = fnv1a(&mine.signature, sizeof mine.signature, v.signature());
   mine.ok = failure ? 0 : 1;
+}
+
+void PhaseImpl::materialize() {
+  if (like_blocks_.empty()) return;
+  std::vector<Piece> all;
+  all.reserve(pieces_.size() + like_pieces_);
+  size_t at = 0;
+  for (const LikeBlock& b : like_blocks_) {
+    all.insert(all.end(), pieces_.begin() + static_cast<std::ptrdiff_t>(at),
+               pieces_.begin() + static_cast<std::ptrdiff_t>(b.at));
+    const PieceBlock moved{0, 0, b.shift, b.memory, 0, 0};
+    for (size_t i = b.begin; i < b.end; ++i) all.push_back(PieceViews::moved(pieces_[i], moved));
+    at = b.at;
+  }
+  all.insert(all.end(), pieces_.begin() + static_cast<std::ptrdiff_t>(at), pieces_.end());
+  pieces_ = std::move(all);
+  like_blocks_.clear();
+  like_sources_.clear();
+  like_pieces_ = 0;
+}
+
+bool PhaseImpl::view_selection() {
+  views_ = PieceViews{};
+  viewed_ = false;
+  if (like_blocks_.empty()) return false;  // nothing to spare: one array as declared
+  std::vector<PieceBlock> blocks;
+  blocks.reserve(2 * like_blocks_.size() + 1);
+  uint64_t bytes = 0;
+  size_t count = 0;
+  // Each block in declaration order must begin where the one before it ended, or after.
+  const auto add = [&](size_t begin, size_t end, uint64_t shift, std::ptrdiff_t memory) {
+    if (begin == end) return true;
+    const LikeSource& src = like_source(begin, end);
+    if (!src.sorted) return false;
+    const PieceBlock b{begin, end, shift, memory, src.lo + shift, src.hi + shift};
+    if (!blocks.empty() && b.lo < blocks.back().hi) return false;
+    blocks.push_back(b);
+    bytes += src.bytes;
+    count += end - begin;
+    return true;
+  };
+  size_t at = 0;
+  for (const LikeBlock& b : like_blocks_) {
+    if (!add(at, b.at, 0, 0) || !add(b.begin, b.end, b.shift, b.memory)) return false;
+    at = b.at;
+  }
+  if (!add(at, pieces_.size(), 0, 0)) return false;
+  views_.base = std::move(pieces_);
+  pieces_ = {};
+  views_.blocks = std::move(blocks);
+  views_.count = count;
+  views_.bytes = bytes;
+  viewed_ = true;
+  return true;
+}
+
+void PhaseImpl::flatten_selection() {
+  if (!viewed_) return;
+  sel_.pieces = views_.flatten();
+  views_ = PieceViews{};
+  viewed_ = false;
 }
 
 // The partition unit direct runs are aligned to: the stripe size when given, else 1 MiB
@@ -620,7 +703,8 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   const Machine& machine = engine_.machine_once();
   machine.check_covers(engine_.nodes.node_count);  // a usage error on every rank alike, whatever the strategy
   StrategyInput in;
-  for (const RankSummary& s : all) in.ranks.push_back({s.lo, s.hi, s.bytes, s.runs, s.d_bytes, s.d_runs, s.pieces});
+  for (const RankSummary& s : all)
+    in.ranks.push_back({s.lo, s.hi, s.bytes, s.runs, s.d_bytes, s.d_runs, s.pieces, s.viewed});
   in.nodes = engine_.nodes.node_count;
   in.cores_per_node = engine_.cores_per_node();
   in.align = options_.align.value_or(all[0].fs_block);
@@ -718,6 +802,7 @@ void PhaseImpl::split_direct() {
 
 const std::vector<StreamExtent>& PhaseImpl::extents() {
   if (extents_pending_) {
+    flatten_selection();
     sel_.extents = extents_of(sel_.pieces);
     extents_pending_ = false;
   }
@@ -1110,7 +1195,9 @@ void PhaseImpl::place_on_tiers() {
   };
   if (plan_.partitions() == 1) {  // one partition holds them all
     pin.my_bytes[0] = agg_.bytes;
-  } else if (agg_all_) {  // every byte aggregated: counted from the pieces, no extents made for it
+  } else if (agg_all_ && viewed_) {  // every byte aggregated: counted from the pieces, no extents made for it
+    for_each_extent(views_, count);
+  } else if (agg_all_) {
     for_each_extent(sel_.pieces, count);
   } else {
     for (const StreamExtent& e : agg_.extents) count(e.file_offset, e.length);

@@ -6,7 +6,11 @@
 // image (declared bytes hold their values, holes keep the sentinel); odd seeds write in place
 // (strata_commit=in-place), even seeds commit a new file (strata_commit=nosync: holes read as
 // zeros, the sentinel file is replaced whole); then a different number of
-// ranks reads the written bytes back through the engine and checks them.
+// ranks reads the written bytes back through the engine and checks them. In a third of the
+// seeds some variables repeat an earlier one's chunks and are declared like it
+// (Phase::add_extents_like, sometimes like a variable itself declared like another), in file
+// order or not; their phase is written three times (declared anew: its plan reused; then
+// Phase::repeat).
 // usage: mpiexec -n 8 engine_property [SEEDS] [FIRST_SEED] [DIR]
 #include <mpi.h>
 #include <unistd.h>
@@ -15,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +55,14 @@ struct Layout {
   int writers = 1, readers = 1;
   bool subfiled = false;
   std::vector<Phase::Hint> hints;
+  // like[v]: the variable v repeats the chunks of (declared like it), or -1.
+  std::vector<int> like;
+  bool likes() const {
+    for (int l : like) {
+      if (l >= 0) return true;
+    }
+    return false;
+  }
 };
 
 Layout make_layout(uint64_t seed, int world) {
@@ -86,7 +99,25 @@ Layout make_layout(uint64_t seed, int world) {
   const int nvars = 1 + static_cast<int>(g.below(20));
   uint64_t cursor = g.below(5000);  // unaligned start
   static const size_t sizes[] = {1, 2, 4, 8};
+  SeededRandom like(seed * 31 + 7);
+  const bool likes = like.below(3) == 0;
   for (int v = 0; v < nvars; ++v) {
+    L.like.push_back(-1);
+    if (likes && v > 0 && like.below(3) != 0) {  // v repeats an earlier variable's chunks
+      const int u = static_cast<int>(like.below(static_cast<uint64_t>(v)));
+      Layout::Var var = L.vars[static_cast<size_t>(u)];
+      var.name = "v" + std::to_string(v);
+      var.offset = cursor;
+      L.vars.push_back(var);
+      L.like.back() = u;
+      cursor += var.elements * var.esize + (like.below(3) == 0 ? like.below(20000) : 0);
+      std::vector<Chunk> copied;
+      for (const Chunk& c : L.chunks) {
+        if (c.var == u) copied.push_back({v, c.first, c.count, c.owner});
+      }
+      L.chunks.insert(L.chunks.end(), copied.begin(), copied.end());
+      continue;
+    }
     Layout::Var var{"v" + std::to_string(v), sizes[g.below(4)], 1 + g.below(g.below(4) == 0 ? 40000 : 3000), cursor};
     L.vars.push_back(var);
     cursor += var.elements * var.esize + (g.below(3) == 0 ? g.below(20000) : 0);  // holes between variables
@@ -110,10 +141,82 @@ uint64_t chunk_bytes(const Layout& L, const Chunk& c) { return c.count * L.vars[
 
 // Declares `mine` in shuffled memory order, some chunks strided (every other element slot).
 struct Declared {
-  std::vector<std::vector<unsigned char>> memory;
+  std::vector<std::vector<unsigned char>> memory;  // the buffers
+  std::vector<unsigned char*> at;                  // each chunk's memory
   std::vector<size_t> strides;
   std::vector<Chunk> chunks;
 };
+
+void fill_chunk(const Layout& L, const Chunk& c, uint64_t seed, unsigned char* memory, size_t stride) {
+  const size_t es = L.vars[static_cast<size_t>(c.var)].esize;
+  const uint64_t off = chunk_offset(L, c);
+  for (uint64_t k = 0; k < c.count; ++k) {
+    for (size_t b = 0; b < es; ++b) memory[k * stride + b] = value_at(seed, off + k * es + b);
+  }
+}
+
+// A layout with variables like others (Layout::like), declared so: each family (a variable and
+// those like it, directly or not) one buffer, a segment each; the first's chunks by one
+// add_extents call (in file order or shuffled), the others like the variable they repeat; the
+// variables in an order where each comes after the one it repeats, by index (the file's) or not.
+void declare_like(Phase& phase, const Layout& L, const std::vector<Chunk>& mine, uint64_t seed, int rank, Declared& d) {
+  std::vector<int> ids;
+  for (const auto& v : L.vars) ids.push_back(phase.define_variable(v.name, v.esize, {v.elements}, v.offset));
+  SeededRandom g(seed ^ (0x5EEDULL * static_cast<uint64_t>(rank + 1)));
+  const size_t n = L.vars.size();
+  std::vector<size_t> root(n), segment(n, 0), members(n, 0);
+  for (size_t v = 0; v < n; ++v) {
+    root[v] = L.like[v] < 0 ? v : root[static_cast<size_t>(L.like[v])];
+    segment[v] = members[root[v]]++;
+  }
+  std::vector<std::vector<Chunk>> of(n);  // this rank's chunks of each root
+  for (const Chunk& c : mine) {
+    if (L.like[static_cast<size_t>(c.var)] < 0) of[static_cast<size_t>(c.var)].push_back(c);
+  }
+  std::vector<uint64_t> bytes(n, 0);  // a root's segment
+  std::vector<std::vector<uint64_t>> offsets(n), lengths(n), memory_at(n);
+  d.memory.resize(n);
+  for (size_t u = 0; u < n; ++u) {
+    if (root[u] != u) continue;
+    if (g.below(2) == 0) g.shuffle(of[u]);
+    for (const Chunk& c : of[u]) {
+      offsets[u].push_back(chunk_offset(L, c));
+      lengths[u].push_back(chunk_bytes(L, c));
+      memory_at[u].push_back(bytes[u]);
+      bytes[u] += chunk_bytes(L, c);
+    }
+    d.memory[u].assign(bytes[u] * members[u] + 1, 0x5A);
+  }
+  for (size_t v = 0; v < n; ++v) {  // every member's chunks, filled
+    const size_t u = root[v];
+    for (size_t i = 0; i < of[u].size(); ++i) {
+      const Chunk c{static_cast<int>(v), of[u][i].first, of[u][i].count, rank};
+      unsigned char* at = d.memory[u].data() + segment[v] * bytes[u] + memory_at[u][i];
+      fill_chunk(L, c, seed, at, L.vars[v].esize);
+      d.chunks.push_back(c);
+      d.at.push_back(at);
+      d.strides.push_back(L.vars[v].esize);
+    }
+  }
+  std::vector<size_t> order(n);
+  for (size_t v = 0; v < n; ++v) order[v] = v;
+  if (g.below(2) == 0) g.shuffle(order);
+  std::vector<bool> done(n, false);
+  for (size_t left = n; left > 0;) {
+    for (size_t v : order) {
+      const int l = L.like[v];
+      if (done[v] || (l >= 0 && !done[static_cast<size_t>(l)])) continue;
+      if (l < 0) {
+        phase.add_extents(ids[v], offsets[v].size(), offsets[v].data(), lengths[v].data(), d.memory[v].data());
+      } else {
+        const auto shift = static_cast<std::ptrdiff_t>((segment[v] - segment[static_cast<size_t>(l)]) * bytes[root[v]]);
+        phase.add_extents_like(ids[v], l, shift);
+      }
+      done[v] = true;
+      --left;
+    }
+  }
+}
 
 void declare(Phase& phase, const Layout& L, std::vector<Chunk> mine, uint64_t seed, int rank, bool fill, Declared& d) {
   std::vector<int> ids;
@@ -122,6 +225,7 @@ void declare(Phase& phase, const Layout& L, std::vector<Chunk> mine, uint64_t se
   g.shuffle(mine);
   d.chunks = mine;
   d.memory.resize(mine.size());
+  d.at.resize(mine.size());
   d.strides.resize(mine.size());
   for (size_t i = 0; i < mine.size(); ++i) {
     const Chunk& c = mine[i];
@@ -129,12 +233,8 @@ void declare(Phase& phase, const Layout& L, std::vector<Chunk> mine, uint64_t se
     const size_t stride = g.below(4) == 0 ? 2 * es : es;
     d.strides[i] = stride;
     d.memory[i].assign(c.count * stride, 0x5A);
-    if (fill) {
-      const uint64_t off = chunk_offset(L, c);
-      for (uint64_t k = 0; k < c.count; ++k) {
-        for (size_t b = 0; b < es; ++b) d.memory[i][k * stride + b] = value_at(seed, off + k * es + b);
-      }
-    }
+    d.at[i] = d.memory[i].data();
+    if (fill) fill_chunk(L, c, seed, d.at[i], stride);
     if (stride == es && g.below(2) == 0) {
       phase.add_extent(ids[static_cast<size_t>(c.var)], chunk_offset(L, c), chunk_bytes(L, c), d.memory[i].data());
     } else {
@@ -151,7 +251,7 @@ std::string check_read(const Layout& L, const Declared& d, uint64_t seed) {
     const uint64_t off = chunk_offset(L, c);
     for (uint64_t k = 0; k < c.count; ++k) {
       for (size_t b = 0; b < es; ++b) {
-        const unsigned char got = d.memory[i][k * d.strides[i] + b], want = value_at(seed, off + k * es + b);
+        const unsigned char got = d.at[i][k * d.strides[i] + b], want = value_at(seed, off + k * es + b);
         if (got != want) {
           return "offset " + std::to_string(off + k * es + b) + ": expected " + std::to_string(want) + ", read " +
                  std::to_string(got);
@@ -212,18 +312,38 @@ int main(int argc, char** argv) {
         for (const Chunk& c : L.chunks) {
           if (c.owner == rank) mine.push_back(c);
         }
-        Phase phase(*engines[static_cast<size_t>(L.writers)], path, PhaseMode::write, hints);
-        Declared d;
-        declare(phase, L, mine, seed, rank, true, d);
-        phase.plan();
-        phase.write();
-        const PhaseStats st = phase.close();
-        // The plan is computed independently on every rank: it must be the same everywhere.
-        unsigned long long sig = st.plan_signature, lo = 0, hi = 0;
+        Engine& engine = *engines[static_cast<size_t>(L.writers)];
         MPI_Comm writers = comms[static_cast<size_t>(L.writers)];
-        MPI_Allreduce(&sig, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, writers);
-        MPI_Allreduce(&sig, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, writers);
-        if (lo != hi && problem.empty()) problem = "the plan differs between ranks";
+        // Variables declared like others: written three times (declared anew, then repeated).
+        const int writes = L.likes() ? 3 : 1;
+        std::unique_ptr<Phase> last;
+        Declared keep;
+        for (int w = 0; w < writes; ++w) {
+          Declared d;
+          std::unique_ptr<Phase> phase;
+          if (w == 2) {
+            phase = std::make_unique<Phase>(Phase::repeat(std::move(*last)));
+          } else {
+            phase = std::make_unique<Phase>(engine, path, PhaseMode::write, hints);
+            if (L.likes()) {
+              declare_like(*phase, L, mine, seed, rank, d);
+            } else {
+              declare(*phase, L, mine, seed, rank, true, d);
+            }
+          }
+          phase->plan();
+          phase->write();
+          const PhaseStats st = phase->close();
+          // The plan is computed independently on every rank: it must be the same everywhere.
+          unsigned long long sig = st.plan_signature, lo = 0, hi = 0;
+          MPI_Allreduce(&sig, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, writers);
+          MPI_Allreduce(&sig, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, writers);
+          if (lo != hi && problem.empty()) problem = "the plan differs between ranks";
+          if (w > 0 && !st.plan_reused && problem.empty())
+            problem = "write " + std::to_string(w + 1) + ": plan not reused";
+          if (w == 1) keep = std::move(d);  // the repeat writes from its memory
+          last = std::move(phase);
+        }
       }
     });
     MPI_Barrier(MPI_COMM_WORLD);

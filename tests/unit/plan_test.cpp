@@ -12,6 +12,7 @@
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/extents.hpp"
 #include "engine/plan/partition.hpp"
+#include "engine/plan/piece_views.hpp"
 
 using namespace strata;
 using namespace strata::engine;
@@ -213,7 +214,8 @@ TEST(Extents, NormaliseCoalescesAndPacksStridedMemory) {
 }
 
 // A copied write's runs found from the plan and its pieces (PackedTransfers::copied_by_plan) go
-// where the transfers of the same pieces send them, from the same memory, in every round: found
+// where the transfers of the same pieces send them, from the same memory, in every round (from
+// the pieces as one array or as views of them, plan/piece_views.hpp): found
 // a part at a time or kept whole (a kept round stays kept when asked again), compared as the
 // fewest (target, displacement, memory, length) runs that say it.
 TEST(Plan, CopiesFoundFromThePlanGoWhereTheTransfersGo) {
@@ -265,8 +267,41 @@ TEST(Plan, CopiesFoundFromThePlanGoWhereTheTransfersGo) {
         s.pieces[i].memory = memory.data() + at;
         at += s.pieces[i].length;
       }
+      // The same pieces viewed (plan/piece_views.hpp): cut into blocks of 1-7 pieces, each moved
+      // back in the file by its own shift in the base, which the view moves forward again.
+      PieceViews views;
+      for (size_t i = 0, k = 0; i < s.pieces.size(); ++k) {
+        const size_t n = std::min<size_t>(1 + (seed * 7 + k * 3) % 7, s.pieces.size() - i);
+        const uint64_t shift = std::min<uint64_t>(s.pieces[i].file_offset, 4096 * (k % 3) + k);
+        PieceBlock b{views.base.size(),
+                     views.base.size() + n,
+                     shift,
+                     0,
+                     s.pieces[i].file_offset,
+                     s.pieces[i + n - 1].file_offset + s.pieces[i + n - 1].length};
+        for (size_t j = i; j < i + n; ++j) {
+          Piece p = s.pieces[j];
+          p.file_offset -= shift;
+          views.base.push_back(p);
+          views.bytes += p.length;
+        }
+        views.blocks.push_back(b);
+        views.count += n;
+        i += n;
+      }
+      ASSERT_EQ(views.flatten().size(), s.pieces.size());
+      std::vector<StreamExtent> viewed_extents;
+      for_each_extent(views, [&](uint64_t o, uint64_t n) { viewed_extents.push_back({o, n, 0}); });
+      const std::vector<StreamExtent> flat_extents = extents_of(s.pieces);
+      ASSERT_EQ(viewed_extents.size(), flat_extents.size()) << "seed " << seed;
+      for (size_t i = 0; i < flat_extents.size(); ++i) {
+        EXPECT_EQ(viewed_extents[i].file_offset, flat_extents[i].file_offset) << "seed " << seed;
+        EXPECT_EQ(viewed_extents[i].length, flat_extents[i].length) << "seed " << seed;
+      }
+      const std::vector<Piece> none;
       const PackedTransfers listed = PackedTransfers::copied(transfers_by_round(plan, s));
-      MemoryCopies by_transfers(listed, s.pieces, nullptr), by_plan(plan, s.pieces, nullptr);
+      MemoryCopies by_transfers(listed, s.pieces, nullptr), by_plan(plan, s.pieces, nullptr),
+          by_views(plan, none, nullptr, &views);
       CopyProgram kept;
       MemoryCopies keeping(plan, s.pieces, &kept);
       std::vector<std::vector<Run>> rounds;
@@ -274,6 +309,9 @@ TEST(Plan, CopiesFoundFromThePlanGoWhereTheTransfersGo) {
         std::vector<Run> want, got, whole;
         drain(by_transfers, g, want);
         drain(by_plan, g, got);
+        std::vector<Run> viewed;
+        drain(by_views, g, viewed);
+        EXPECT_EQ(viewed, want) << "seed " << seed << " viewed round " << g;
         EXPECT_LE(drain(keeping, g, whole), 1u);
         EXPECT_EQ(got, want) << "seed " << seed << " round " << g;
         EXPECT_EQ(whole, want) << "seed " << seed << " round " << g;

@@ -222,8 +222,10 @@ MemoryCopies::MemoryCopies(const PackedTransfers& t, const std::vector<Piece>& p
   if (keep_ != nullptr) keep_->assign(t.transfers().size(), {});
 }
 
-MemoryCopies::MemoryCopies(const Plan& plan, const std::vector<Piece>& pieces, CopyProgram* keep)
+MemoryCopies::MemoryCopies(const Plan& plan, const std::vector<Piece>& pieces, CopyProgram* keep,
+                           const PieceViews* views)
     : pieces_(&pieces), keep_(keep), plan_(&plan) {
+  cursor_.emplace(pieces, views);
   if (keep_ != nullptr) keep_->assign(plan.global_rounds, {});
 }
 
@@ -292,7 +294,7 @@ void MemoryCopies::add_runs(uint64_t offset, uint64_t n, int target, uint64_t di
 // pieces (sorted, disjoint) that fall there are a slice of them, found by one search.
 const RoundProgram* MemoryCopies::round_by_plan(uint64_t g, bool first) {
   const Plan& plan = *plan_;
-  const std::vector<Piece>& pieces = *pieces_;
+  PieceCursor& cursor = *cursor_;
   if (first) {
     partition_ = 0;
     found_ = false;
@@ -313,20 +315,22 @@ const RoundProgram* MemoryCopies::round_by_plan(uint64_t g, bool first) {
     const uint64_t a = plan.start[p] + g * plan.buffer_bytes;
     const uint64_t b = std::min(a + plan.buffer_bytes, plan.end[p]);
     if (!found_) {
-      piece_ = static_cast<size_t>(std::partition_point(pieces.begin(), pieces.end(),
-                                                        [a](const Piece& q) { return q.file_offset + q.length <= a; }) -
-                                   pieces.begin());
+      cursor.seek(a);
       found_ = true;
     }
     const int target = plan.aggregator[p];
     const uint64_t window = (g % static_cast<uint64_t>(plan.buffers)) * plan.buffer_bytes;
     bool done = false;  // this partition's round has no more pieces
     while (out.runs.size() < limit) {
-      if (piece_ >= pieces.size() || pieces[piece_].file_offset >= b) {
+      if (cursor.done()) {
         done = true;
         break;
       }
-      const Piece& q = pieces[piece_];
+      const Piece q = cursor.piece();
+      if (q.file_offset >= b) {
+        done = true;
+        break;
+      }
       const uint64_t from = std::max(q.file_offset, a), to = std::min(q.file_offset + q.length, b);
       const std::byte* memory = q.memory + (from - q.file_offset);
       const auto displacement = static_cast<uint32_t>(window + (from - a));
@@ -344,7 +348,7 @@ const RoundProgram* MemoryCopies::round_by_plan(uint64_t g, bool first) {
         done = true;
         break;
       }
-      ++piece_;
+      cursor.next();
     }
     if (!out.targets.empty()) out.targets.back().second = out.runs.size();
     if (done) {

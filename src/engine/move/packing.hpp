@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "arch/io_figures.hpp"
@@ -26,6 +27,7 @@
 #include "engine/plan/exchange.hpp"
 #include "engine/plan/extents.hpp"
 #include "engine/plan/partition.hpp"
+#include "engine/plan/piece_views.hpp"
 
 namespace strata::engine {
 
@@ -114,7 +116,9 @@ class MemoryCopies {
   MemoryCopies(const PackedTransfers& t, const std::vector<Piece>& pieces, CopyProgram* keep);
   // From the plan (PackedTransfers::copied_by_plan): round g's runs are the pieces' bytes that
   // fall in each partition's round g, found by a search for the first and a walk in file order.
-  MemoryCopies(const Plan& plan, const std::vector<Piece>& pieces, CopyProgram* keep);
+  // `views`: the pieces are viewed (plan/piece_views.hpp), `pieces` unused.
+  MemoryCopies(const Plan& plan, const std::vector<Piece>& pieces, CopyProgram* keep,
+               const PieceViews* views = nullptr);
   // Round g's runs, a part at a time: the next part (null: the round is done). The whole round
   // at once from a kept program or into one being kept. Rounds are asked for in order.
   const RoundProgram* round(uint64_t g);
@@ -132,9 +136,10 @@ class MemoryCopies {
   size_t next_ = 0;
   static constexpr size_t kEvery = 64;
   static constexpr size_t kChunk = 2048;
-  const Plan* plan_ = nullptr;  // by the plan: the partition being walked (piece_ its next piece)
+  const Plan* plan_ = nullptr;  // by the plan: the partition being walked (cursor_ at its next piece)
+  std::optional<PieceCursor> cursor_;
   size_t partition_ = 0;
-  bool found_ = false;  // piece_ is the partition's next piece (else it is searched for)
+  bool found_ = false;  // cursor_ is at the partition's next piece (else it is searched for)
   void seek(uint64_t offset);
   void add_runs(uint64_t offset, uint64_t n, int target, uint64_t displacement, RoundProgram& out);
   const RoundProgram* round_by_plan(uint64_t g, bool first);

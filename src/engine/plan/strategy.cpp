@@ -283,6 +283,10 @@ constexpr uint64_t kSieveBytes = 512 << 10;  // ROMIO's ind_wr_buffer_size
 // passes over them), the slowest rank's plan 35-40 ms, waits included: 0.7; the lists, where they
 // are made, kListRun more.
 constexpr double kPlanRun = 0.7;
+// A piece planned as a view (engine/plan/piece_views.hpp: a variable declared like another's
+// runs), x put_run_s: summarised where it lies, neither copied at its declaration nor passed
+// through normalise(); a first estimate from the passes it skips, calibrated below.
+constexpr double kViewRun = 0.2;
 // Listing a plan's runs per declared piece x put_run_s (the extents and, for movement other than
 // a copy from contiguous memory, the transfers of each round): 3.6 ms a rank for the same pieces
 // before they were dropped, about 0.55; the direct strategy lists its extents only (a third).
@@ -467,13 +471,18 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   // each, on the rank with the most). A reused plan pays one reduction instead
   // (reused_prediction()).
   // Every rank plans at once: on a node with more ranks than cores they share the cores.
+  // Pieces planned as views cost kViewRun instead.
   uint64_t most_pieces = 0, all_pieces = 0;
+  double most_planned = 0, all_planned = 0;
   for (const RankShape& r : in.ranks) {
-    most_pieces = std::max(most_pieces, std::max(r.pieces, r.runs));
-    all_pieces += std::max(r.pieces, r.runs);
+    const uint64_t n = std::max(r.pieces, r.runs), viewed = std::min(r.viewed, n);
+    const double planned = static_cast<double>(n - viewed) * kPlanRun + static_cast<double>(viewed) * kViewRun;
+    most_pieces = std::max(most_pieces, n);
+    all_pieces += n;
+    most_planned = std::max(most_planned, planned);
+    all_planned += planned;
   }
-  const double plan = parallel(static_cast<double>(most_pieces) * f.put_run_s * kPlanRun,
-                               static_cast<double>(all_pieces) * f.put_run_s * kPlanRun,
+  const double plan = parallel(most_planned * f.put_run_s, all_planned * f.put_run_s,
                                static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   const double reuse = parallel(static_cast<double>(most_pieces) * f.put_run_s * kReuseRun,
                                 static_cast<double>(all_pieces) * f.put_run_s * kReuseRun,

@@ -27,6 +27,7 @@ struct RankShape {
   uint64_t big_bytes = 0;   // bytes in the aligned parts of runs at least the hybrid threshold
   uint64_t big_runs = 0;    // such runs
   uint64_t pieces = 0;      // declared pieces of memory: a run over several is copied piece by piece
+  uint64_t viewed = 0;      // of them, planned as views (engine/plan/piece_views.hpp): walked, not copied
 };
 
 struct StrategyInput {
