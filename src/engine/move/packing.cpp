@@ -224,7 +224,7 @@ MemoryCopies::MemoryCopies(const PackedTransfers& t, const std::vector<Piece>& p
 
 MemoryCopies::MemoryCopies(const Plan& plan, const std::vector<Piece>& pieces, CopyProgram* keep,
                            const PieceViews* views)
-    : pieces_(&pieces), keep_(keep), plan_(&plan) {
+    : pieces_(&pieces), keep_(keep), plan_(&plan), views_(views) {
   cursor_.emplace(pieces, views);
   if (keep_ != nullptr) keep_->assign(plan.global_rounds, {});
 }
@@ -359,8 +359,41 @@ const RoundProgram* MemoryCopies::round_by_plan(uint64_t g, bool first) {
   return out.runs.empty() ? nullptr : &out;
 }
 
+// As round_by_plan(), every partition's round g whole, each piece's part copied where it goes.
+void MemoryCopies::copy_round(uint64_t g, const Window& w) {
+  const Plan& plan = *plan_;
+  const uint64_t window = (g % static_cast<uint64_t>(plan.buffers)) * plan.buffer_bytes;
+  for (size_t p = 0; p < static_cast<size_t>(plan.partitions()); ++p) {
+    if (g >= plan.rounds[p]) continue;
+    const uint64_t a = plan.start[p] + g * plan.buffer_bytes;
+    const uint64_t b = std::min(a + plan.buffer_bytes, plan.end[p]);
+    std::byte* const to = w.peer(plan.aggregator[p]) + window;  // file byte x goes to to + (x - a)
+    // The piece's part in [a, b); false once the pieces are past b.
+    const auto copy = [&](const Piece& q, uint64_t shift, std::ptrdiff_t memory) {
+      const uint64_t at = q.file_offset + shift;
+      if (at >= b) return false;
+      const uint64_t from = std::max(at, a), end = std::min(at + q.length, b);
+      copy_run(to + (from - a), q.memory + memory + (from - at), end - from);
+      return true;
+    };
+    if (views_ != nullptr) {
+      views_->walk_from(a, copy);
+    } else {
+      const std::vector<Piece>& pieces = *pieces_;
+      auto q = std::partition_point(pieces.begin(), pieces.end(),
+                                    [a](const Piece& x) { return x.file_offset + x.length <= a; });
+      for (; q != pieces.end() && copy(*q, 0, 0); ++q) {}
+    }
+  }
+}
+
 void put_round(const PackedTransfers& t, uint64_t round, std::byte* stream, const Window& w, MemoryCopies* copies) {
   const MPI_Win window = w.get();
+  if (w.shared() && copies != nullptr && copies->copies_as_found()) {
+    copies->copy_round(round, w);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return;
+  }
   if (w.shared() && copies != nullptr) {  // (staged: where the runs land, one after another)
     while (const RoundProgram* program = copies->round(round)) {
       const RoundProgram& p = *program;

@@ -122,6 +122,10 @@ class MemoryCopies {
   // Round g's runs, a part at a time: the next part (null: the round is done). The whole round
   // at once from a kept program or into one being kept. Rounds are asked for in order.
   const RoundProgram* round(uint64_t g);
+  // Found from the plan and kept by no program: each round is copied as its runs are found,
+  // straight from the pieces into the window's segments (copy_round), no run listed.
+  bool copies_as_found() const { return plan_ != nullptr && keep_ == nullptr; }
+  void copy_round(uint64_t g, const Window& w);
 
  private:
   const CopyProgram* kept_ = nullptr;
@@ -138,6 +142,7 @@ class MemoryCopies {
   static constexpr size_t kChunk = 2048;
   const Plan* plan_ = nullptr;  // by the plan: the partition being walked (cursor_ at its next piece)
   std::optional<PieceCursor> cursor_;
+  const PieceViews* views_ = nullptr;  // by the plan, viewed pieces
   size_t partition_ = 0;
   bool found_ = false;  // cursor_ is at the partition's next piece (else it is searched for)
   void seek(uint64_t offset);

@@ -42,6 +42,23 @@ struct PieceViews {
       for (size_t i = b.begin; i < b.end; ++i) fn(moved(base[i], b));
     }
   }
+  // fn(piece as declared, shift, memory shift) for every piece from the first that ends after file
+  // byte `a`, in file order, while fn returns true (a tight walk: nothing copied or moved).
+  template <class F>
+  void walk_from(uint64_t a, F&& fn) const {
+    auto b = std::partition_point(blocks.begin(), blocks.end(), [a](const PieceBlock& k) { return k.hi <= a; });
+    for (bool first = true; b != blocks.end(); ++b, first = false) {
+      const Piece* q = base.data() + b->begin;
+      const Piece* const last = base.data() + b->end;
+      if (first) {
+        const uint64_t shift = b->shift;
+        q = std::partition_point(q, last, [&](const Piece& p) { return p.file_offset + shift + p.length <= a; });
+      }
+      for (; q != last; ++q) {
+        if (!fn(*q, b->shift, b->memory)) return;
+      }
+    }
+  }
   std::vector<Piece> flatten() const {
     std::vector<Piece> out;
     out.reserve(count);

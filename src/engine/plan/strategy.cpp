@@ -301,6 +301,9 @@ constexpr double kReuseRun = 0.35;
 // walk over the pieces in file order, no transfer list, no seek by stream offset): the first
 // write's execution 33 ms for the same maps, where 0.45 predicted 24 ms beyond the copies: 0.2.
 constexpr double kFindRun = 0.2;
+// The same for a viewed piece (plan/piece_views.hpp), copied as it is found (no run listed, the
+// views' few thousand pieces in the cache): a first estimate, calibrated below.
+constexpr double kFindViewRun = 0.05;
 constexpr double kProgramRunBytes = 16;  // a piece's entry in the program (engine/move/packing.hpp, MemoryRun)
 // The largest buffer the model tries for a partition written in one round.
 constexpr uint64_t kOneRoundMax = uint64_t{64} << 20;
@@ -490,13 +493,20 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   // A copied write finds its pieces' memory as it copies them (kFindRun a piece); a repeated
   // phase's first execution keeps what it found (its copy program: 16 new bytes a piece), which
   // its next executions copy by.
-  auto per_piece = [&](double s) {
-    return parallel(static_cast<double>(most_pieces) * s, static_cast<double>(all_pieces) * s,
-                    static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
+  // Viewed pieces are found at kFindViewRun and keep no program.
+  auto per_piece = [&](double s, double viewed_s) {
+    double most = 0, all = 0;
+    for (const RankShape& r : in.ranks) {
+      const uint64_t n = std::max(r.pieces, r.runs), viewed = std::min(r.viewed, n);
+      const double x = static_cast<double>(n - viewed) * s + static_cast<double>(viewed) * viewed_s;
+      most = std::max(most, x);
+      all += x;
+    }
+    return parallel(most, all, static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   };
-  const double find = per_piece(f.put_run_s * kFindRun);
-  const double keep = per_piece(f.put_run_s * kFindRun + kProgramRunBytes / f.fresh_Bps);
-  const double list = per_piece(f.put_run_s * kListRun);
+  const double find = per_piece(f.put_run_s * kFindRun, f.put_run_s * kFindViewRun);
+  const double keep = per_piece(f.put_run_s * kFindRun + kProgramRunBytes / f.fresh_Bps, f.put_run_s * kFindViewRun);
+  const double list = per_piece(f.put_run_s * kListRun, f.put_run_s * kListRun);
   const bool big_runs =
       std::any_of(in.ranks.begin(), in.ranks.end(), [](const RankShape& r) { return r.big_runs > 0; });
   for (Alternative& a : c.alternatives) {
