@@ -474,27 +474,11 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   // each, on the rank with the most). A reused plan pays one reduction instead
   // (reused_prediction()).
   // Every rank plans at once: on a node with more ranks than cores they share the cores.
-  // Pieces planned as views cost kViewRun instead.
-  uint64_t most_pieces = 0, all_pieces = 0;
-  double most_planned = 0, all_planned = 0;
-  for (const RankShape& r : in.ranks) {
-    const uint64_t n = std::max(r.pieces, r.runs), viewed = std::min(r.viewed, n);
-    const double planned = static_cast<double>(n - viewed) * kPlanRun + static_cast<double>(viewed) * kViewRun;
-    most_pieces = std::max(most_pieces, n);
-    all_pieces += n;
-    most_planned = std::max(most_planned, planned);
-    all_planned += planned;
-  }
-  const double plan = parallel(most_planned * f.put_run_s, all_planned * f.put_run_s,
-                               static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
-  const double reuse = parallel(static_cast<double>(most_pieces) * f.put_run_s * kReuseRun,
-                                static_cast<double>(all_pieces) * f.put_run_s * kReuseRun,
-                                static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
-  // A copied write finds its pieces' memory as it copies them (kFindRun a piece); a repeated
-  // phase's first execution keeps what it found (its copy program: 16 new bytes a piece), which
-  // its next executions copy by.
-  // Viewed pieces are found at kFindViewRun and keep no program.
-  auto per_piece = [&](double s, double viewed_s) {
+  // Pieces planned as views cost kViewRun instead. A copied write finds its pieces' memory as it
+  // copies them (kFindRun a piece); a repeated phase's first execution keeps what it found (its
+  // copy program: 16 new bytes a piece), which its next executions copy by. Viewed pieces are
+  // found at kFindViewRun and keep no program.
+  auto per_piece = [&](double s, double viewed_s) {  // s a piece (viewed_s a viewed one), every rank at once
     double most = 0, all = 0;
     for (const RankShape& r : in.ranks) {
       const uint64_t n = std::max(r.pieces, r.runs), viewed = std::min(r.viewed, n);
@@ -504,6 +488,8 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
     }
     return parallel(most, all, static_cast<double>(std::max(in.nodes, 1)) * std::max(in.cores_per_node, 1));
   };
+  const double plan = per_piece(f.put_run_s * kPlanRun, f.put_run_s * kViewRun);
+  const double reuse = per_piece(f.put_run_s * kReuseRun, f.put_run_s * kReuseRun);
   const double find = per_piece(f.put_run_s * kFindRun, f.put_run_s * kFindViewRun);
   const double keep = per_piece(f.put_run_s * kFindRun + kProgramRunBytes / f.fresh_Bps, f.put_run_s * kFindViewRun);
   const double list = per_piece(f.put_run_s * kListRun, f.put_run_s * kListRun);
