@@ -13,12 +13,14 @@ The launcher is $STRATA_MPIEXEC when set (`make test-mpich` sets it to mpiexec.m
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -39,6 +41,11 @@ class MpiFlavour:
     timeout_variable: str | None  # else the variable that does
     rank_variable: str  # a launched process's rank
     abort_text: str  # what the launcher prints after an MPI_Abort
+    # The variable that gives a launch a session folder of its own (None: the library needs none).
+    # Open MPI 4.1 keeps every job's session files under one shared $TMPDIR/ompi.<host>.<uid>; when two
+    # jobs start at once, one's cleanup can remove that folder while the other creates its own inside
+    # it, and the second dies in orte_init ("orte_session_dir failed", open-mpi/ompi#8510).
+    session_variable: str | None = None
 
 
 FLAVOURS: tuple[MpiFlavour, ...] = (
@@ -54,6 +61,7 @@ FLAVOURS: tuple[MpiFlavour, ...] = (
         timeout_variable=None,
         rank_variable="OMPI_COMM_WORLD_RANK",
         abort_text="MPI_ABORT was invoked",
+        session_variable="OMPI_MCA_orte_tmpdir_base",
     ),
     MpiFlavour(
         # Hydra runs any number of ranks on one host and passes the whole environment on.
@@ -112,6 +120,20 @@ class MpiStack:
         if timeout is not None and self.flavour.timeout_variable:
             env[self.flavour.timeout_variable] = str(int(timeout))
         return env
+
+    @contextlib.contextmanager
+    def own_session(self, env: Mapping[str, str]) -> Iterator[dict[str, str]]:
+        """`env` with a session folder of the launch's own (removed after it), for launches that run
+        side by side (see MpiFlavour.session_variable). Short, under /tmp: it holds sockets, whose
+        paths are limited to 107 bytes."""
+        if self.flavour.session_variable is None:
+            yield dict(env)
+            return
+        base = tempfile.mkdtemp(prefix="strata-ompi.", dir="/tmp")
+        try:
+            yield dict(env, **{self.flavour.session_variable: base})
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
 
     def command(
         self,

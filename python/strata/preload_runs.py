@@ -108,7 +108,7 @@ class Runner:
             else:
                 full_env["LD_PRELOAD"] = str(library_path(self.root))
                 exports += ["-x", "LD_PRELOAD"]
-        # A session directory of its own (tests run side by side: tests/mpi/private_session_mpirun.sh)
+        # A session directory of its own (tests run side by side: MpiFlavour.session_variable)
         session = tempfile.mkdtemp(prefix="strata-ompi.")
         full_env["OMPI_MCA_orte_tmpdir_base"] = session
         cmd = [self.mpirun, "-n", str(ranks), "--oversubscribe", *COMPONENTS[component], *exports, *prefix, *program]

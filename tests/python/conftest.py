@@ -103,7 +103,8 @@ def run_ranks(
         'status=0; "$0" "$@" || status=$?; ' 'echo "STRATA-RANK-EXIT ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} $status"'
     )
     cmd = launch(np, ["bash", "-c", wrapper, str(program), *args], io=io, exports=list(env or {}), timeout=mpi_timeout)
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)
+    with MPI.own_session(full_env) as session_env:  # tests launch side by side
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=session_env, timeout=timeout, cwd=cwd)
     statuses = {int(m.group(1)): int(m.group(2)) for m in re.finditer(r"STRATA-RANK-EXIT (\d+) (\d+)", proc.stdout)}
     assert (
         allow_missing or len(statuses) == np

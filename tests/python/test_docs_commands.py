@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import BASE_ENV, ROOT
+from conftest import BASE_ENV, MPI, ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```(sh|bash|shell|console)\s*$")
@@ -268,8 +268,15 @@ def run_page(doc: str, tmp: Path) -> tuple[list[str], float]:
     start = time.monotonic()
     work = scratch(tmp)
     (work / "tmp").mkdir()
+    # The pages run side by side: each page's launches get a session folder of their own.
+    with MPI.own_session(dict(BASE_ENV, HOME=str(tmp / "home"), STRATA_TIMEOUT="60")) as env:
+        problems = run_commands(doc, work, tmp, env)
+    return problems, time.monotonic() - start
+
+
+def run_commands(doc: str, work: Path, tmp: Path, env: dict[str, str]) -> list[str]:
+    """The problems of a page's commands, run one after another in `work` with `env`."""
     problems = []
-    env = dict(BASE_ENV, HOME=str(tmp / "home"), STRATA_TIMEOUT="60")
     exports = ""  # a page's `export` lines and assignments hold for the commands after them
     value = tmp.with_name(tmp.name + ".value")  # an assignment's value, outside the page's folders
     for c in (c for b in blocks(ROOT / doc) for c in b):
@@ -305,7 +312,7 @@ def run_page(doc: str, tmp: Path) -> tuple[list[str], float]:
             )
         elif c.shown and (p := shown_problem([x for x in c.shown if x != f"exit {proc.returncode}"], printed)):
             problems.append(f"{c.where}: {c.text.splitlines()[0]}\n    {p}; it printed:\n{printed.strip()[-600:]}")
-    return problems, time.monotonic() - start
+    return problems
 
 
 def expected_cost(doc: Path) -> int:

@@ -235,22 +235,23 @@ class Cell:
             exports=["STRATA_FAULT_CELL"],
             timeout=60,
         )
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        victim = None
-        started = time.monotonic()
-        while proc.poll() is None and victim is None and time.monotonic() - started < 40:
-            if new_bytes(target.parent, before):
-                pids = rank_pids(marker)
-                if len(pids) == self.ranks:
-                    victim = pids[self.ranks - 1]
-                    os.kill(victim, signal.SIGKILL)
-                    break
-            time.sleep(0.005)
-        try:
-            _, err = proc.communicate(timeout=90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            return Result(problems=["the job did not end within 90 s of the kill: a hang"])
+        with MPI.own_session(env) as env:  # cells run side by side
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            victim = None
+            started = time.monotonic()
+            while proc.poll() is None and victim is None and time.monotonic() - started < 40:
+                if new_bytes(target.parent, before):
+                    pids = rank_pids(marker)
+                    if len(pids) == self.ranks:
+                        victim = pids[self.ranks - 1]
+                        os.kill(victim, signal.SIGKILL)
+                        break
+                time.sleep(0.005)
+            try:
+                _, err = proc.communicate(timeout=90)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                return Result(problems=["the job did not end within 90 s of the kill: a hang"])
         out = Result(launcher_status=proc.returncode, stderr=err)
         if victim is None:
             out.problems.append(f"the job ended before a rank could be killed (status {proc.returncode})")
