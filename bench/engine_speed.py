@@ -8,7 +8,9 @@ Workloads (select with --only):
            (OMPIO and ROMIO); strata's file requests <= 2 x rounds x aggregators
   ior      IOR -b 1M -t 64K -s 4 (4 ranks), -b 4M -t 1M -s 2 (4 ranks), -b 256K -t 4K -s 5
            (8 ranks): strata >= 1.0x the best of posix, mpiio-ind, mpiio-coll (OMPIO, ROMIO); the
-           engine's median measured_s within 30% of its predicted_s (issue 30)
+           engine's measured_s within 30% of its predicted_s (issue 30): the median over the writes
+           of each write's measured / predicted (a write into a recycled file is predicted as
+           such, so the writes of a launch are not predicted alike; both medians are printed too)
   array1d  the aggregation paper's 1D-Array, random sizes <= 100 KB, 16 ranks: >= 2x the best
            mpiio-coll (OMPIO, ROMIO)
   fsync    one large contiguous write with fsync: strata >= 0.9x fio's sequential write
@@ -166,6 +168,14 @@ def run_strata(w: dict, variant: tuple, data: Path, json_path: Path) -> dict:
     }
 
 
+def model_ratio(engines: list[dict]) -> float | None:
+    """The median over the writes of each one's measured_s / predicted_s (the model prices each
+    write by its file's state: a launch's first two go to new pages, the later ones rewrite a
+    recycled file; a ratio of the two medians would compare different writes)."""
+    ratios = [e["measured_s"] / e["predicted_s"] for e in engines if e.get("predicted_s") and "measured_s" in e]
+    return statistics.median(ratios) if ratios else None
+
+
 def median_profile(engines: list[dict]) -> dict | None:
     """Every numeric field of the engine's per-write record: its median over the writes; the rest
     (the strategy's name) from the median write."""
@@ -275,6 +285,7 @@ def measure(w: dict, rounds: int, rng: random.Random, tmp: Path, log) -> dict:
             "verified": res.get("verified"),
             "error": res.get("error"),
             "engine": median_profile(engines[label]),
+            "model_ratio": model_ratio(engines[label]),
         }
     return rows
 
@@ -303,12 +314,12 @@ def verdicts(w: dict, rows: dict) -> list[dict]:
     if w.get("predicted") and rows["strata"].get("engine"):
         # Issue 30: the model predicts the whole phase (the slowest rank's plan + write + close).
         e = rows["strata"]["engine"]
-        ratio = e["measured_s"] / e["predicted_s"] if e.get("predicted_s") else None
+        ratio = rows["strata"].get("model_ratio")
         out.append(
             {
                 "target": "measured_s within 30% of predicted_s",
-                "against": f"measured {e.get('measured_s', 0) * 1e3:.2f} ms, "
-                f"predicted {e.get('predicted_s', 0) * 1e3:.2f} ms",
+                "against": f"each write's measured / predicted, median; medians: measured "
+                f"{e.get('measured_s', 0) * 1e3:.2f} ms, predicted {e.get('predicted_s', 0) * 1e3:.2f} ms",
                 "ratio": ratio,
                 "met": ratio is not None and 0.7 <= ratio <= 1.3,
             }
@@ -492,13 +503,21 @@ def measure_disk(args: argparse.Namespace, rng: random.Random, tmp: Path, log) -
             continue
         pred = statistics.median(e.get("predicted_s", 0) for e in engines)
         meas = statistics.median(e.get("measured_s", 0) for e in engines)
+        ratio = model_ratio(engines)
         reused = sum(1 for e in engines if e.get("plan_reused"))
         lines.append(
             f"  {position}: predicted {pred:.4f} s, measured {meas:.4f} s (slowest rank's plan + write + close, "
-            f"less its wait for the last rank), plan reused in "
+            f"less its wait for the last rank; each write's measured / predicted, median: "
+            f"{ratio if ratio is not None else float('nan'):.2f}), plan reused in "
             f"{reused}/{len(engines)}; profile {profile(median_profile(engines))}"
         )
-        report[position] = {"predicted_s": pred, "measured_s": meas, "reused": reused, "writes": len(engines)}
+        report[position] = {
+            "predicted_s": pred,
+            "measured_s": meas,
+            "model_ratio": ratio,
+            "reused": reused,
+            "writes": len(engines),
+        }
     if rows["errors"]:
         lines.append(f"  errors: {rows['errors'][0][-200:]}")
     return report, lines

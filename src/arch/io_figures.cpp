@@ -51,6 +51,12 @@ double IoFigures::writes_s(uint64_t n, uint64_t bytes) const {
   return static_cast<double>(n) * write_s(std::max<uint64_t>(bytes / n, 1));
 }
 
+IoFigures IoFigures::rewriting() const {
+  IoFigures f = *this;
+  if (!rewrite.empty()) f.write = rewrite;
+  return f;
+}
+
 namespace {
 double scaled(double measured, int probe_ranks, int ranks) {
   if (ranks <= 1) return measured / 10;

@@ -50,12 +50,19 @@ struct IoFigures {
   double load_average = -1;
   int64_t probed_at = 0;
   std::vector<WriteFigure> write = {{4096, 4e-6}, {65536, 25e-6}, {1 << 20, 350e-6}, {4 << 20, 1.4e-3}};
+  // The same requests over a file's cached pages: a write into an output's previous file, which
+  // the engine recycles as its next write's partial file (engine/commit.cpp), rewrites pages
+  // instead of allocating them. Measured at the same sizes as `write`; empty: not measured (such
+  // writes are priced as new ones).
+  std::vector<WriteFigure> rewrite;
 
   // Seconds for one pwrite of `bytes`: log-log interpolation between the points, the time per
   // byte of the largest above it, the smallest's time below it.
   double write_s(uint64_t bytes) const;
   // Seconds for n pwrites totalling `bytes` (each bytes / n); 0 when n == 0.
   double writes_s(uint64_t n, uint64_t bytes) const;
+  // These figures for writes into a recycled file: `rewrite` as the write curve, when measured.
+  IoFigures rewriting() const;
   // A fence or a small collective at `ranks` ranks: the measured one scaled by
   // log2(ranks) / log2(probe_ranks) (never below the measured one; a tenth of it for one rank);
   // at job_ranks the job's own (job_collective_s) when measured.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ namespace strata {
 namespace {
 
 constexpr int kRepeats = 7;
+// The request sizes of the write curves (IoFigures::write, IoFigures::rewrite).
+constexpr uint64_t kWriteSizes[4] = {4096, 65536, uint64_t{1} << 20, uint64_t{4} << 20};
 
 double now() { return MPI_Wtime(); }
 
@@ -79,6 +82,71 @@ double write_seconds(const std::string& dir, uint64_t bytes, std::vector<char>& 
   ::unlink(path.c_str());
   scatter.note(per);
   return best(per);
+}
+
+// Collective over `comm`: the rewrite curve (IoFigures::rewrite) of the node of `comm`'s rank 0,
+// on that rank. Every rank of a node writes its share of a 64 MiB file of `dir` whose pages are
+// cached (written once before, untimed), the requests of `bytes` dealt round-robin (at most 4096
+// a pass), from 16 MiB of memory of its own: a recycled output's file as a job's ranks rewrite it,
+// their turns at the file's lock and their sharing of the cores included, from and to memory no
+// processor cache holds (an output is larger; a smaller file rewrote twice as fast here, 2026-12-02).
+// Seconds per request: the node's time for a pass over its requests, the median of five (the
+// writers' turns and scheduling are the job's own, which every write meets: not a busy moment's
+// to drop). Empty where the folder is not writable. (Not in the scatter: with more writers than cores, a pass waits for
+// scheduling rounds or not, as the fences do.)
+std::vector<WriteFigure> rewrite_curve(MPI_Comm comm, const std::string& dir) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int me = 0, writers = 1;
+  MPI_Comm_rank(node, &me);
+  MPI_Comm_size(node, &writers);
+  // One file per node: named by its first rank's host and process.
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  long pid = static_cast<long>(::getpid());
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, node);
+  const std::string path = dir + "/.strata-io-probe-rewrite-" + host + "-" + std::to_string(pid);
+  constexpr uint64_t kFile = uint64_t{64} << 20, kMemory = uint64_t{16} << 20, kMaxRequests = 4096;
+  std::vector<char> data(kMemory, 'r');
+  int fd = -1, failed = 0;
+  if (me == 0) {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    for (uint64_t at = 0; fd >= 0 && at < kFile && failed == 0; at += kMemory) {
+      failed = ::pwrite(fd, data.data(), kMemory, static_cast<off_t>(at)) == static_cast<ssize_t>(kMemory) ? 0 : 1;
+    }
+    failed = fd < 0 ? 1 : failed;
+  }
+  MPI_Bcast(&failed, 1, MPI_INT, 0, node);
+  if (me != 0 && failed == 0) fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  std::vector<WriteFigure> curve;
+  for (uint64_t bytes : kWriteSizes) {
+    const uint64_t n = std::min(kFile / bytes, kMaxRequests);
+    std::vector<double> per;
+    for (int rep = 0; rep < 5; ++rep) {
+      int bad = fd < 0 ? 1 : 0;
+      MPI_Barrier(node);
+      const double t0 = now();
+      for (uint64_t i = static_cast<uint64_t>(me); i < n && bad == 0; i += static_cast<uint64_t>(writers)) {
+        const char* from = data.data() + (i * bytes) % kMemory;
+        bad = ::pwrite(fd, from, bytes, static_cast<off_t>(i * bytes)) == static_cast<ssize_t>(bytes) ? 0 : 1;
+      }
+      // From the first writer's start to the last one's end (one node: one clock).
+      double span[3] = {-t0, now(), static_cast<double>(bad)};
+      MPI_Allreduce(MPI_IN_PLACE, span, 3, MPI_DOUBLE, MPI_MAX, node);
+      if (span[2] != 0) break;
+      per.push_back((span[1] + span[0]) / static_cast<double>(n));
+    }
+    if (per.size() != 5) break;
+    curve.push_back({bytes, median(per)});
+  }
+  if (fd >= 0) ::close(fd);
+  MPI_Barrier(node);
+  if (me == 0) ::unlink(path.c_str());
+  MPI_Comm_free(&node);
+  if (curve.size() != std::size(kWriteSizes)) curve.clear();
+  return curve;
 }
 
 }  // namespace
@@ -242,7 +310,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
         std::max(timed(MPI_COMM_SELF, scatter, [&] { sink = sink + XXH3_64bits(source.data(), kWindow); }), 1e-9);
     std::vector<char> data(uint64_t{4} << 20, 'p');
     std::vector<WriteFigure> curve;
-    for (uint64_t bytes : {uint64_t{4096}, uint64_t{65536}, uint64_t{1} << 20, uint64_t{4} << 20}) {
+    for (uint64_t bytes : kWriteSizes) {
       const double s = write_seconds(dir, bytes, data, scatter);
       if (s > 0) curve.push_back({bytes, s});
     }
@@ -275,6 +343,8 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
       ::unlink(a.c_str());
     }
   }
+  // Every rank: the rewrite curve of rank 0's node (rank 0's figure, broadcast below).
+  f.rewrite = rewrite_curve(comm, dir);
   // The scatter of the slowest rank; rank 0's load and time.
   double mine = scatter.worst;
   MPI_Allreduce(&mine, &f.scatter, 1, MPI_DOUBLE, MPI_MAX, comm);
@@ -282,7 +352,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   MPI_Bcast(when, 2, MPI_DOUBLE, 0, comm);
   f.load_average = when[0];
   f.probed_at = static_cast<int64_t>(when[1]);
-  double shared[19] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
+  double shared[24] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
                        f.memcpy_Bps,    f.hash_Bps,          f.create_s,  f.rename_s, f.fsync_Bps};
   for (size_t i = 0; i < 4 && i < f.write.size(); ++i) {
     shared[10 + i] = f.write[i].seconds;
@@ -292,7 +362,11 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   shared[16] = f.copy_run_s;
   shared[17] = f.spread_run_s;
   shared[18] = f.fresh_Bps;
-  MPI_Bcast(shared, 19, MPI_DOUBLE, 0, comm);
+  for (size_t i = 0; i < 4 && i < f.rewrite.size(); ++i) {
+    shared[19 + i] = f.rewrite[i].seconds;
+  }
+  shared[23] = static_cast<double>(f.rewrite.size());
+  MPI_Bcast(shared, 24, MPI_DOUBLE, 0, comm);
   f.put_latency_s = shared[0];
   f.put_bandwidth_Bps = shared[1];
   f.put_run_s = shared[2];
@@ -307,10 +381,13 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   f.copy_run_s = shared[16];
   f.spread_run_s = shared[17];
   f.fresh_Bps = shared[18];
-  const uint64_t sizes[4] = {4096, 65536, uint64_t{1} << 20, uint64_t{4} << 20};
   if (shared[14] == 4) {
     f.write.clear();
-    for (size_t i = 0; i < 4; ++i) f.write.push_back({sizes[i], shared[10 + i]});
+    for (size_t i = 0; i < 4; ++i) f.write.push_back({kWriteSizes[i], shared[10 + i]});
+  }
+  if (shared[23] == 4) {
+    f.rewrite.clear();
+    for (size_t i = 0; i < 4; ++i) f.rewrite.push_back({kWriteSizes[i], shared[19 + i]});
   }
   return f;
 }

@@ -275,6 +275,17 @@ IoFigures parse_io(const Reader& rd, const toml::node& node) {
       f.write.push_back({static_cast<uint64_t>(b[i]), s[i] * 1e-6});
     }
   }
+  // The same requests over cached pages (a recycled file), at the write curve's sizes.
+  if (const toml::node* again = t->get("rewrite_us")) {
+    const std::vector<double> s = rd.reals(*again, "io.rewrite_us");
+    if (bytes == nullptr || s.size() != f.write.size()) {
+      rd.fail(again, "field \"io.rewrite_us\" must list one time for each of \"io.write_bytes\"");
+    }
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] <= 0) rd.fail(again, "io.rewrite_us must be positive");
+      f.rewrite.push_back({f.write[i].request_bytes, s[i] * 1e-6});
+    }
+  }
   return f;
 }
 
@@ -454,6 +465,11 @@ std::string io_to_toml(const IoFigures& f) {
   o << "]\nwrite_us = [";
   for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].seconds * 1e6;
   o << "]\n";
+  if (f.rewrite.size() == f.write.size()) {
+    o << "rewrite_us = [";
+    for (size_t i = 0; i < f.rewrite.size(); ++i) o << (i ? ", " : "") << f.rewrite[i].seconds * 1e6;
+    o << "]\n";
+  }
   return o.str();
 }
 

@@ -82,8 +82,9 @@ struct RankSummary {  // one per rank, allgathered at plan()
   uint64_t config;  // hash of the parsed hints: must agree
   uint64_t ok;
   // Rank 0's: the file system's block size, whether the write goes straight into the output's
-  // files, whether the file system is striped (stripe locks: owners write aligned runs only).
-  uint64_t fs_block, in_place, striped;
+  // files, whether the file system is striped (stripe locks: owners write aligned runs only),
+  // whether the write's partial file is the output's previous file (recycled_: cached pages).
+  uint64_t fs_block, in_place, striped, recycled;
   uint64_t key;       // this rank's plan key (engine/plan_cache.hpp)
   uint64_t relative;  // the same without its first declared byte
   uint64_t pieces;    // declared pieces (a run over several pieces of memory is one run, several copies)
@@ -159,8 +160,9 @@ class PhaseImpl {
   void local_summary(RankSummary& mine, std::optional<Error>& failure);
   // Plan reuse (engine/plan_cache.hpp): the cached plan of the agreed key, the new phase's
   // memory bound to it, its file offsets moved by `shift` bytes (a write of the same layout
-  // further on in its file).
-  void reuse(const CachedPlan& cached, int64_t shift);
+  // further on in its file), its strategy priced for this write's file (`recycled`: the
+  // output's previous file, rank 0's recycled_).
+  void reuse(const CachedPlan& cached, int64_t shift, bool recycled);
   // After reuse(): the plan's file offsets moved by `shift` bytes.
   void shift_plan(int64_t shift);
   void keep_plan(const std::vector<RankSummary>& all, bool defer_open);

@@ -54,6 +54,7 @@ void PhaseImpl::plan_steps() {
     vote.failed = failure ? 1 : 0;
     vote.exact = rank_key_term(key_, rank_);
     vote.relative = rank_key_term(relative_key_, rank_);
+    vote.recycled = recycled_ ? 1 : 0;  // (rank 0's)
     if (mode_ == PhaseMode::write && !failure && pieces_base_ != CachedPlan::kNoBase)
       vote.vote(engine_.plans.candidate(relative_key_, pieces_base_), pieces_base_);
     const double arrived = MPI_Wtime();  // the reduction's time is mostly waiting for the last rank
@@ -73,7 +74,7 @@ void PhaseImpl::plan_steps() {
       if (cached) {
         agreed_key_ = cached->key;
         agreed_relative_ = cached->relative_key;
-        reuse(*cached, shift);
+        reuse(*cached, shift, vote.recycled != 0);
         plan_steps_s_.emplace_back("reuse", MPI_Wtime());
         open_and_finish(t0, defer_open_, nullptr, nullptr);  // the rest: opening the files
         return;
@@ -245,7 +246,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
 // but for their memory) are the selection's, in the order normalise() gave them: the k-th
 // non-empty piece declared is piece order[k]. After the plan only the pieces and the byte
 // counts of the selection are used, so its extents are neither kept nor copied.
-void PhaseImpl::reuse(const CachedPlan& c, int64_t shift) {
+void PhaseImpl::reuse(const CachedPlan& c, int64_t shift, bool recycled) {
   std::vector<Piece> sorted;
   if (repeated_) sorted = std::move(sel_.pieces);  // in file order already
   sel_ = Selection{};
@@ -279,7 +280,7 @@ void PhaseImpl::reuse(const CachedPlan& c, int64_t shift) {
   my_partition_ = c.my_partition;
   round_io_ = c.round_io;
   transfers_ = c.transfers;
-  strategy_ = c.strategy;
+  strategy_ = repriced(c.strategy, recycled, engine_.machine_once().io);
   placement_ = c.placement;
   tier_of_partition_ = c.tier_of_partition;
   files_ = FileSet(c.files, c.subfiled);
@@ -426,6 +427,7 @@ RankSummary PhaseImpl::local_start(std::optional<Error>& failure) {
       if (!options_.align) mine.fs_block = fs_.fs_block;
       mine.striped = fs_.striped ? 1 : 0;
       mine.in_place = prepare_commit() ? 0 : 1;
+      mine.recycled = recycled_ ? 1 : 0;
     }
   } catch (const Error& e) {
     failure = e;
@@ -711,6 +713,7 @@ void PhaseImpl::choose_strategy_of(const std::vector<RankSummary>& all) {
   in.write = mode_ == PhaseMode::write;
   in.whole_spans = mode_ == PhaseMode::read || commit_;
   in.commit = commit_;
+  in.recycled = all[0].recycled != 0;
   if (options_.spans == PhaseOptions::Choice::off) in.whole_spans = false;
   in.sieve_allowed = !options_.tiers.in_place;  // the caller's file: no byte no rank declared is read back or written
   const bool aggregate_only = mode_ == PhaseMode::write && (options_.subfile_group > 0 || options_.tiers.node_local);

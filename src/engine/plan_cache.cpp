@@ -56,6 +56,7 @@ void reduce_key_votes(void* in, void* inout, int* count, MPI_Datatype*) {
     b[i].candidate_not = std::max(b[i].candidate_not, a[i].candidate_not);
     b[i].shift = std::max(b[i].shift, a[i].shift);
     b[i].shift_not = std::max(b[i].shift_not, a[i].shift_not);
+    b[i].recycled = std::max(b[i].recycled, a[i].recycled);
   }
 }
 

@@ -111,6 +111,7 @@ struct KeyVote {
   uint64_t candidate_not = 0;  // max: its complement (a rank with runs but no plan: all ones)
   uint64_t shift = 0;          // max: the shift from that plan's base, biased by 2^63
   uint64_t shift_not = 0;      // max: its complement
+  uint64_t recycled = 0;       // max: rank 0's partial file is the output's previous file (priced so)
 
   // This rank's vote for `c` (null: none) with its first declared byte `base` (kNoBase: no runs).
   void vote(const CachedPlan* c, uint64_t base);
@@ -119,7 +120,7 @@ struct KeyVote {
   // agreed relative key against the sum).
   bool agreed(uint64_t& key, int64_t& shift) const;
 };
-static_assert(sizeof(KeyVote) == 7 * sizeof(uint64_t));
+static_assert(sizeof(KeyVote) == 8 * sizeof(uint64_t));
 void reduce_key_votes(void* in, void* inout, int* count, MPI_Datatype* type);
 
 // Whether plan `c` may be reused moved by `shift` bytes (the same answer on every rank).

@@ -184,6 +184,50 @@ def test_rewrites_by_one_engine_recycle_the_old_file(tmp_path: Path) -> None:
     assert verify(tmp_path, 2, "r.dat")[0] == 0
 
 
+MACHINE_DEAR_NEW_PAGES = """name = "dear new pages"
+[network]
+latency_us = 2
+bandwidth_GBps = 10
+[storage]
+latency_us = 100
+bandwidth_GBps = 1
+[[tier]]
+name = "dram"
+latency_us = 0.1
+bandwidth_GBps = 20
+capacity = "1GiB"
+persistency = "none"
+[io]
+measured = true
+probe_ranks = 2
+write_bytes = [4096, 65536, 1048576, 4194304]
+write_us = [40, 400, 4000, 16000]
+rewrite_us = [4, 40, 400, 1600]
+"""
+
+
+def test_a_write_into_the_recycled_file_is_predicted_as_one(tmp_path: Path) -> None:
+    """The first two writes of an output go to new pages, the later ones rewrite the recycled old
+    file: each is predicted by its own curve (io.write_us, io.rewrite_us), the reused plan's
+    prediction priced again for the file it writes."""
+    (tmp_path / "m.toml").write_text(MACHINE_DEAR_NEW_PAGES)
+    ior = ["run", "ior", "--block-size", "1M", "--transfer-size", "64K", "--segments", "4", "--output", "o.dat"]
+    out = run_ranks(
+        2,
+        [*ior, "--backend", "strata", "--repetitions", "4", "--json", "r.json", "--quiet"],
+        env={"STRATA_MACHINE": "m.toml"},
+        cwd=tmp_path,
+    )
+    assert out.status == 0, out.stderr
+    engines = [r["write"]["engine"] for r in json.loads((tmp_path / "r.json").read_text())["repetitions"]]
+    predicted = [e["predicted_s"] for e in engines]
+    assert [e["plan_reused"] for e in engines] == [False, True, True, True]
+    assert [e["strategy"] for e in engines] == ["direct"] * 4, engines
+    # Eight 1 MiB requests into one file's lock: 8 x 4 ms new, 8 x 0.4 ms rewritten.
+    assert abs(predicted[2] - predicted[3]) < 1e-3 and predicted[1] - predicted[2] > 0.02, predicted
+    assert predicted[2] < 0.01 < 0.03 < predicted[1], predicted
+
+
 def test_bad_commit_hint_is_a_usage_error(tmp_path: Path) -> None:
     out = run_ranks(2, [*ARRAY, "--backend", "strata", "--hints", "strata_commit=maybe"], cwd=tmp_path)
     assert out.status == 2 and "strata_commit=maybe must be sync, nosync or in-place" in out.stderr

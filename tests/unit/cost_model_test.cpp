@@ -155,6 +155,7 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   m.io.put_run_s = 0.4e-6;
   m.io.cores = 48;
   m.io.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 160e-6}};
+  m.io.rewrite = {{4096, 3e-6}, {65536, 8e-6}, {1 << 20, 90e-6}};
   m.io.scatter = 1.4;
   m.io.load_average = 0.25;
   m.io.probed_at = 1790000000;
@@ -181,6 +182,12 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   ASSERT_EQ(back.io.write.size(), 3u);
   EXPECT_EQ(back.io.write[2].request_bytes, 1u << 20);
   EXPECT_NEAR(back.io.write[2].seconds, 160e-6, 1e-12);
+  // The rewrite curve, at the write curve's sizes; what a recycled file's write is priced by.
+  ASSERT_EQ(back.io.rewrite.size(), 3u);
+  EXPECT_EQ(back.io.rewrite[1].request_bytes, 65536u);
+  EXPECT_NEAR(back.io.rewrite[2].seconds, 90e-6, 1e-12);
+  EXPECT_NEAR(back.io.rewriting().write_s(1 << 20), 90e-6, 1e-12);
+  EXPECT_NEAR(IoFigures{}.rewriting().write_s(1 << 20), IoFigures{}.write_s(1 << 20), 1e-15);  // not measured
   // Without [io]: the stated defaults, not measured.
   m.io = IoFigures{};
   std::string text = machine_to_toml(m);
@@ -199,6 +206,10 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   EXPECT_NE(message("hash_GBps = \"fast\"\n").find("\"io.hash_GBps\" must be a number"), std::string::npos);
   EXPECT_NE(message("write_bytes = [4096, 1024]\nwrite_us = [1, 2]\n").find("increasing order"), std::string::npos);
   EXPECT_NE(message("write_bytes = [4096]\n").find("go together"), std::string::npos);
+  EXPECT_NE(message("write_bytes = [4096, 65536]\nwrite_us = [1, 2]\nrewrite_us = [1]\n").find("one time for each"),
+            std::string::npos);
+  EXPECT_NE(message("rewrite_us = [1, 2, 3, 4]\n").find("one time for each"), std::string::npos);
+  EXPECT_NE(message("write_bytes = [4096]\nwrite_us = [1]\nrewrite_us = [0]\n").find("positive"), std::string::npos);
   EXPECT_NE(message("measured = 1\n").find("true or false"), std::string::npos);
   EXPECT_NE(message("cores = -2\n").find("\"io.cores\""), std::string::npos);
 }

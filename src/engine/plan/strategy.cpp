@@ -404,8 +404,11 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {
   return a;
 }
 
-StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
+StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& measured) {
   StrategyChoice c;
+  c.input = in;
+  // A recycled file's requests rewrite cached pages (the rewrite curve); MPI-IO's, below, its own.
+  const IoFigures f = in.write && in.recycled ? measured.rewriting() : measured;
   const Totals t = totals(in);
   const int ranks = static_cast<int>(in.ranks.size());
   const bool can_direct = in.direct_allowed && !in.force_aggregate;
@@ -512,8 +515,17 @@ StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f) {
   for (size_t i = 1; i < c.alternatives.size(); ++i) {
     if (c.alternatives[i].predicted_s - common < (c.alternatives[c.chosen].predicted_s - common) * 0.95) c.chosen = i;
   }
-  if (in.compare_mpiio) c.alternatives.push_back(predict_mpiio(in, f));  // last: never chosen
+  if (in.compare_mpiio) c.alternatives.push_back(predict_mpiio(in, measured));  // last: never chosen
   return c;
+}
+
+StrategyChoice repriced(const StrategyChoice& c, bool recycled, const IoFigures& f) {
+  if (c.input.recycled == recycled || c.alternatives.empty()) return c;
+  StrategyInput in = c.input;
+  in.recycled = recycled;
+  StrategyChoice again = choose_strategy(in, f);
+  again.chosen = std::min(c.chosen, again.alternatives.size() - 1);  // (the same list: only the prices differ)
+  return again;
 }
 
 }  // namespace strata::engine

@@ -45,7 +45,10 @@ struct StrategyInput {
   // what the aggregators write run by run where no whole span may be written (in place). Absent:
   // as many as the runs.
   std::optional<uint64_t> intervals;
-  bool commit = false;            // a committed write: index, intent record and renames at close
+  bool commit = false;  // a committed write: index, intent record and renames at close
+  // The write goes into the output's previous file, recycled as its partial file (engine/commit.cpp):
+  // its requests rewrite cached pages, priced by IoFigures::rewrite rather than IoFigures::write.
+  bool recycled = false;
   uint64_t hybrid_threshold = 0;  // the threshold big_* were counted at (0: no hybrid)
   // Fixed by hints (unset: the model chooses).
   std::optional<int> aggregators;
@@ -118,10 +121,15 @@ double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bo
 struct StrategyChoice {
   std::vector<Alternative> alternatives;  // every candidate, in the order considered
   size_t chosen = 0;
+  StrategyInput input;  // what they were priced from
   const Alternative& best() const { return alternatives[chosen]; }
 };
 
 // Deterministic: every rank computes the same choice from the same inputs.
 StrategyChoice choose_strategy(const StrategyInput& in, const IoFigures& f);
+// A kept choice priced again for a write whose file is (or is not) recycled, the alternative
+// chosen kept (a reused plan runs it whatever the prices): the write after next of an output
+// reuses the plan of the write before it, which went to new pages.
+StrategyChoice repriced(const StrategyChoice& c, bool recycled, const IoFigures& f);
 
 }  // namespace strata::engine
