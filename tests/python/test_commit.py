@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import test_tiers
 from conftest import BASE_ENV, MPI, STRATA, launch, run_ranks
 
 CHUNK = 4096  # strata_checksum_chunk: small chunks, so a mismatch names a small range
@@ -184,26 +185,17 @@ def test_rewrites_by_one_engine_recycle_the_old_file(tmp_path: Path) -> None:
     assert verify(tmp_path, 2, "r.dat")[0] == 0
 
 
-MACHINE_DEAR_NEW_PAGES = """name = "dear new pages"
-[network]
-latency_us = 2
-bandwidth_GBps = 10
-[storage]
-latency_us = 100
-bandwidth_GBps = 1
-[[tier]]
-name = "dram"
-latency_us = 0.1
-bandwidth_GBps = 20
-capacity = "1GiB"
-persistency = "none"
-[io]
+# test_tiers' machine with write figures whose new pages cost ten times their rewrite.
+MACHINE_DEAR_NEW_PAGES = (
+    test_tiers.GOOD
+    + """[io]
 measured = true
 probe_ranks = 2
 write_bytes = [4096, 65536, 1048576, 4194304]
 write_us = [40, 400, 4000, 16000]
 rewrite_us = [4, 40, 400, 1600]
 """
+)
 
 
 def test_a_write_into_the_recycled_file_is_predicted_as_one(tmp_path: Path) -> None:
