@@ -280,7 +280,8 @@ void PhaseImpl::reuse(const CachedPlan& c, int64_t shift, bool recycled) {
   my_partition_ = c.my_partition;
   round_io_ = c.round_io;
   transfers_ = c.transfers;
-  strategy_ = repriced(c.strategy, recycled, engine_.machine_once().io);
+  strategy_ =
+      recycled == c.strategy.input.recycled || c.strategy_other.alternatives.empty() ? c.strategy : c.strategy_other;
   placement_ = c.placement;
   tier_of_partition_ = c.tier_of_partition;
   files_ = FileSet(c.files, c.subfiled);
@@ -349,6 +350,11 @@ void PhaseImpl::keep_plan(const std::vector<RankSummary>& all, bool defer_open) 
   c->round_io = round_io_;
   c->transfers = transfers_;
   c->strategy = strategy_;
+  // Priced for the other file too (a write into the recycled file, or into a new one), here
+  // rather than at each reuse: pricing every alternative again costs a reused small phase a
+  // third of its plan (25 us of 2 ranks' 0.03 ms).
+  if (mode_ == PhaseMode::write)
+    c->strategy_other = repriced(strategy_, !strategy_.input.recycled, engine_.machine_once().io);
   c->placement = placement_;
   c->tier_of_partition = tier_of_partition_;
   for (const SubFile& f : files_.files()) c->files.push_back({f.path, f.begin, f.end, -1});

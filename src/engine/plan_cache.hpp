@@ -61,6 +61,7 @@ struct CachedPlan {
   std::shared_ptr<const std::vector<RoundIo>> round_io;
   std::shared_ptr<const PackedTransfers> transfers;
   StrategyChoice strategy;
+  StrategyChoice strategy_other;  // a write's, priced for the other file (recycled or new: repriced())
   PlacementReport placement;
   std::vector<Tier> tier_of_partition;
   std::vector<SubFile> files;  // closed (fd -1)
