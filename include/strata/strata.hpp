@@ -88,18 +88,22 @@ struct PhaseStats {
   std::string tier;             // the memory tier of this rank's aggregation buffers ("" if not an aggregator)
   uint64_t tier_fallbacks = 0;  // partitions whose cheapest tier lacked capacity, so the next one was taken
   std::string strategy;         // the plan's choice: "direct", "aggregate k=2 S=4 MiB N=2"...
-  double predicted_s = 0;       // the cost model's prediction for it (compare with the measured times)
+  double predicted_s = 0;       // the prediction of the phase: model_s, its write part times `calibration`
+  double model_s = 0;           // the cost model's own: its plan (or reuse) part and its write-and-close part
+  double model_write_s = 0;     // of model_s: the write and its close (compare with write_close_s)
+  double calibration = 1;       // a write's: this job's earlier such writes, measured over model_write_s (1: none yet)
   uint64_t operations = 0;      // one-sided operations this rank issued (puts or gets; packed runs count once)
   uint64_t collectives = 0;     // collective calls of the phase (the same on every rank): fences included
   double place_s = 0;           // part of plan_s, this rank's: electing the aggregators and their tiers
   double exchange_s = 0;        // part of plan_s, this rank's: telling each aggregator what it receives
   bool plan_reused = false;     // plan() reused an earlier phase's plan (same declarations on every rank)
   int64_t plan_shift = 0;       // bytes the reused plan was moved by (a write of its layout elsewhere)
-  double arrival_s = 0;  // part of plan_s, this rank's: waiting in the plan's first agreement for the last rank to
-                         // arrive (the application's skew, not the engine's work): the vote on a kept plan, else
-                         // the summaries' allgather
-  double phase_s = 0;    // plan_s - arrival_s + execute_s + close_s of this rank; in close()'s `max`, the slowest
-                         // rank's: the phase's measured time, beside predicted_s
+  double arrival_s = 0;      // part of plan_s, this rank's: waiting in the plan's first agreement for the last rank to
+                             // arrive (the application's skew, not the engine's work): the vote on a kept plan, else
+                             // the summaries' allgather
+  double phase_s = 0;        // plan_s - arrival_s + execute_s + close_s of this rank; in close()'s `max`, the slowest
+                             // rank's: the phase's measured time, beside predicted_s
+  double write_close_s = 0;  // execute_s + close_s of this rank; in close()'s `max`, the slowest rank's
 };
 
 // A burst-buffer write's two moments (hint strata_drain=PATH, docs/drain.md), from

@@ -15,7 +15,7 @@ namespace strata {
 
 struct WriteFigure {
   uint64_t request_bytes;
-  double seconds;  // one pwrite of that size into a file's page cache (median)
+  double seconds;  // one pwrite of that size into a file's page cache: the node's time per request (median)
 };
 
 struct IoFigures {
@@ -55,6 +55,10 @@ struct IoFigures {
   // instead of allocating them. Measured at the same sizes as `write`; empty: not measured (such
   // writes are priced as new ones).
   std::vector<WriteFigure> rewrite;
+  // The writers of one node that measured both curves at once (every rank of the probe's first
+  // node, taking turns at one file's lock); 0: one writer alone measured `write` (a probe before
+  // 2026-12-02's, whose curve priced a launch's first writes at half what they took: probed again).
+  int curve_writers = 0;
 
   // Seconds for one pwrite of `bytes`: log-log interpolation between the points, the time per
   // byte of the largest above it, the smallest's time below it.

@@ -63,38 +63,21 @@ double timed(MPI_Comm comm, Scatter& scatter, F&& fn) {
   return worst;
 }
 
-// Seconds per pwrite of `bytes` into an empty file of `dir` (page cache), about 8 MiB in all.
-double write_seconds(const std::string& dir, uint64_t bytes, std::vector<char>& data, Scatter& scatter) {
-  const std::string path = dir + "/.strata-io-probe-" + std::to_string(::getpid());
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return 0;
-  const uint64_t n = std::max<uint64_t>(16, (uint64_t{8} << 20) / bytes);
-  std::vector<double> per;
-  for (int rep = 0; rep < 3; ++rep) {
-    if (::ftruncate(fd, 0) != 0) break;  // a new file's pages each time, as a new output has
-    const double t0 = now();
-    for (uint64_t i = 0; i < n; ++i) {
-      if (::pwrite(fd, data.data(), bytes, static_cast<off_t>(i * bytes)) != static_cast<ssize_t>(bytes)) break;
-    }
-    per.push_back((now() - t0) / static_cast<double>(n));
-  }
-  ::close(fd);
-  ::unlink(path.c_str());
-  scatter.note(per);
-  return best(per);
-}
-
-// Collective over `comm`: the rewrite curve (IoFigures::rewrite) of the node of `comm`'s rank 0,
-// on that rank. Every rank of a node writes its share of a 64 MiB file of `dir` whose pages are
-// cached (written once before, untimed), the requests of `bytes` dealt round-robin (at most 4096
-// a pass), from 16 MiB of memory of its own: a recycled output's file as a job's ranks rewrite it,
-// their turns at the file's lock and their sharing of the cores included, from and to memory no
-// processor cache holds (an output is larger; a smaller file rewrote twice as fast here, 2026-12-02).
-// Seconds per request: the node's time for a pass over its requests, the median of five (the
-// writers' turns and scheduling are the job's own, which every write meets: not a busy moment's
-// to drop). Empty where the folder is not writable. (Not in the scatter: with more writers than cores, a pass waits for
-// scheduling rounds or not, as the fences do.)
-std::vector<WriteFigure> rewrite_curve(MPI_Comm comm, const std::string& dir) {
+// Collective over `comm`: a write curve of the node of `comm`'s rank 0, on that rank — into a new
+// file (`cached` false: IoFigures::write) or over a file's cached pages (IoFigures::rewrite). Every
+// rank of a node writes its share of a 64 MiB file of `dir`, the requests of `bytes` dealt
+// round-robin (at most 4096 a pass), from 16 MiB of memory of its own: an output as a job's ranks
+// write it, their turns at the file's lock and their sharing of the cores included, from and to
+// memory no processor cache holds (an output is larger; a smaller file rewrote twice as fast
+// here, 2026-12-02). A new file is created empty before each pass and removed after it (untimed);
+// a cached one is written once before the passes (untimed). Seconds per request: the node's time
+// for a pass over its requests, the median of five (the writers' turns and scheduling are the
+// job's own, which every write meets: not a busy moment's to drop). Four writers of a new 64 MiB
+// file took 340 us a 1 MiB request here where one writer of a truncated 8 MiB file, the best of
+// three, took 160 us; a launch's first writes took about twice the latter (2026-12-02). Empty
+// where the folder is not writable. (Not in the scatter: with more writers than cores, a pass
+// waits for scheduling rounds or not, as the fences do.)
+std::vector<WriteFigure> node_write_curve(MPI_Comm comm, const std::string& dir, bool cached) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm node = MPI_COMM_NULL;
@@ -107,13 +90,14 @@ std::vector<WriteFigure> rewrite_curve(MPI_Comm comm, const std::string& dir) {
   ::gethostname(host, sizeof host - 1);
   long pid = static_cast<long>(::getpid());
   MPI_Bcast(&pid, 1, MPI_LONG, 0, node);
-  const std::string path = dir + "/.strata-io-probe-rewrite-" + host + "-" + std::to_string(pid);
+  const std::string path =
+      dir + (cached ? "/.strata-io-probe-rewrite-" : "/.strata-io-probe-write-") + host + "-" + std::to_string(pid);
   constexpr uint64_t kFile = uint64_t{64} << 20, kMemory = uint64_t{16} << 20, kMaxRequests = 4096;
   std::vector<char> data(kMemory, 'r');
   int fd = -1, failed = 0;
   if (me == 0) {
     fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    for (uint64_t at = 0; fd >= 0 && at < kFile && failed == 0; at += kMemory) {
+    for (uint64_t at = 0; cached && fd >= 0 && at < kFile && failed == 0; at += kMemory) {
       failed = ::pwrite(fd, data.data(), kMemory, static_cast<off_t>(at)) == static_cast<ssize_t>(kMemory) ? 0 : 1;
     }
     failed = fd < 0 ? 1 : failed;
@@ -126,6 +110,8 @@ std::vector<WriteFigure> rewrite_curve(MPI_Comm comm, const std::string& dir) {
     std::vector<double> per;
     for (int rep = 0; rep < 5; ++rep) {
       int bad = fd < 0 ? 1 : 0;
+      // A new file's pages each pass: the last pass's freed (untimed), as a new output's are.
+      if (!cached && me == 0 && bad == 0 && ::ftruncate(fd, 0) != 0) bad = 1;
       MPI_Barrier(node);
       const double t0 = now();
       for (uint64_t i = static_cast<uint64_t>(me); i < n && bad == 0; i += static_cast<uint64_t>(writers)) {
@@ -309,12 +295,6 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
         static_cast<double>(kWindow) /
         std::max(timed(MPI_COMM_SELF, scatter, [&] { sink = sink + XXH3_64bits(source.data(), kWindow); }), 1e-9);
     std::vector<char> data(uint64_t{4} << 20, 'p');
-    std::vector<WriteFigure> curve;
-    for (uint64_t bytes : kWriteSizes) {
-      const double s = write_seconds(dir, bytes, data, scatter);
-      if (s > 0) curve.push_back({bytes, s});
-    }
-    if (curve.size() == 4) f.write = curve;  // else the folder is not writable: the defaults stay
     const std::string a = dir + "/.strata-io-probe-a-" + std::to_string(::getpid());
     const std::string b = dir + "/.strata-io-probe-b-" + std::to_string(::getpid());
     std::vector<double> create, rename;
@@ -343,8 +323,18 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
       ::unlink(a.c_str());
     }
   }
-  // Every rank: the rewrite curve of rank 0's node (rank 0's figure, broadcast below).
-  f.rewrite = rewrite_curve(comm, dir);
+  // Every rank: the write curves of rank 0's node (rank 0's figures, broadcast below), into new
+  // pages and over cached ones.
+  if (std::vector<WriteFigure> fresh = node_write_curve(comm, dir, false); fresh.size() == 4) {
+    f.write = fresh;
+    int writers = 1;
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &writers);
+    MPI_Comm_free(&node);
+    f.curve_writers = writers;
+  }
+  f.rewrite = node_write_curve(comm, dir, true);
   // The scatter of the slowest rank; rank 0's load and time.
   double mine = scatter.worst;
   MPI_Allreduce(&mine, &f.scatter, 1, MPI_DOUBLE, MPI_MAX, comm);
@@ -352,7 +342,7 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   MPI_Bcast(when, 2, MPI_DOUBLE, 0, comm);
   f.load_average = when[0];
   f.probed_at = static_cast<int64_t>(when[1]);
-  double shared[24] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
+  double shared[25] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
                        f.memcpy_Bps,    f.hash_Bps,          f.create_s,  f.rename_s, f.fsync_Bps};
   for (size_t i = 0; i < 4 && i < f.write.size(); ++i) {
     shared[10 + i] = f.write[i].seconds;
@@ -366,7 +356,9 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
     shared[19 + i] = f.rewrite[i].seconds;
   }
   shared[23] = static_cast<double>(f.rewrite.size());
-  MPI_Bcast(shared, 24, MPI_DOUBLE, 0, comm);
+  shared[24] = f.curve_writers;
+  MPI_Bcast(shared, 25, MPI_DOUBLE, 0, comm);
+  f.curve_writers = static_cast<int>(shared[24]);
   f.put_latency_s = shared[0];
   f.put_bandwidth_Bps = shared[1];
   f.put_run_s = shared[2];

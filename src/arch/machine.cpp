@@ -275,6 +275,8 @@ IoFigures parse_io(const Reader& rd, const toml::node& node) {
       f.write.push_back({static_cast<uint64_t>(b[i]), s[i] * 1e-6});
     }
   }
+  f.curve_writers = static_cast<int>(rd.number_or(*t, "curve_writers", "io.curve_writers", 0));
+  if (f.curve_writers < 0) rd.fail(t->get("curve_writers"), "field \"io.curve_writers\" must be at least 0");
   // The same requests over cached pages (a recycled file), at the write curve's sizes.
   if (const toml::node* again = t->get("rewrite_us")) {
     const std::vector<double> s = rd.reals(*again, "io.rewrite_us");
@@ -465,6 +467,7 @@ std::string io_to_toml(const IoFigures& f) {
   o << "]\nwrite_us = [";
   for (size_t i = 0; i < f.write.size(); ++i) o << (i ? ", " : "") << f.write[i].seconds * 1e6;
   o << "]\n";
+  if (f.curve_writers > 0) o << "curve_writers = " << f.curve_writers << "\n";
   if (f.rewrite.size() == f.write.size()) {
     o << "rewrite_us = [";
     for (size_t i = 0; i < f.rewrite.size(); ++i) o << (i ? ", " : "") << f.rewrite[i].seconds * 1e6;

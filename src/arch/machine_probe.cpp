@@ -186,10 +186,12 @@ Machine load_machine(MPI_Comm comm, int node) {
   const char* described = std::getenv("STRATA_MACHINE");
   const bool from_cache = described == nullptr || *described == '\0';
   // Figures measured by a lone rank lack the MPI ones (io_figures.hpp): a job of several ranks
-  // measures them again; so are figures probed before the rewrite curve was (io.rewrite_us).
+  // measures them again; so are figures probed before the rewrite curve was (io.rewrite_us), or
+  // before the write curve was measured by a node's writers together (io.curve_writers).
   int size = 1;
   MPI_Comm_size(comm, &size);
-  const bool incomplete = !m.io.measured || (m.io.probe_ranks < 2 && size > 1) || m.io.rewrite.empty();
+  const bool incomplete =
+      !m.io.measured || (m.io.probe_ranks < 2 && size > 1) || m.io.rewrite.empty() || m.io.curve_writers == 0;
   const bool may_probe = from_cache && (no_probe == nullptr || *no_probe == '\0' || std::string(no_probe) == "0");
   // Figures measured on a busy machine (io_figures.hpp: doubtful) are measured again once this
   // node is clearly quieter than it was then (rank 0's load average, one broadcast, only while

@@ -20,6 +20,7 @@
 #include "common/error.hpp"
 #include "engine/drain_job.hpp"
 #include "engine/move/window.hpp"
+#include "engine/plan/write_calibration.hpp"
 #include "engine/plan_cache.hpp"
 #include "strata/strata.hpp"
 
@@ -70,7 +71,7 @@ class EngineImpl {
   MPI_Datatype key_vote_type();
   // What stats_op() does, for a rank that reduces them itself: the maximum of the first
   // kStatsMaxima doubles, the sum of the rest.
-  static constexpr int kStatsMaxima = 9;
+  static constexpr int kStatsMaxima = 10;
   static void reduce_stats(const double* in, double* inout, int count);
   // Cores of this node (the machine file's io.cores, else the OS's count): I/O threads and
   // copies that run at once.
@@ -116,6 +117,8 @@ class EngineImpl {
   ByteBuffer placed;
   std::vector<std::shared_ptr<engine::DrainJob>> drains;
   engine::PlanCache plans;  // plans kept for reuse (engine/plan_cache.hpp): the same on every rank
+  // This job's writes against the model (engine/plan/write_calibration.hpp): the same on every rank.
+  engine::WriteCalibration calibration;
   MPI_Op stats = MPI_OP_NULL;
   MPI_Op key_votes = MPI_OP_NULL;
   MPI_Datatype key_vote = MPI_DATATYPE_NULL;

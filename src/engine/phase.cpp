@@ -358,6 +358,7 @@ void PhaseImpl::stats_array(const std::optional<Error>& failure, double* d) cons
                                  stats_.execute_s,
                                  stats_.commit_s,
                                  stats_.plan_s - stats_.arrival_s + stats_.execute_s + stats_.close_s,
+                                 stats_.execute_s + stats_.close_s,
                                  static_cast<double>(stats_.bytes),
                                  static_cast<double>(stats_.fs_requests),
                                  static_cast<double>(stats_.direct_bytes),
@@ -465,10 +466,13 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     log::debug("phase \"" + path_ + "\" closed (slowest rank): plan " + log::milliseconds(r[1]) + ", execute " +
                log::milliseconds(r[6]) + ", close " + log::milliseconds(r[5]) + " (rank 0's commit " +
                log::milliseconds(r[7]) + "), phase " + log::milliseconds(r[8]) + ", " +
-               std::to_string(static_cast<uint64_t>(r[10])) + " file requests" +
+               std::to_string(static_cast<uint64_t>(r[11])) + " file requests" +
                (r[0] > 0 ? ", failed on rank " + std::to_string(size_ - static_cast<int>(r[0])) : std::string()));
   }
   if (r[0] > 0) raise_from(comm_, size_ - static_cast<int>(r[0]), failure ? &*failure : nullptr);
+  // The write and its close, priced and measured (the slowest rank's: r, the same on every rank),
+  // predict the next writes into such a file (engine/plan/write_calibration.hpp).
+  if (written && calibrated_) engine_.calibration.observe(strategy_.input.recycled, stats_.model_write_s, r[9]);
   closed_ok_ = written || mode_ == PhaseMode::read;
   if (max != nullptr) {
     *max = stats_;
@@ -480,10 +484,11 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
     max->execute_s = r[6];
     max->commit_s = r[7];
     max->phase_s = r[8];
-    max->bytes = static_cast<uint64_t>(r[9]);
-    max->fs_requests = static_cast<uint64_t>(r[10]);
-    max->direct_bytes = static_cast<uint64_t>(r[11]);
-    max->operations = static_cast<uint64_t>(r[12]);
+    max->write_close_s = r[9];
+    max->bytes = static_cast<uint64_t>(r[10]);
+    max->fs_requests = static_cast<uint64_t>(r[11]);
+    max->direct_bytes = static_cast<uint64_t>(r[12]);
+    max->operations = static_cast<uint64_t>(r[13]);
     max->collectives = stats_.collectives;
     max->tier.clear();  // tiers: every tier the phase aggregated on
     for (const PlacedPartition& part : placement_.partitions) {

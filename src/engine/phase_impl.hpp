@@ -308,7 +308,7 @@ class PhaseImpl {
 
   // The close's statistics as one array (the failing rank's code first, then the times the
   // close reduces by maximum, then the counts it sums): kStats doubles.
-  static constexpr int kStats = 13;
+  static constexpr int kStats = 14;
   void stats_array(const std::optional<Error>& failure, double* d) const;
 
   // After a write: the partial files synced once per node (unless strata_commit=nosync), every
@@ -455,6 +455,7 @@ class PhaseImpl {
   bool commit_ = false;                      // written to partial files, committed at close (engine/commit.hpp)
   bool clean_ = false;                       // rank 0: the output is one this engine left clean (EngineImpl::clean)
   EngineImpl::CleanOutput fs_;               // rank 0: the output folder's block size and striping
+  bool calibrated_ = false;                  // a write predicted at the job's measured ratio: observed at close
   bool recycled_ = false;                    // rank 0: the partial file is the previous output's old file
   std::vector<WrittenHash> written_hashes_;  // what this rank's I/O threads wrote, hashed
   std::vector<uint64_t> in_place_hashes_;    // rank 0, indexes_in_place(): every rank's (file, offset, length, hash)

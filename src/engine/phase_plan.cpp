@@ -228,15 +228,27 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   if (my_partition_ >= 0 && !engine_.tier_window_refused.empty()) stats_.tier = tier_name(Tier::dram);
   stats_.tier_fallbacks = placement_.fallbacks;
   stats_.strategy = strategy_.alternatives.empty() ? "" : strategy_.alternatives[strategy_.chosen].name;
-  stats_.predicted_s = strategy_.alternatives.empty() ? 0 : strategy_.alternatives[strategy_.chosen].predicted_s;
-  if (owners_local_ && !strategy_.alternatives.empty()) {  // nothing moves: the I/O alone
-    stats_.predicted_s = strategy_.alternatives[strategy_.chosen].io_s;
-    stats_.strategy += ", owners writing their node's files";
+  // The model's prediction in two parts: the plan (or its reuse), and the write with its close,
+  // which a write predicts at this job's measured ratio for such a file (new or recycled:
+  // engine/plan/write_calibration.hpp). The choice of strategy is the model's alone.
+  double plan_part = 0, write_part = 0;
+  if (!strategy_.alternatives.empty()) {
+    const Alternative& a = strategy_.best();
+    plan_part = owners_local_ ? 0 : a.plan_s;
+    write_part = owners_local_ ? a.io_s : a.predicted_s - a.plan_s;  // owners local: nothing moves, the I/O alone
+    if (owners_local_) stats_.strategy += ", owners writing their node's files";
+    if (stats_.plan_reused) {
+      const double whole =
+          reused_prediction(a, machine.io, size_, repeated_, program_for_ != nullptr && program_for_ == transfers_);
+      write_part = a.predicted_s - a.plan_s - a.touch_s;  // the window is kept: touched already
+      plan_part = whole - write_part;
+    }
   }
-  if (stats_.plan_reused && !strategy_.alternatives.empty()) {
-    stats_.predicted_s = reused_prediction(strategy_.alternatives[strategy_.chosen], machine.io, size_, repeated_,
-                                           program_for_ != nullptr && program_for_ == transfers_);
-  }
+  calibrated_ = mode_ == PhaseMode::write && !drain_ && write_part > 0;
+  stats_.model_s = plan_part + write_part;
+  stats_.model_write_s = write_part;
+  stats_.calibration = calibrated_ ? engine_.calibration.ratio(strategy_.input.recycled) : 1;
+  stats_.predicted_s = plan_part + write_part * stats_.calibration;
   stats_.operations = window_ != nullptr && window_->shared() ? 0 : transfers_->operations();
   state_ = State::planned;
   if (log::enabled(log::Level::debug)) log_plan();

@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import test_tiers
 from conftest import BASE_ENV, MPI, STRATA, launch, run_ranks
 
@@ -212,12 +213,38 @@ def test_a_write_into_the_recycled_file_is_predicted_as_one(tmp_path: Path) -> N
     )
     assert out.status == 0, out.stderr
     engines = [r["write"]["engine"] for r in json.loads((tmp_path / "r.json").read_text())["repetitions"]]
-    predicted = [e["predicted_s"] for e in engines]
+    predicted = [e["model_s"] for e in engines]  # the model's own (before the job's calibration, below)
     assert [e["plan_reused"] for e in engines] == [False, True, True, True]
     assert [e["strategy"] for e in engines] == ["direct"] * 4, engines
     # Eight 1 MiB requests into one file's lock: 8 x 4 ms new, 8 x 0.4 ms rewritten.
     assert abs(predicted[2] - predicted[3]) < 1e-3 and predicted[1] - predicted[2] > 0.02, predicted
     assert predicted[2] < 0.01 < 0.03 < predicted[1], predicted
+
+
+def test_a_write_is_predicted_at_the_jobs_measured_ratio(tmp_path: Path) -> None:
+    """A write and its close are predicted at the model's price times the median of this job's
+    last (up to three) measured / priced ratios for writes into the same kind of file, new or
+    recycled (the lower of two; engine/plan/write_calibration.hpp). The machine file prices new
+    pages at ten times their rewrite, far dearer than this machine: the second write's
+    prediction follows the first write's measurement, not the figures."""
+    (tmp_path / "m.toml").write_text(MACHINE_DEAR_NEW_PAGES)
+    ior = ["run", "ior", "--block-size", "1M", "--transfer-size", "64K", "--segments", "4", "--output", "o.dat"]
+    out = run_ranks(
+        2,
+        [*ior, "--backend", "strata", "--repetitions", "6", "--json", "r.json", "--quiet"],
+        env={"STRATA_MACHINE": "m.toml"},
+        cwd=tmp_path,
+    )
+    assert out.status == 0, out.stderr
+    engines = [r["write"]["engine"] for r in json.loads((tmp_path / "r.json").read_text())["repetitions"]]
+    for e in engines:  # the plan's part is the model's; the write's at the ratio
+        plan_part = e["model_s"] - e["model_write_s"]
+        assert e["predicted_s"] == pytest.approx(plan_part + e["model_write_s"] * e["calibration"], rel=1e-9), e
+    ratios = [min(max(e["write_close_s"] / e["model_write_s"], 0.1), 10.0) for e in engines]
+    # Writes 1-2 into new pages, 3-6 into the recycled file: each kind its own ratios.
+    expected = [1.0, ratios[0], 1.0, ratios[2], min(ratios[2:4]), sorted(ratios[2:5])[1]]
+    assert [e["calibration"] for e in engines] == pytest.approx(expected, rel=1e-9), (engines, ratios)
+    assert engines[1]["predicted_s"] < engines[1]["model_s"] / 2, engines[1]
 
 
 def test_bad_commit_hint_is_a_usage_error(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@
 #include "engine/plan/run_sketch.hpp"
 #include "engine/plan/spans.hpp"
 #include "engine/plan/strategy.hpp"
+#include "engine/plan/write_calibration.hpp"
 
 using namespace strata;
 using namespace strata::engine;
@@ -442,4 +443,34 @@ TEST(Strategy, ARecycledFileIsPricedByTheRewriteCurve) {
   read_fresh.recycled = false;
   EXPECT_DOUBLE_EQ(choose_strategy(read, f).alternatives[0].predicted_s,
                    choose_strategy(read_fresh, f).alternatives[0].predicted_s);
+}
+
+// The job's own writes against the model (engine/plan/write_calibration.hpp): each kind of file
+// keeps its own ratios, the median of the last three (the lower of two) predicts the next write,
+// an odd write among three does not move it, and nothing absurd is kept.
+TEST(WriteCalibration, PredictsByTheMedianOfTheLastWritesOfTheirKindOfFile) {
+  WriteCalibration c;
+  EXPECT_DOUBLE_EQ(c.ratio(false), 1.0);
+  EXPECT_DOUBLE_EQ(c.ratio(true), 1.0);
+  ASSERT_TRUE(c.observe(false, 2e-3, 6e-3));  // a new file's write took three times its price
+  EXPECT_DOUBLE_EQ(c.ratio(false), 3.0);
+  EXPECT_DOUBLE_EQ(c.ratio(true), 1.0);  // the recycled file's writes are another kind
+  ASSERT_TRUE(c.observe(true, 2e-3, 1e-3));
+  ASSERT_TRUE(c.observe(true, 2e-3, 1.6e-3));
+  EXPECT_DOUBLE_EQ(c.ratio(true), 0.5);       // the lower of two
+  ASSERT_TRUE(c.observe(true, 2e-3, 40e-3));  // an odd write (20x): the median stays
+  EXPECT_DOUBLE_EQ(c.ratio(true), 0.8);
+  ASSERT_TRUE(c.observe(true, 2e-3, 1.2e-3));  // the oldest (0.5) leaves: 0.8, 10 (clamped), 0.6
+  EXPECT_DOUBLE_EQ(c.ratio(true), 0.8);
+  EXPECT_EQ(c.observed(true), WriteCalibration::kKept);
+  // Clamped both ways; too short a price, or no measurement, is not observed.
+  WriteCalibration d;
+  ASSERT_TRUE(d.observe(false, 1e-3, 1.0));
+  EXPECT_DOUBLE_EQ(d.ratio(false), WriteCalibration::kHighest);
+  ASSERT_TRUE(d.observe(true, 1e-3, 1e-6));
+  EXPECT_DOUBLE_EQ(d.ratio(true), WriteCalibration::kLowest);
+  EXPECT_FALSE(d.observe(false, 10e-6, 1e-3));
+  EXPECT_FALSE(d.observe(false, 1e-3, 0));
+  EXPECT_FALSE(d.observe(false, 1e-3, std::nan("")));
+  EXPECT_EQ(d.observed(false), 1u);
 }
