@@ -251,12 +251,14 @@ def test_probe_measures_and_caches_the_io_figures(tmp_path: Path) -> None:
         assert io[key] > 0, key
     sizes = [w["bytes"] for w in io["write"]]
     assert sizes == sorted(sizes) and len(sizes) == 4 and all(w["seconds"] > 0 for w in io["write"])
-    # The rewrite curve (a recycled file's requests, both ranks at once), at the same sizes.
+    # The rewrite curve (a recycled file's requests, both ranks at once), at the same sizes; both
+    # curves measured by the node's two ranks together.
     assert [w["bytes"] for w in io["rewrite"]] == sizes and all(w["seconds"] > 0 for w in io["rewrite"])
+    assert io["curve_writers"] == 2
     assert not list(tmp_path.glob(".strata-io-probe*"))  # the probe's files are gone
     cached = next((tmp_path / "cache" / "strata").glob("machine-*.toml")).read_text()
     assert "[io]\nmeasured = true\nprobe_ranks = 2\n" in cached and "[[tier]]" in cached
-    assert "\nrewrite_us = [" in cached
+    assert "\nrewrite_us = [" in cached and "\ncurve_writers = 2\n" in cached
     # The engine plans with them: strata plan says the figures are measured.
     plan = run_ranks(
         2, ["plan", "array1d", "--output", str(tmp_path / "x"), "--json", str(tmp_path / "p.json")], env=env

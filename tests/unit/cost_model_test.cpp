@@ -156,6 +156,7 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   m.io.cores = 48;
   m.io.write = {{4096, 2.4e-6}, {65536, 11e-6}, {1 << 20, 160e-6}};
   m.io.rewrite = {{4096, 3e-6}, {65536, 8e-6}, {1 << 20, 90e-6}};
+  m.io.curve_writers = 16;
   m.io.scatter = 1.4;
   m.io.load_average = 0.25;
   m.io.probed_at = 1790000000;
@@ -188,6 +189,11 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   EXPECT_NEAR(back.io.rewrite[2].seconds, 90e-6, 1e-12);
   EXPECT_NEAR(back.io.rewriting().write_s(1 << 20), 90e-6, 1e-12);
   EXPECT_NEAR(IoFigures{}.rewriting().write_s(1 << 20), IoFigures{}.write_s(1 << 20), 1e-15);  // not measured
+  // The writers that measured the curves together; absent (a probe of one writer): 0.
+  EXPECT_EQ(back.io.curve_writers, 16);
+  m.io.curve_writers = 0;
+  EXPECT_EQ(machine_to_toml(m).find("curve_writers"), std::string::npos);
+  EXPECT_EQ(parse_machine(machine_to_toml(m), "one-writer").io.curve_writers, 0);
   // Without [io]: the stated defaults, not measured.
   m.io = IoFigures{};
   std::string text = machine_to_toml(m);
@@ -212,6 +218,7 @@ TEST(MachineFile, IoFiguresRoundTripAndAreChecked) {
   EXPECT_NE(message("write_bytes = [4096]\nwrite_us = [1]\nrewrite_us = [0]\n").find("positive"), std::string::npos);
   EXPECT_NE(message("measured = 1\n").find("true or false"), std::string::npos);
   EXPECT_NE(message("cores = -2\n").find("\"io.cores\""), std::string::npos);
+  EXPECT_NE(message("curve_writers = -1\n").find("\"io.curve_writers\""), std::string::npos);
 }
 
 TEST(MachineFile, ErrorsNameFileLineAndField) {

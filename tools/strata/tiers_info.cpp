@@ -85,7 +85,9 @@ std::string io_text(const IoFigures& f) {
   row("write + fsync", f.fsync_Bps > 0 ? rate_text(f.fsync_Bps) : std::string("-"), "16 MiB written and synced");
   for (const WriteFigure& w : f.write) {
     const std::string name = "pwrite " + format_size(w.request_bytes);
-    row(name.c_str(), seconds_text(w.seconds), "one request into the page cache");
+    row(name.c_str(), seconds_text(w.seconds),
+        f.curve_writers > 0 ? "one request into a new file's pages, the node's ranks at once"
+                            : "one request into the page cache, one writer");
   }
   for (const WriteFigure& w : f.rewrite) {
     const std::string name = "rewrite " + format_size(w.request_bytes);
@@ -116,6 +118,7 @@ nlohmann::json io_json(const IoFigures& f) {
           {"fsync_Bps", f.fsync_Bps},
           {"write", curve},
           {"rewrite", again},
+          {"curve_writers", f.curve_writers},
           {"scatter", f.scatter},
           {"load_average", f.load_average},
           {"probed_at", f.probed_at},
