@@ -199,20 +199,26 @@ rewrite_us = [4, 40, 400, 1600]
 )
 
 
-def test_a_write_into_the_recycled_file_is_predicted_as_one(tmp_path: Path) -> None:
-    """The first two writes of an output go to new pages, the later ones rewrite the recycled old
-    file: each is predicted by its own curve (io.write_us, io.rewrite_us), the reused plan's
-    prediction priced again for the file it writes."""
+def ior_writes_on_dear_new_pages(tmp_path: Path, repetitions: int) -> list[dict]:
+    """IOR's -b 1M -t 64K -s 4 at 2 ranks, `repetitions` writes of one output in one launch, on
+    MACHINE_DEAR_NEW_PAGES: each write's engine record."""
     (tmp_path / "m.toml").write_text(MACHINE_DEAR_NEW_PAGES)
     ior = ["run", "ior", "--block-size", "1M", "--transfer-size", "64K", "--segments", "4", "--output", "o.dat"]
     out = run_ranks(
         2,
-        [*ior, "--backend", "strata", "--repetitions", "4", "--json", "r.json", "--quiet"],
+        [*ior, "--backend", "strata", "--repetitions", str(repetitions), "--json", "r.json", "--quiet"],
         env={"STRATA_MACHINE": "m.toml"},
         cwd=tmp_path,
     )
     assert out.status == 0, out.stderr
-    engines = [r["write"]["engine"] for r in json.loads((tmp_path / "r.json").read_text())["repetitions"]]
+    return [r["write"]["engine"] for r in json.loads((tmp_path / "r.json").read_text())["repetitions"]]
+
+
+def test_a_write_into_the_recycled_file_is_predicted_as_one(tmp_path: Path) -> None:
+    """The first two writes of an output go to new pages, the later ones rewrite the recycled old
+    file: each is predicted by its own curve (io.write_us, io.rewrite_us), the reused plan's
+    prediction priced again for the file it writes."""
+    engines = ior_writes_on_dear_new_pages(tmp_path, 4)
     predicted = [e["model_s"] for e in engines]  # the model's own (before the job's calibration, below)
     assert [e["plan_reused"] for e in engines] == [False, True, True, True]
     assert [e["strategy"] for e in engines] == ["direct"] * 4, engines
@@ -227,16 +233,7 @@ def test_a_write_is_predicted_at_the_jobs_measured_ratio(tmp_path: Path) -> None
     recycled (the lower of two; engine/plan/write_calibration.hpp). The machine file prices new
     pages at ten times their rewrite, far dearer than this machine: the second write's
     prediction follows the first write's measurement, not the figures."""
-    (tmp_path / "m.toml").write_text(MACHINE_DEAR_NEW_PAGES)
-    ior = ["run", "ior", "--block-size", "1M", "--transfer-size", "64K", "--segments", "4", "--output", "o.dat"]
-    out = run_ranks(
-        2,
-        [*ior, "--backend", "strata", "--repetitions", "6", "--json", "r.json", "--quiet"],
-        env={"STRATA_MACHINE": "m.toml"},
-        cwd=tmp_path,
-    )
-    assert out.status == 0, out.stderr
-    engines = [r["write"]["engine"] for r in json.loads((tmp_path / "r.json").read_text())["repetitions"]]
+    engines = ior_writes_on_dear_new_pages(tmp_path, 6)
     for e in engines:  # the plan's part is the model's; the write's at the ratio
         plan_part = e["model_s"] - e["model_write_s"]
         assert e["predicted_s"] == pytest.approx(plan_part + e["model_write_s"] * e["calibration"], rel=1e-9), e
