@@ -234,14 +234,16 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   double plan_part = 0, write_part = 0;
   if (!strategy_.alternatives.empty()) {
     const Alternative& a = strategy_.best();
-    plan_part = owners_local_ ? 0 : a.plan_s;
-    write_part = owners_local_ ? a.io_s : a.predicted_s - a.plan_s;  // owners local: nothing moves, the I/O alone
-    if (owners_local_) stats_.strategy += ", owners writing their node's files";
-    if (stats_.plan_reused) {
-      const double whole =
-          reused_prediction(a, machine.io, size_, repeated_, program_for_ != nullptr && program_for_ == transfers_);
-      write_part = a.predicted_s - a.plan_s - a.touch_s;  // the window is kept: touched already
-      plan_part = whole - write_part;
+    const PredictionParts parts = prediction_parts(a, machine.io, size_, stats_.plan_reused, repeated_,
+                                                   program_for_ != nullptr && program_for_ == transfers_);
+    plan_part = parts.plan_s;
+    write_part = parts.write_s;
+    if (owners_local_) {
+      stats_.strategy += ", owners writing their node's files";
+      if (!stats_.plan_reused) {  // nothing moves: the I/O alone
+        plan_part = 0;
+        write_part = a.io_s;
+      }
     }
   }
   calibrated_ = mode_ == PhaseMode::write && !drain_ && write_part > 0;

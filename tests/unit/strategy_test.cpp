@@ -303,6 +303,16 @@ TEST(Strategy, OnlyARepeatedCopiedWriteKeepsItsProgram) {
   EXPECT_NEAR(declared_again - later_repeats, a.reuse_s + a.find_s, 1e-12);
   EXPECT_NEAR(first_repeat - later_repeats, a.keep_s, 1e-12);
   EXPECT_LT(later_repeats, a.predicted_s);
+  // In two parts (the plan or its reuse; the write with its close): they add up to the whole, and
+  // the finding of the runs' memory is the write's, as it happens while they are copied.
+  const PredictionParts fresh = prediction_parts(a, f, 16, false, false, false);
+  EXPECT_NEAR(fresh.plan_s + fresh.write_s, a.predicted_s, 1e-12);
+  EXPECT_NEAR(fresh.plan_s, a.plan_s - a.find_s, 1e-12);
+  const PredictionParts again = prediction_parts(a, f, 16, true, false, false);
+  const PredictionParts kept = prediction_parts(a, f, 16, true, true, true);
+  EXPECT_NEAR(again.plan_s + again.write_s, declared_again, 1e-12);
+  EXPECT_NEAR(again.write_s - kept.write_s, a.find_s, 1e-12);
+  EXPECT_NEAR(kept.plan_s, f.collective_at(16), 1e-12);  // a repeated phase declares nothing
 }
 
 TEST(IoFigures, LargeRequestsNeverCostMorePerByteThanSmallOnes) {

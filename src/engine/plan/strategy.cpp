@@ -315,10 +315,24 @@ double mpiio_collective(const IoFigures& f, int ranks, double cores) {
 
 }  // namespace
 
-double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated, bool program_kept) {
+PredictionParts prediction_parts(const Alternative& a, const IoFigures& f, int ranks, bool reused, bool repeated,
+                                 bool program_kept) {
+  PredictionParts p;
+  if (!reused) {
+    p.plan_s = a.plan_s - a.find_s;
+    p.write_s = a.predicted_s - p.plan_s;
+    return p;
+  }
   const double memory = program_kept ? 0 : repeated ? a.keep_s : a.find_s;
   // The window the plan's first execution made is kept: its pages are touched already.
-  return a.predicted_s - a.plan_s - a.touch_s + (repeated ? 0 : a.reuse_s) + memory + f.collective_at(ranks);
+  p.write_s = a.predicted_s - a.plan_s - a.touch_s + memory;
+  p.plan_s = (repeated ? 0 : a.reuse_s) + f.collective_at(ranks);
+  return p;
+}
+
+double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated, bool program_kept) {
+  const PredictionParts p = prediction_parts(a, f, ranks, true, repeated, program_kept);
+  return p.plan_s + p.write_s;
 }
 
 Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f) {

@@ -117,6 +117,17 @@ Alternative predict_mpiio(const StrategyInput& in, const IoFigures& f);
 // phase: then it keeps them (keep_s), or copies by the program kept (`program_kept`); its
 // window is the one kept (no touch_s).
 double reused_prediction(const Alternative& a, const IoFigures& f, int ranks, bool repeated, bool program_kept);
+// A prediction in its two parts: the plan, or the reduction and declarations that replace it when
+// it is reused (`reused`; then `repeated` and `program_kept` as for reused_prediction), and the
+// write with its close — a copied write's finding (or keeping) of its runs' memory among the
+// latter, as it happens while the runs are copied. The write's part is what the job's measured
+// ratio applies to (engine/plan/write_calibration.hpp).
+struct PredictionParts {
+  double plan_s = 0;
+  double write_s = 0;
+};
+PredictionParts prediction_parts(const Alternative& a, const IoFigures& f, int ranks, bool reused, bool repeated,
+                                 bool program_kept);
 
 struct StrategyChoice {
   std::vector<Alternative> alternatives;  // every candidate, in the order considered
