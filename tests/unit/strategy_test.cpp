@@ -456,7 +456,7 @@ TEST(Strategy, ARecycledFileIsPricedByTheRewriteCurve) {
 }
 
 // The job's own writes against the model (engine/plan/write_calibration.hpp): each kind of file
-// keeps its own ratios, the median of the last three (the lower of two) predicts the next write,
+// keeps its own ratios, the median of the last three (of two, their mean) predicts the next write,
 // an odd write among three does not move it, and nothing absurd is kept.
 TEST(WriteCalibration, PredictsByTheMedianOfTheLastWritesOfTheirKindOfFile) {
   WriteCalibration c;
@@ -467,7 +467,7 @@ TEST(WriteCalibration, PredictsByTheMedianOfTheLastWritesOfTheirKindOfFile) {
   EXPECT_DOUBLE_EQ(c.ratio(true), 1.0);  // the recycled file's writes are another kind
   ASSERT_TRUE(c.observe(true, 2e-3, 1e-3));
   ASSERT_TRUE(c.observe(true, 2e-3, 1.6e-3));
-  EXPECT_DOUBLE_EQ(c.ratio(true), 0.5);       // the lower of two
+  EXPECT_DOUBLE_EQ(c.ratio(true), 0.65);      // of two, their mean
   ASSERT_TRUE(c.observe(true, 2e-3, 40e-3));  // an odd write (20x): the median stays
   EXPECT_DOUBLE_EQ(c.ratio(true), 0.8);
   ASSERT_TRUE(c.observe(true, 2e-3, 1.2e-3));  // the oldest (0.5) leaves: 0.8, 10 (clamped), 0.6

@@ -32,8 +32,8 @@ class WriteCalibration {
   // A write's write-and-close as the model priced it and as it took (the slowest rank's), into a
   // recycled file or not. False when not observed.
   bool observe(bool recycled, double model_s, double measured_s);
-  // The ratio to predict the next write into such a file by: the median of the kept ratios, the
-  // lower of two (1: none yet).
+  // The ratio to predict the next write into such a file by: the median of the kept ratios (of
+  // two, their mean; 1: none yet).
   double ratio(bool recycled) const;
   size_t observed(bool recycled) const { return recent_[recycled ? 1 : 0].size(); }
 
