@@ -76,13 +76,13 @@ double timed(MPI_Comm comm, Scatter& scatter, F&& fn) {
 // file took 340 us a 1 MiB request here where one writer of a truncated 8 MiB file, the best of
 // three, took 160 us; a launch's first writes took about twice the latter (2026-12-02). Empty
 // where the folder is not writable. (Not in the scatter: with more writers than cores, a pass
-// waits for scheduling rounds or not, as the fences do.)
-std::vector<WriteFigure> node_write_curve(MPI_Comm comm, const std::string& dir, bool cached) {
+// waits for scheduling rounds or not, as the fences do.) `writers`: the node's ranks that wrote.
+std::vector<WriteFigure> node_write_curve(MPI_Comm comm, const std::string& dir, bool cached, int& writers) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  int me = 0, writers = 1;
+  int me = 0;
   MPI_Comm_rank(node, &me);
   MPI_Comm_size(node, &writers);
   // One file per node: named by its first rank's host and process.
@@ -325,16 +325,12 @@ IoFigures probe_io_figures(MPI_Comm comm, const std::string& dir) {
   }
   // Every rank: the write curves of rank 0's node (rank 0's figures, broadcast below), into new
   // pages and over cached ones.
-  if (std::vector<WriteFigure> fresh = node_write_curve(comm, dir, false); fresh.size() == 4) {
+  int writers = 1;
+  if (std::vector<WriteFigure> fresh = node_write_curve(comm, dir, false, writers); fresh.size() == 4) {
     f.write = fresh;
-    int writers = 1;
-    MPI_Comm node = MPI_COMM_NULL;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &writers);
-    MPI_Comm_free(&node);
     f.curve_writers = writers;
   }
-  f.rewrite = node_write_curve(comm, dir, true);
+  f.rewrite = node_write_curve(comm, dir, true, writers);
   // The scatter of the slowest rank; rank 0's load and time.
   double mine = scatter.worst;
   MPI_Allreduce(&mine, &f.scatter, 1, MPI_DOUBLE, MPI_MAX, comm);
