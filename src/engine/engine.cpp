@@ -3,12 +3,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "engine/commit.hpp"
+#include "engine/write_history.hpp"
 
 namespace strata {
 
@@ -50,9 +54,47 @@ EngineImpl::EngineImpl(MPI_Comm user) : comm(duplicate(user)), nodes(node_map(co
     machine->io.job_ranks = size;
     machine->io.job_collective_s = job_collective_seconds(comm);
   }
+  if (!machine_error) seed_calibration();
+}
+
+// Rank 0 reads the earlier jobs' ratios (engine/write_history.hpp) and broadcasts the text and
+// its clock: every rank seeds the same ones.
+void EngineImpl::seed_calibration() {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string text;
+  uint64_t head[2] = {0, 0};  // text size, rank 0's time
+  if (rank == 0) {
+    history_path = engine::write_history_path();
+    if (!history_path.empty()) {
+      std::ifstream in(history_path);
+      std::ostringstream s;
+      s << in.rdbuf();
+      if (in) text = s.str();
+    }
+    head[0] = text.size();
+    head[1] = static_cast<uint64_t>(std::time(nullptr));
+  }
+  check_mpi(MPI_Bcast(head, 2, MPI_UINT64_T, 0, comm), "MPI_Bcast");
+  if (head[0] > 0) {
+    text.resize(head[0]);
+    check_mpi(MPI_Bcast(text.data(), static_cast<int>(head[0]), MPI_CHAR, 0, comm), "MPI_Bcast");
+  }
+  figures_identity = engine::figures_identity(machine->io);
+  calibration.seed(engine::parse_write_history(text, figures_identity, static_cast<int64_t>(head[1])));
 }
 
 EngineImpl::~EngineImpl() {
+  // Rank 0 (the only one with a path): this job's ratios for the next jobs.
+  if (!history_path.empty()) {
+    try {
+      engine::store_write_history(history_path, figures_identity,
+                                  calibration.learned(static_cast<int64_t>(std::time(nullptr))),
+                                  static_cast<int64_t>(std::time(nullptr)));
+    } catch (const std::exception& e) {
+      log::warn(std::string("cannot keep this job's write ratios in ") + history_path + ": " + e.what());
+    }
+  }
   for (auto& d : drains) {  // not waited for: the copies and the commit finish before the engine goes
     d->join();
     if (!d->kept_retired.empty()) ::unlink(d->kept_retired.c_str());

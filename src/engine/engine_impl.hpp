@@ -119,6 +119,11 @@ class EngineImpl {
   engine::PlanCache plans;  // plans kept for reuse (engine/plan_cache.hpp): the same on every rank
   // This job's writes against the model (engine/plan/write_calibration.hpp): the same on every rank.
   engine::WriteCalibration calibration;
+  // Rank 0: the file of earlier jobs' ratios (engine/write_history.hpp; empty: none kept), and
+  // every rank: the digest of the figures they belong to.
+  std::string history_path;
+  uint64_t figures_identity = 0;
+  void seed_calibration();
   MPI_Op stats = MPI_OP_NULL;
   MPI_Op key_votes = MPI_OP_NULL;
   MPI_Datatype key_vote = MPI_DATATYPE_NULL;

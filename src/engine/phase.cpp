@@ -472,7 +472,8 @@ PhaseStats PhaseImpl::close_steps(PhaseStats* max) {
   if (r[0] > 0) raise_from(comm_, size_ - static_cast<int>(r[0]), failure ? &*failure : nullptr);
   // The write and its close, priced and measured (the slowest rank's: r, the same on every rank),
   // predict the next writes into such a file (engine/plan/write_calibration.hpp).
-  if (written && calibrated_) engine_.calibration.observe(strategy_.input.recycled, stats_.model_write_s, r[9]);
+  if (written && calibrated_)
+    engine_.calibration.observe(strategy_.input.recycled, agreed_key_, stats_.model_write_s, r[9]);
   closed_ok_ = written || mode_ == PhaseMode::read;
   if (max != nullptr) {
     *max = stats_;

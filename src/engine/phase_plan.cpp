@@ -249,7 +249,7 @@ void PhaseImpl::open_and_finish(double t0, bool defer, const std::vector<Receive
   calibrated_ = mode_ == PhaseMode::write && !drain_ && write_part > 0;
   stats_.model_s = plan_part + write_part;
   stats_.model_write_s = write_part;
-  stats_.calibration = calibrated_ ? engine_.calibration.ratio(strategy_.input.recycled) : 1;
+  stats_.calibration = calibrated_ ? engine_.calibration.ratio(strategy_.input.recycled, agreed_key_) : 1;
   stats_.predicted_s = plan_part + write_part * stats_.calibration;
   stats_.operations = window_ != nullptr && window_->shared() ? 0 : transfers_->operations();
   state_ = State::planned;

@@ -27,7 +27,9 @@ from strata.mpi_stack import ComponentUnavailable, mpi_stack  # noqa: E402
 # What differs between MPI libraries is strata/mpi_stack.py.
 MPI = mpi_stack()
 MPIRUN = MPI.launcher
-BASE_ENV = MPI.environment(os.environ)
+# Tests do not learn from one another: no earlier job's write ratios seed a test's predictions
+# (engine/write_history.hpp); the tests of that file name one of their own.
+BASE_ENV = MPI.environment({"STRATA_WRITE_HISTORY": "off", **os.environ})
 
 
 def requires_io(component: str) -> pytest.MarkDecorator:

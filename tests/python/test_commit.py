@@ -199,15 +199,19 @@ rewrite_us = [4, 40, 400, 1600]
 )
 
 
-def ior_writes_on_dear_new_pages(tmp_path: Path, repetitions: int) -> list[dict]:
-    """IOR's -b 1M -t 64K -s 4 at 2 ranks, `repetitions` writes of one output in one launch, on
-    MACHINE_DEAR_NEW_PAGES: each write's engine record."""
-    (tmp_path / "m.toml").write_text(MACHINE_DEAR_NEW_PAGES)
+def ior_writes_on_dear_new_pages(
+    tmp_path: Path, repetitions: int, history: str = "off", machine: str = MACHINE_DEAR_NEW_PAGES
+) -> list[dict]:
+    """IOR's -b 1M -t 64K -s 4 at 2 ranks, `repetitions` writes of a new output in one launch, on
+    `machine` (earlier jobs' ratios from the file `history`, or none): each write's engine
+    record."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "m.toml").write_text(machine)
     ior = ["run", "ior", "--block-size", "1M", "--transfer-size", "64K", "--segments", "4", "--output", "o.dat"]
     out = run_ranks(
         2,
         [*ior, "--backend", "strata", "--repetitions", str(repetitions), "--json", "r.json", "--quiet"],
-        env={"STRATA_MACHINE": "m.toml"},
+        env={"STRATA_MACHINE": "m.toml", "STRATA_WRITE_HISTORY": history},
         cwd=tmp_path,
     )
     assert out.status == 0, out.stderr
@@ -242,6 +246,34 @@ def test_a_write_is_predicted_at_the_jobs_measured_ratio(tmp_path: Path) -> None
     expected = [1.0, ratios[0], 1.0, ratios[2], sum(ratios[2:4]) / 2, sorted(ratios[2:5])[1]]
     assert [e["calibration"] for e in engines] == pytest.approx(expected, rel=1e-9), (engines, ratios)
     assert engines[1]["predicted_s"] < engines[1]["model_s"] / 2, engines[1]
+
+
+def test_a_launchs_first_writes_start_from_the_last_launchs_ratios(tmp_path: Path) -> None:
+    """The engine keeps each plan's last ratios for each kind of file in a small file
+    (STRATA_WRITE_HISTORY; engine/write_history.hpp): the next launch of the same writes on the
+    same figures predicts its first write of each kind at them, then goes on with its own."""
+    history = tmp_path / "writes.json"
+    first = ior_writes_on_dear_new_pages(tmp_path / "1", 4, str(history))
+    assert [e["calibration"] for e in first][::2] == [1.0, 1.0], first  # no earlier job
+    kept = json.loads(history.read_text())
+    assert kept["strata_write_history"] == 1 and len(kept["records"]) == 2, kept
+    ratios = [min(max(e["write_close_s"] / e["model_write_s"], 0.1), 10.0) for e in first]
+    by_kind = {r["recycled"]: r["ratios"] for r in kept["records"]}
+    assert by_kind == {False: pytest.approx(ratios[:2], rel=1e-9), True: pytest.approx(ratios[2:], rel=1e-9)}, kept
+    second = ior_writes_on_dear_new_pages(tmp_path / "2", 4, str(history))
+    again = [min(max(e["write_close_s"] / e["model_write_s"], 0.1), 10.0) for e in second]
+    expected = [
+        sum(ratios[:2]) / 2,  # the last launch's two new-page writes
+        sorted([*ratios[:2], again[0]])[1],
+        sum(ratios[2:]) / 2,  # its two recycled writes
+        sorted([*ratios[2:], again[2]])[1],
+    ]
+    assert [e["calibration"] for e in second] == pytest.approx(expected, rel=1e-9), (second, ratios, again)
+    # Other figures (a probe again): records of their own, none to start from.
+    other = MACHINE_DEAR_NEW_PAGES.replace("rewrite_us = [4, 40, 400, 1600]", "rewrite_us = [4, 40, 400, 1700]")
+    third = ior_writes_on_dear_new_pages(tmp_path / "3", 4, str(history), other)
+    assert [e["calibration"] for e in third][::2] == [1.0, 1.0], third
+    assert len(json.loads(history.read_text())["records"]) == 4
 
 
 def test_bad_commit_hint_is_a_usage_error(tmp_path: Path) -> None:

@@ -460,27 +460,55 @@ TEST(Strategy, ARecycledFileIsPricedByTheRewriteCurve) {
 // an odd write among three does not move it, and nothing absurd is kept.
 TEST(WriteCalibration, PredictsByTheMedianOfTheLastWritesOfTheirKindOfFile) {
   WriteCalibration c;
-  EXPECT_DOUBLE_EQ(c.ratio(false), 1.0);
-  EXPECT_DOUBLE_EQ(c.ratio(true), 1.0);
-  ASSERT_TRUE(c.observe(false, 2e-3, 6e-3));  // a new file's write took three times its price
-  EXPECT_DOUBLE_EQ(c.ratio(false), 3.0);
-  EXPECT_DOUBLE_EQ(c.ratio(true), 1.0);  // the recycled file's writes are another kind
-  ASSERT_TRUE(c.observe(true, 2e-3, 1e-3));
-  ASSERT_TRUE(c.observe(true, 2e-3, 1.6e-3));
-  EXPECT_DOUBLE_EQ(c.ratio(true), 0.65);      // of two, their mean
-  ASSERT_TRUE(c.observe(true, 2e-3, 40e-3));  // an odd write (20x): the median stays
-  EXPECT_DOUBLE_EQ(c.ratio(true), 0.8);
-  ASSERT_TRUE(c.observe(true, 2e-3, 1.2e-3));  // the oldest (0.5) leaves: 0.8, 10 (clamped), 0.6
-  EXPECT_DOUBLE_EQ(c.ratio(true), 0.8);
+  EXPECT_DOUBLE_EQ(c.ratio(false, 7), 1.0);
+  EXPECT_DOUBLE_EQ(c.ratio(true, 7), 1.0);
+  ASSERT_TRUE(c.observe(false, 7, 2e-3, 6e-3));  // a new file's write took three times its price
+  EXPECT_DOUBLE_EQ(c.ratio(false, 7), 3.0);
+  EXPECT_DOUBLE_EQ(c.ratio(true, 7), 1.0);  // the recycled file's writes are another kind
+  ASSERT_TRUE(c.observe(true, 7, 2e-3, 1e-3));
+  ASSERT_TRUE(c.observe(true, 7, 2e-3, 1.6e-3));
+  EXPECT_DOUBLE_EQ(c.ratio(true, 7), 0.65);      // of two, their mean
+  ASSERT_TRUE(c.observe(true, 7, 2e-3, 40e-3));  // an odd write (20x): the median stays
+  EXPECT_DOUBLE_EQ(c.ratio(true, 7), 0.8);
+  ASSERT_TRUE(c.observe(true, 7, 2e-3, 1.2e-3));  // the oldest (0.5) leaves: 0.8, 10 (clamped), 0.6
+  EXPECT_DOUBLE_EQ(c.ratio(true, 7), 0.8);
   EXPECT_EQ(c.observed(true), WriteCalibration::kKept);
   // Clamped both ways; too short a price, or no measurement, is not observed.
   WriteCalibration d;
-  ASSERT_TRUE(d.observe(false, 1e-3, 1.0));
-  EXPECT_DOUBLE_EQ(d.ratio(false), WriteCalibration::kHighest);
-  ASSERT_TRUE(d.observe(true, 1e-3, 1e-6));
-  EXPECT_DOUBLE_EQ(d.ratio(true), WriteCalibration::kLowest);
-  EXPECT_FALSE(d.observe(false, 10e-6, 1e-3));
-  EXPECT_FALSE(d.observe(false, 1e-3, 0));
-  EXPECT_FALSE(d.observe(false, 1e-3, std::nan("")));
+  ASSERT_TRUE(d.observe(false, 7, 1e-3, 1.0));
+  EXPECT_DOUBLE_EQ(d.ratio(false, 7), WriteCalibration::kHighest);
+  ASSERT_TRUE(d.observe(true, 7, 1e-3, 1e-6));
+  EXPECT_DOUBLE_EQ(d.ratio(true, 7), WriteCalibration::kLowest);
+  EXPECT_FALSE(d.observe(false, 7, 10e-6, 1e-3));
+  EXPECT_FALSE(d.observe(false, 7, 1e-3, 0));
+  EXPECT_FALSE(d.observe(false, 7, 1e-3, std::nan("")));
   EXPECT_EQ(d.observed(false), 1u);
+}
+
+TEST(WriteCalibration, EarlierJobsSeedTheirPlansFirstWrites) {
+  WriteCalibration c;
+  // Plan 7's new-file writes took 2, 4 and 3 times their price in the last jobs (and one more
+  // ratio than are kept); its recycled writes once 0.5.
+  c.seed({{7, false, {9.0, 2.0, 4.0, 3.0}, 100}, {7, true, {0.5}, 100}, {8, false, {50.0}, 100}});
+  EXPECT_DOUBLE_EQ(c.ratio(false, 7), 3.0);  // the median of the last three
+  EXPECT_DOUBLE_EQ(c.ratio(true, 7), 0.5);
+  EXPECT_DOUBLE_EQ(c.ratio(false, 8), WriteCalibration::kHighest);  // clamped
+  EXPECT_DOUBLE_EQ(c.ratio(false, 9), 1.0);                         // a plan no job wrote: the model's
+  EXPECT_DOUBLE_EQ(c.ratio(true, 9), 1.0);
+  // This job's writes follow the earlier ones: 4, 3, then 1.
+  ASSERT_TRUE(c.observe(false, 7, 1e-3, 1e-3));
+  EXPECT_DOUBLE_EQ(c.ratio(false, 7), 3.0);
+  EXPECT_DOUBLE_EQ(c.ratio(false, 9), 1.0);  // this job's one ratio, for any plan
+  ASSERT_TRUE(c.observe(false, 9, 1e-3, 5e-3));
+  EXPECT_DOUBLE_EQ(c.ratio(false, 7), 3.0);  // 3, 1, 5
+  EXPECT_DOUBLE_EQ(c.ratio(false, 9), 3.0);  // 1, 5: their mean
+  // What the next job starts from: per plan, the earlier ratios and this job's for that plan.
+  const std::vector<WriteRecord> next = c.learned(200);
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].key, 7u);
+  EXPECT_FALSE(next[0].recycled);
+  EXPECT_EQ(next[0].ratios, (std::vector<double>{4.0, 3.0, 1.0}));
+  EXPECT_EQ(next[0].time, 200);
+  EXPECT_EQ(next[1].key, 9u);
+  EXPECT_EQ(next[1].ratios, (std::vector<double>{5.0}));
 }
