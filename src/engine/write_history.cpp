@@ -103,8 +103,8 @@ uint64_t figures_identity(const IoFigures& f) {
       h.add(&w.seconds, sizeof w.seconds);
     }
   }
-  const double figures[] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,   f.collective_s,
-                            f.memcpy_Bps,    f.copy_run_s,        f.hash_Bps,  f.create_s,  f.rename_s,
+  const double figures[] = {f.put_latency_s, f.put_bandwidth_Bps, f.put_run_s, f.fence_s,  f.collective_s,
+                            f.memcpy_Bps,    f.copy_run_s,        f.hash_Bps,  f.create_s, f.rename_s,
                             f.spread_run_s,  f.fresh_Bps,         f.fsync_Bps};
   h.add(figures, sizeof figures);
   return h.digest();
@@ -123,14 +123,16 @@ bool store_write_history(const std::string& path, uint64_t figures, const std::v
   if (path.empty() || learned.empty()) return true;
   std::vector<Stored> all;
   for (Stored& s : parse_all(read_text(path))) {
-    const bool replaced = s.figures == figures && std::any_of(learned.begin(), learned.end(), [&](const WriteRecord& w) {
-                            return w.key == s.record.key && w.recycled == s.record.recycled;
-                          });
+    const bool replaced =
+        s.figures == figures && std::any_of(learned.begin(), learned.end(), [&](const WriteRecord& w) {
+          return w.key == s.record.key && w.recycled == s.record.recycled;
+        });
     if (!replaced && fresh(s.record.time, now)) all.push_back(std::move(s));
   }
   for (const WriteRecord& w : learned) all.push_back({figures, w});
   // The newest first, kMaxRecords of them.
-  std::stable_sort(all.begin(), all.end(), [](const Stored& a, const Stored& b) { return a.record.time > b.record.time; });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Stored& a, const Stored& b) { return a.record.time > b.record.time; });
   if (all.size() > kMaxRecords) all.resize(kMaxRecords);
   nlohmann::json records = nlohmann::json::array();
   for (const Stored& s : all) {

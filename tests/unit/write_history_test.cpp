@@ -1,12 +1,12 @@
 // The file of earlier jobs' write ratios (engine/write_history.hpp).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
-#include <unistd.h>
 
 #include "engine/write_history.hpp"
 
@@ -21,7 +21,8 @@ std::string read(const std::filesystem::path& p) {
 }
 
 std::filesystem::path scratch(const char* name) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("strata-write-history-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("strata-write-history-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir / name;
 }
@@ -35,7 +36,8 @@ TEST(WriteHistory, KeepsEachPlansRatiosForItsFiguresAndDropsOldOnes) {
   ASSERT_TRUE(store_write_history(file.string(), 11, {{7, false, {2.0, 4.0}, now}, {7, true, {0.5}, now}}, now));
   ASSERT_TRUE(store_write_history(file.string(), 12, {{7, false, {9.0}, now - 10}}, now));
   // The same figures and plan: replaced; another plan: added.
-  ASSERT_TRUE(store_write_history(file.string(), 11, {{7, false, {4.0, 3.0}, now + 5}, {8, false, {1.5}, now + 5}}, now + 5));
+  ASSERT_TRUE(
+      store_write_history(file.string(), 11, {{7, false, {4.0, 3.0}, now + 5}, {8, false, {1.5}, now + 5}}, now + 5));
   const std::string text = read(file);
   std::vector<WriteRecord> mine = parse_write_history(text, 11, now + 5);
   ASSERT_EQ(mine.size(), 3u);
