@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -66,12 +64,7 @@ void EngineImpl::seed_calibration() {
   uint64_t head[2] = {0, 0};  // text size, rank 0's time
   if (rank == 0) {
     history_path = engine::write_history_path();
-    if (!history_path.empty()) {
-      std::ifstream in(history_path);
-      std::ostringstream s;
-      s << in.rdbuf();
-      if (in) text = s.str();
-    }
+    text = engine::read_write_history(history_path);
     head[0] = text.size();
     head[1] = static_cast<uint64_t>(std::time(nullptr));
   }

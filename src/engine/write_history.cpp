@@ -68,14 +68,15 @@ std::vector<Stored> parse_all(const std::string& text) {
 
 bool fresh(int64_t time, int64_t now) { return time <= now + 60 && now - time <= kMaxAge_s; }
 
-std::string read_text(const std::string& path) {
+}  // namespace
+
+std::string read_write_history(const std::string& path) {
+  if (path.empty()) return {};
   std::ifstream in(path);
   std::ostringstream s;
   s << in.rdbuf();
   return in ? s.str() : std::string();
 }
-
-}  // namespace
 
 std::string write_history_path() {
   if (const char* e = std::getenv("STRATA_WRITE_HISTORY"); e != nullptr && *e != '\0') {
@@ -122,7 +123,7 @@ bool store_write_history(const std::string& path, uint64_t figures, const std::v
                          int64_t now) {
   if (path.empty() || learned.empty()) return true;
   std::vector<Stored> all;
-  for (Stored& s : parse_all(read_text(path))) {
+  for (Stored& s : parse_all(read_write_history(path))) {
     const bool replaced =
         s.figures == figures && std::any_of(learned.begin(), learned.end(), [&](const WriteRecord& w) {
           return w.key == s.record.key && w.recycled == s.record.recycled;

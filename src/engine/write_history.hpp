@@ -24,6 +24,8 @@ constexpr size_t kMaxRecords = 256;
 
 // The file, or empty when none is kept.
 std::string write_history_path();
+// The file's text (empty when there is none or it cannot be read).
+std::string read_write_history(const std::string& path);
 // A digest of the figures the model prices writes by.
 uint64_t figures_identity(const IoFigures& f);
 // The records of `text` for these figures, dated within kMaxAge_s of `now`. Text that is not a
